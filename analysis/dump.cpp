@@ -1,0 +1,118 @@
+#include "dump.h"
+
+#include <cstring>
+
+#include "units.h"
+
+namespace cumemtrace {
+namespace {
+
+using namespace format;
+
+std::string op_name(Op op) {
+  switch (op) {
+    case Op::kAlloc: return "alloc";
+    case Op::kFree: return "free";
+    case Op::kMap: return "map";
+    case Op::kUnmap: return "unmap";
+    case Op::kReserve: return "reserve";
+    case Op::kReserveFree: return "reserve-free";
+    case Op::kPoolTrim: return "pool-trim";
+    case Op::kContextCreate: return "context-create";
+  }
+  return "op" + std::to_string(int(op));
+}
+
+// Describes the one record held by `t` (parsed on its own; see dump()).
+void describe(std::ostream& out, const Trace& t, uint16_t type) {
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kProcess:
+      if (t.process) {
+        out << "process pid=" << t.process->pid << " ppid=" << t.process->ppid << " host=" << t.process->hostname
+            << " rank=" << t.process->rank << " start_ns=" << t.process->start_monotonic_ns
+            << " granule=" << t.process->granule_bytes << " depth=" << t.process->stack_depth << " argc="
+            << t.process->argv.size() << " version=" << t.process->tool_version;
+      }
+      return;
+    case RecordType::kDevice:
+      if (!t.devices.empty()) {
+        const auto& d = t.devices.back();
+        out << "device ordinal=" << d.ordinal << " nvml=" << d.nvml_index << " total=" << d.total_bytes << " name="
+            << d.name;
+      }
+      return;
+    case RecordType::kModule:
+      if (!t.modules.empty()) {
+        const auto& m = t.modules.back();
+        out << "module " << hex(m.start) << "-" << hex(m.end) << " bias=" << hex(m.load_bias) << " build_id_bytes="
+            << m.build_id.size() << " " << m.path;
+      }
+      return;
+    case RecordType::kStackNode:
+      for (const auto& [id, n] : t.stack_nodes) out << "stack id=" << id << " parent=" << n.parent << " ip=" << hex(n.ip);
+      return;
+    case RecordType::kEvent:
+      if (!t.events.empty()) {
+        const auto& e = t.events.back();
+        out << "event t=" << e.time_ns << " " << op_name(e.op) << " " << kind_name(e.kind) << " dev=" << e.device
+            << " addr=" << hex(e.address) << " size=" << e.size << " handle=" << hex(e.handle) << " stream="
+            << hex(e.stream) << " tid=" << e.tid << " stack=" << e.stack_id << " api=" << e.api << " result="
+            << e.result << " flags=" << e.flags;
+      }
+      return;
+    case RecordType::kSnapshot:
+      if (!t.snapshots.empty()) {
+        const auto& s = t.snapshots.back();
+        out << "snapshot t=" << s.time_ns << " reason=" << uint32_t(s.reason) << " dropped=" << s.events_dropped;
+        for (const auto& d : s.devices) {
+          out << " [dev=" << d.device << " device_bytes=" << d.device_bytes << " peak=" << d.peak_device_bytes
+              << " arena=" << d.arena_bytes << " nvml_used=";
+          if (d.nvml_process_used == kUnknown64) out << "?"; else out << d.nvml_process_used;
+          out << "]";
+        }
+      }
+      return;
+    case RecordType::kSymbol:
+      for (const auto& [ip, s] : t.symbols)
+        out << "symbol ip=" << hex(ip) << " " << s.function << " " << s.file << ":" << s.line;
+      return;
+    case RecordType::kEnd:
+      if (t.end) out << "end t=" << t.end->time_ns << " written=" << t.end->events_written << " dropped=" << t.end->events_dropped;
+      return;
+    case RecordType::kApiName:
+      for (const auto& [id, name] : t.api_names) out << "api id=" << id << " " << name;
+      return;
+  }
+  out << "unknown type " << type;
+}
+
+}  // namespace
+
+void dump(std::ostream& out, std::span<const uint8_t> bytes) {
+  // The reader owns the one definition of each record's layout; rather than decode
+  // them twice, each record is parsed alone behind a copy of the file header.
+  const Trace whole = parse_trace(bytes);
+  if (!whole.header_ok) {
+    out << "error: " << (whole.error ? whole.error->message : "unreadable") << "\n";
+    return;
+  }
+  out << "@0 header version " << whole.version_major << "." << whole.version_minor << "\n";
+  FileHeader fh{};
+  std::memcpy(&fh, bytes.data(), sizeof fh);
+  std::vector<uint8_t> one(bytes.begin(), bytes.begin() + fh.header_bytes);
+  const size_t head = one.size();
+  for (uint64_t off = fh.header_bytes; off < whole.records_end;) {
+    RecordHeader h;
+    std::memcpy(&h, bytes.data() + off, sizeof h);
+    const size_t n = sizeof h + h.payload_bytes;
+    one.resize(head);
+    one.insert(one.end(), bytes.begin() + off, bytes.begin() + off + n);
+    out << "@" << off << " ";
+    describe(out, parse_trace(one), h.type);
+    out << " (" << h.payload_bytes << " bytes)\n";
+    off += n;
+  }
+  if (whole.error) out << "error: " << whole.error->message << "\n";
+}
+
+}  // namespace cumemtrace

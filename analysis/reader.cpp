@@ -1,0 +1,355 @@
+// Bounds-checked parsing of a trace file. Every read goes through Cursor, which never
+// touches a byte past its end: this is what makes the reader safe on arbitrary input
+// (test/analysis/reader_test.cpp cuts a valid trace at every byte offset).
+#include "cumemtrace/reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+namespace cumemtrace {
+namespace {
+
+using namespace format;
+
+// One record's payload is never this large in a sane file: the biggest real records are
+// snapshots (≈200 bytes per device) and modules (a path). A larger announced size means
+// the framing is damaged; stopping there beats allocating gigabytes on garbage.
+constexpr uint32_t kMaxPayloadBytes = 64u << 20;
+
+// A view over one payload. Reads past the end yield "absent": fixed-size reads copy
+// what is there and leave the rest zero (shorter payloads from older writers), and
+// strings report failure only when a length runs past the end (damage).
+class Cursor {
+ public:
+  Cursor(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+
+  // Copies up to sizeof(T) bytes into `out` (pre-initialised by the caller); returns
+  // how many were copied.
+  template <class T>
+  size_t fixed(T& out) {
+    const size_t k = std::min(sizeof(T), n_ - pos_);
+    std::memcpy(&out, p_ + pos_, k);
+    pos_ += k;
+    return k;
+  }
+
+  // A u32-length-prefixed string. Absent (payload already ended) is fine: `out` stays
+  // empty. A length that does not fit in what is left is an error.
+  bool string(std::string& out) {
+    if (pos_ == n_) return true;
+    if (n_ - pos_ < 4) return false;
+    uint32_t len;
+    std::memcpy(&len, p_ + pos_, 4);
+    pos_ += 4;
+    if (len > n_ - pos_) return false;
+    out.assign(reinterpret_cast<const char*>(p_ + pos_), len);
+    pos_ += len;
+    return true;
+  }
+
+  size_t left() const { return n_ - pos_; }
+  const uint8_t* here() const { return p_ + pos_; }
+  void skip(size_t k) { pos_ += std::min(k, left()); }
+
+ private:
+  const uint8_t* p_;
+  size_t n_;
+  size_t pos_ = 0;
+};
+
+std::vector<std::string> split_argv(const std::string& joined) {
+  std::vector<std::string> argv;
+  if (joined.empty()) return argv;
+  size_t start = 0;
+  for (;;) {
+    size_t z = joined.find('\0', start);
+    if (z == std::string::npos) {
+      argv.push_back(joined.substr(start));
+      break;
+    }
+    argv.push_back(joined.substr(start, z - start));
+    start = z + 1;
+    if (start == joined.size()) break;  // a trailing terminator adds no empty argument
+  }
+  return argv;
+}
+
+class Parser {
+ public:
+  Parser(std::span<const uint8_t> bytes, Trace& t) : b_(bytes), t_(t) {}
+
+  void run() {
+    if (!header()) return;
+    uint64_t off = t_.records_end;
+    while (off < b_.size()) {
+      const uint64_t left = b_.size() - off;
+      if (left < sizeof(RecordHeader)) {
+        return fail(off, "truncated record header at byte " + std::to_string(off) + ": " +
+                             std::to_string(sizeof(RecordHeader)) + " bytes needed, " +
+                             std::to_string(left) + " left", true);
+      }
+      RecordHeader h;
+      std::memcpy(&h, b_.data() + off, sizeof h);
+      if (h.payload_bytes > kMaxPayloadBytes) {
+        return fail(off, "absurd payload size at byte " + std::to_string(off) + ": " +
+                             std::to_string(h.payload_bytes) + " bytes announced for a record of type " +
+                             std::to_string(h.type), false);
+      }
+      const uint64_t body = left - sizeof h;
+      if (h.payload_bytes > body) {
+        return fail(off, "truncated record at byte " + std::to_string(off) + ": payload of " +
+                             std::to_string(h.payload_bytes) + " bytes announced, " +
+                             std::to_string(body) + " left", true);
+      }
+      Cursor c(b_.data() + off + sizeof h, h.payload_bytes);
+      if (std::string why = record(static_cast<RecordType>(h.type), c); !why.empty()) {
+        return fail(off, why + " in record of type " + std::to_string(h.type) + " at byte " +
+                             std::to_string(off), false);
+      }
+      off += sizeof h + h.payload_bytes;
+      t_.records_end = off;
+    }
+  }
+
+ private:
+  void fail(uint64_t off, std::string msg, bool truncated) {
+    t_.error = ReadError{off, std::move(msg), truncated};
+  }
+
+  bool header() {
+    FileHeader fh{};
+    if (b_.size() < sizeof(kMagic) || std::memcmp(b_.data(), kMagic, sizeof kMagic) != 0) {
+      fail(0, "bad magic at byte 0: not a cumemtrace trace", false);
+      return false;
+    }
+    if (b_.size() < sizeof fh) {
+      fail(0, "truncated file header at byte 0: " + std::to_string(sizeof fh) + " bytes needed, " +
+                  std::to_string(b_.size()) + " present", true);
+      return false;
+    }
+    std::memcpy(&fh, b_.data(), sizeof fh);
+    t_.version_major = fh.version_major;
+    t_.version_minor = fh.version_minor;
+    if (fh.version_major != kVersionMajor) {
+      fail(8, "unknown major version " + std::to_string(fh.version_major) + " at byte 8 (this reader knows " +
+                  std::to_string(kVersionMajor) + ")", false);
+      return false;
+    }
+    // A later minor version may have a longer header; never a shorter one.
+    if (fh.header_bytes < sizeof fh || fh.header_bytes > b_.size()) {
+      fail(12, "bad header size " + std::to_string(fh.header_bytes) + " at byte 12", fh.header_bytes > b_.size());
+      return false;
+    }
+    t_.header_ok = true;
+    t_.records_end = fh.header_bytes;
+    return true;
+  }
+
+  // Returns an empty string on success, else what is wrong with the payload.
+  std::string record(RecordType type, Cursor& c) {
+    switch (type) {
+      case RecordType::kProcess: {
+        ProcessRecord r{};
+        r.rank = -1;
+        c.fixed(r);
+        ProcessInfo p;
+        p.pid = r.pid;
+        p.ppid = r.ppid;
+        p.start_monotonic_ns = r.start_monotonic_ns;
+        p.start_realtime_ns = r.start_realtime_ns;
+        p.granule_bytes = r.granule_bytes;
+        p.stack_depth = r.stack_depth;
+        p.rank = r.rank;
+        std::string cmd;
+        if (!c.string(p.hostname) || !c.string(cmd) || !c.string(p.tool_version)) return "bad string length";
+        p.argv = split_argv(cmd);
+        t_.process = std::move(p);
+        return {};
+      }
+      case RecordType::kDevice: {
+        DeviceRecord r{};
+        r.ordinal = -1;
+        r.nvml_index = -1;
+        c.fixed(r);
+        DeviceInfo d;
+        d.ordinal = r.ordinal;
+        d.nvml_index = r.nvml_index;
+        d.total_bytes = r.total_bytes;
+        std::memcpy(d.uuid, r.uuid, sizeof d.uuid);
+        if (!c.string(d.name)) return "bad string length";
+        t_.devices.push_back(std::move(d));
+        return {};
+      }
+      case RecordType::kModule: {
+        ModuleRecord r{};
+        c.fixed(r);
+        ModuleInfo m{r.load_bias, r.start, r.end, {}, {}};
+        if (!c.string(m.path) || !c.string(m.build_id)) return "bad string length";
+        t_.modules.push_back(std::move(m));
+        return {};
+      }
+      case RecordType::kStackNode: {
+        StackNodeRecord r{};
+        c.fixed(r);
+        t_.stack_nodes[r.id] = StackNode{r.id, r.parent, r.ip};
+        return {};
+      }
+      case RecordType::kEvent: {
+        EventRecord r{};
+        r.device = -1;
+        c.fixed(r);
+        Event e;
+        e.time_ns = r.time_ns;
+        e.address = r.address;
+        e.size = r.size;
+        e.stream = r.stream;
+        e.handle = r.handle;
+        e.tid = r.tid;
+        e.device = r.device;
+        e.stack_id = r.stack_id;
+        e.result = r.result;
+        e.api = r.api;
+        e.op = static_cast<Op>(r.op);
+        e.kind = static_cast<Kind>(r.kind);
+        e.flags = r.flags;
+        t_.events.push_back(e);
+        return {};
+      }
+      case RecordType::kSnapshot: return snapshot(c);
+      case RecordType::kSymbol: {
+        SymbolRecord r{};
+        c.fixed(r);
+        Symbol s{r.ip, r.line, {}, {}};
+        if (!c.string(s.function) || !c.string(s.file)) return "bad string length";
+        ++t_.symbol_records;
+        t_.symbols[s.ip] = std::move(s);
+        return {};
+      }
+      case RecordType::kEnd: {
+        EndRecord r{};
+        c.fixed(r);
+        t_.end = EndInfo{r.time_ns, r.events_written, r.events_dropped};
+        return {};
+      }
+      case RecordType::kApiName: {
+        ApiNameRecord r{};
+        c.fixed(r);
+        std::string name;
+        if (!c.string(name)) return "bad string length";
+        t_.api_names[r.id] = std::move(name);
+        return {};
+      }
+    }
+    ++t_.unknown_records;  // a newer writer's record: skip it by its length
+    return {};
+  }
+
+  std::string snapshot(Cursor& c) {
+    SnapshotRecord r{};
+    c.fixed(r);
+    Snapshot s;
+    s.time_ns = r.time_ns;
+    s.reason = static_cast<SnapshotReason>(r.reason);
+    s.events_dropped = r.events_dropped;
+    if (r.device_count > 0) {
+      if (r.entry_bytes < sizeof(int32_t)) return "bad snapshot entry size " + std::to_string(r.entry_bytes);
+      if (uint64_t(r.device_count) * r.entry_bytes > c.left()) {
+        return "snapshot of " + std::to_string(r.device_count) + " entries of " + std::to_string(r.entry_bytes) +
+               " bytes does not fit its payload";
+      }
+    }
+    s.devices.reserve(r.device_count);
+    for (uint32_t i = 0; i < r.device_count; ++i) {
+      format::DeviceSnapshot raw{};
+      raw.nvml_process_used = raw.nvml_device_free = raw.nvml_device_total = kUnknown64;
+      Cursor entry(c.here(), r.entry_bytes);
+      entry.fixed(raw);
+      c.skip(r.entry_bytes);
+      cumemtrace::DeviceSnapshot d;
+      d.device = raw.device;
+      std::memcpy(d.live_bytes, raw.live_bytes, sizeof d.live_bytes);
+      d.live_count = raw.live_count;
+      d.device_bytes = raw.device_bytes;
+      d.peak_device_bytes = raw.peak_device_bytes;
+      d.peak_time_ns = raw.peak_time_ns;
+      d.arena_bytes = raw.arena_bytes;
+      d.arena_count = raw.arena_count;
+      d.gap_bytes = raw.gap_bytes;
+      d.largest_gap = raw.largest_gap;
+      d.nvml_process_used = raw.nvml_process_used;
+      d.nvml_device_free = raw.nvml_device_free;
+      d.nvml_device_total = raw.nvml_device_total;
+      s.devices.push_back(d);
+    }
+    t_.snapshots.push_back(std::move(s));
+    return {};
+  }
+
+  std::span<const uint8_t> b_;
+  Trace& t_;
+};
+
+}  // namespace
+
+const DeviceInfo* Trace::device(int32_t ordinal) const {
+  for (auto it = devices.rbegin(); it != devices.rend(); ++it)
+    if (it->ordinal == ordinal) return &*it;
+  return nullptr;
+}
+
+std::string Trace::api_name(uint16_t id) const {
+  auto it = api_names.find(id);
+  return it != api_names.end() ? it->second : "api#" + std::to_string(id);
+}
+
+uint64_t Trace::granule() const {
+  return process && process->granule_bytes ? process->granule_bytes : (2ull << 20);
+}
+
+Trace parse_trace(std::span<const uint8_t> bytes, std::string path) {
+  Trace t;
+  t.path = std::move(path);
+  Parser(bytes, t).run();
+  return t;
+}
+
+Trace read_trace(const std::string& path) {
+  auto unreadable = [&](const std::string& why) {
+    Trace t;
+    t.path = path;
+    t.error = ReadError{0, "cannot read " + path + ": " + why, false};
+    return t;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return unreadable(std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return unreadable(std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return unreadable("not a regular file");
+  }
+  const size_t n = static_cast<size_t>(st.st_size);
+  if (n == 0) {
+    ::close(fd);
+    return parse_trace({}, path);
+  }
+  // mmap rather than read: traces of long jobs run to gigabytes and are read once.
+  void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return unreadable(std::strerror(errno));
+  Trace t = parse_trace({static_cast<const uint8_t*>(p), n}, path);
+  ::munmap(p, n);
+  return t;
+}
+
+}  // namespace cumemtrace

@@ -1,0 +1,252 @@
+#include "replay.h"
+
+namespace cumemtrace {
+
+using format::Kind;
+using format::Op;
+
+namespace {
+
+bool pairs_by_address(Kind k) {
+  return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kManaged || k == Kind::kAsyncPool ||
+         k == Kind::kHostPinned;
+}
+
+size_t kind_index(Kind k) {
+  const size_t i = static_cast<size_t>(k);
+  return i < format::kKindCount ? i : 0;
+}
+
+}  // namespace
+
+DeviceState& Replayer::dev(int32_t d) {
+  auto it = devices_.find(d);
+  if (it == devices_.end()) it = devices_.emplace(d, DeviceState(d, granule_)).first;
+  return it->second;
+}
+
+void Replayer::add_live(DeviceState& s, const LiveAlloc& a) {
+  s.live_bytes[kind_index(a.kind)] += a.size;
+  s.live_count[kind_index(a.kind)] += 1;
+  if (format::holds_device_memory(a.kind)) s.device_bytes += a.size;
+  if (format::counts_for_fragmentation(a.kind) && !s.frag.insert(a.address, a.size)) ++s.counts.anomalies;
+}
+
+void Replayer::remove_live(DeviceState& s, const LiveAlloc& a) {
+  s.live_bytes[kind_index(a.kind)] -= a.size;
+  s.live_count[kind_index(a.kind)] -= 1;
+  if (format::holds_device_memory(a.kind)) s.device_bytes -= a.size;
+  if (format::counts_for_fragmentation(a.kind)) s.frag.erase(a.address);
+}
+
+void Replayer::apply(const Event& e, size_t index) {
+  DeviceState& s = dev(e.device);
+  switch (e.op) {
+    case Op::kAlloc: alloc(e, index); break;
+    case Op::kFree: free(e); break;
+    case Op::kMap: map(e); break;
+    case Op::kUnmap: unmap(e); break;
+    case Op::kReserve:
+      if (e.result != 0) break;
+      ++s.counts.reserves;
+      if (auto old = reservations_.find(e.address); old != reservations_.end()) {
+        dev(old->second.device).reserved_bytes -= old->second.size;
+        reservations_.erase(old);
+        ++s.counts.anomalies;
+      }
+      reservations_[e.address] = LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id,
+                                           e.tid, e.device, e.api, Kind::kVmmReserve};
+      s.reserved_bytes += e.size;
+      if (s.reserved_bytes > s.peak_reserved_bytes) s.peak_reserved_bytes = s.reserved_bytes;
+      break;
+    case Op::kReserveFree:
+      if (e.result != 0) break;
+      if (auto it = reservations_.find(e.address); it != reservations_.end()) {
+        DeviceState& owner = dev(it->second.device);
+        owner.reserved_bytes -= it->second.size;
+        ++owner.counts.reserve_frees;
+        reservations_.erase(it);
+      } else {
+        ++s.counts.unknown_frees;
+      }
+      break;
+    case Op::kPoolTrim: ++s.counts.pool_trims; break;
+    case Op::kContextCreate:
+      if (e.result != 0) break;
+      ++s.counts.contexts;
+      s.context_bytes += e.size;
+      break;
+    default: break;  // an op from a newer writer: nothing we can replay
+  }
+  observe(dev(e.device), e, index);
+}
+
+void Replayer::alloc(const Event& e, size_t index) {
+  DeviceState& s = dev(e.device);
+  // A restore: the free just before failed, so the memory is back and was never freed.
+  const bool restored = e.flags & format::kEventRestored;
+  if (restored) {
+    --s.counts.frees;
+  } else if (e.result != 0) {
+    ++s.counts.failed;
+    failed_.push_back(FailedAlloc{index, e, s.device_bytes});
+    return;
+  }
+  LiveAlloc a{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device, e.api, e.kind};
+  if (e.kind == Kind::kVmmPhysical) {
+    if (auto old = handles_.find(e.handle); old != handles_.end()) {
+      // A handle value reused while we still thought it alive: events were lost.
+      remove_live(dev(old->second.alloc.device), old->second.alloc);
+      handles_.erase(old);
+      ++s.counts.anomalies;
+    }
+    handles_[e.handle] = Handle{a, false, 0};
+    add_live(s, a);
+    if (!restored) ++s.counts.allocs;
+    return;
+  }
+  if (!pairs_by_address(e.kind)) return;
+  if (auto old = by_address_.find(e.address); old != by_address_.end()) {
+    remove_live(dev(old->second.device), old->second);
+    by_address_.erase(old);
+    ++s.counts.anomalies;
+  }
+  by_address_[e.address] = a;
+  add_live(s, a);
+  if (!restored) ++s.counts.allocs;
+}
+
+void Replayer::free(const Event& e) {
+  DeviceState& s = dev(e.device);
+  if (e.result != 0) return;  // a failed free leaves the memory where it was
+  if (e.flags & format::kEventUnknownAddress) {
+    ++s.counts.unknown_frees;
+    return;
+  }
+  // cuMemRelease names a handle, not an address.
+  if (e.kind == Kind::kVmmPhysical || (e.address == 0 && e.handle != 0)) {
+    auto it = handles_.find(e.handle);
+    if (it == handles_.end() || it->second.released) {
+      ++s.counts.unknown_frees;
+      return;
+    }
+    it->second.released = true;
+    ++dev(it->second.alloc.device).counts.frees;
+    drop_handle_if_gone(it);
+    return;
+  }
+  auto it = by_address_.find(e.address);
+  if (it == by_address_.end()) {
+    ++s.counts.unknown_frees;
+    return;
+  }
+  DeviceState& owner = dev(it->second.device);
+  remove_live(owner, it->second);
+  ++owner.counts.frees;
+  by_address_.erase(it);
+}
+
+void Replayer::drop_handle_if_gone(std::map<uint64_t, Handle>::iterator it) {
+  if (!it->second.released || it->second.maps > 0) return;
+  remove_live(dev(it->second.alloc.device), it->second.alloc);
+  handles_.erase(it);
+}
+
+void Replayer::map(const Event& e) {
+  DeviceState& s = dev(e.device);
+  if (e.result != 0) return;
+  ++s.counts.maps;
+  if (auto old = mappings_.find(e.address); old != mappings_.end()) {
+    ++s.counts.anomalies;
+    Event undo = e;
+    undo.size = old->second.size;
+    unmap(undo);
+  }
+  mappings_[e.address] = Mapping{e.size, e.handle, e.device};
+  if (!s.frag.insert(e.address, e.size)) ++s.counts.anomalies;
+  s.live_bytes[kind_index(Kind::kVmmMap)] += e.size;
+  s.live_count[kind_index(Kind::kVmmMap)] += 1;
+  if (auto h = handles_.find(e.handle); h != handles_.end()) ++h->second.maps;
+}
+
+void Replayer::unmap(const Event& e) {
+  DeviceState& s = dev(e.device);
+  if (e.result != 0) return;
+  // cuMemUnmap may cover several mappings made by separate cuMemMap calls.
+  const uint64_t end = e.address + (e.size ? e.size : 1);
+  auto it = mappings_.lower_bound(e.address);
+  if (it == mappings_.end() || it->first >= end) {
+    ++s.counts.unknown_frees;
+    return;
+  }
+  ++s.counts.unmaps;
+  while (it != mappings_.end() && it->first < end) {
+    DeviceState& owner = dev(it->second.device);
+    owner.frag.erase(it->first);
+    owner.live_bytes[kind_index(Kind::kVmmMap)] -= it->second.size;
+    owner.live_count[kind_index(Kind::kVmmMap)] -= 1;
+    if (auto h = handles_.find(it->second.handle); h != handles_.end()) {
+      if (h->second.maps > 0) --h->second.maps;
+      drop_handle_if_gone(h);
+    }
+    it = mappings_.erase(it);
+  }
+}
+
+void Replayer::observe(DeviceState& s, const Event& e, size_t index) {
+  if (s.device_bytes > s.peak_bytes) {
+    s.peak_bytes = s.device_bytes;
+    s.peak_time_ns = e.time_ns;
+    s.peak_event = index;
+    s.frag_at_peak = s.frag.figures();
+  }
+  const double ratio = s.frag.figures().gap_ratio();
+  if (ratio > s.max_gap_ratio) {
+    s.max_gap_ratio = ratio;
+    s.max_gap_ratio_time_ns = e.time_ns;
+  }
+}
+
+std::vector<LiveAlloc> Replayer::live(int32_t device, bool all) const {
+  std::vector<LiveAlloc> out;
+  for (const auto& [addr, a] : by_address_)
+    if (all || a.device == device) out.push_back(a);
+  for (const auto& [h, handle] : handles_)
+    if (all || handle.alloc.device == device) out.push_back(handle.alloc);
+  return out;
+}
+
+Replayer replay(const Trace& trace) {
+  Replayer r(trace.granule());
+  for (size_t i = 0; i < trace.events.size(); ++i) r.apply(trace.events[i], i);
+  return r;
+}
+
+Replayer replay_until(const Trace& trace, uint64_t t) {
+  Replayer r(trace.granule());
+  for (size_t i = 0; i < trace.events.size(); ++i)
+    if (trace.events[i].time_ns <= t) r.apply(trace.events[i], i);
+  return r;
+}
+
+std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, const Replayer& final) {
+  std::multimap<size_t, int32_t> stops;  // event index -> device whose peak it is
+  for (const auto& [d, s] : final.devices())
+    if (s.peak_event != kNoEvent) stops.emplace(s.peak_event, d);
+  std::map<int32_t, std::vector<LiveAlloc>> out;
+  if (stops.empty()) return out;
+  Replayer r(trace.granule());
+  auto stop = stops.begin();
+  for (size_t i = 0; i < trace.events.size() && stop != stops.end(); ++i) {
+    r.apply(trace.events[i], i);
+    for (; stop != stops.end() && stop->first == i; ++stop) {
+      std::vector<LiveAlloc> held;
+      for (auto& a : r.live(stop->second))
+        if (format::holds_device_memory(a.kind)) held.push_back(a);
+      out[stop->second] = std::move(held);
+    }
+  }
+  return out;
+}
+
+}  // namespace cumemtrace

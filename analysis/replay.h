@@ -1,0 +1,147 @@
+// Replaying a trace's events to know what was live, where, and when.
+//
+// The algorithm (one forward pass, state per device):
+//   - kAlloc/kFree of device, pitch, managed, async-pool and host-pinned memory pair by
+//     address. A vmm-physical kAlloc is a cuMemCreate handle (address 0) and its kFree
+//     is cuMemRelease, by handle; but the driver keeps the physical memory until the
+//     handle is released AND no cuMemMap of it remains, so each handle carries a map
+//     count, and its bytes leave "tracked device bytes" only when both have happened.
+//   - kMap/kUnmap lay physical memory into reserved address space: the mapping is what
+//     the FragmentationIndex sees (counts_for_fragmentation), never the handle.
+//   - kReserve/kReserveFree are address space only, kept apart from device bytes.
+//   - A kAlloc with result != 0 is a failed allocation (an OOM, usually); it is kept
+//     with the tracked bytes of its device at that moment.
+//   - A free of an address never seen (flag kEventUnknownAddress, or simply not live
+//     because events were dropped) is counted, never trusted further.
+// After every event the touched device's figures are read: the peak of tracked device
+// bytes (first time reached, strictly greater) and the maximum gap ratio. Reading is
+// O(1) because FragmentationIndex maintains its figures incrementally.
+//
+// What was live *at* the peak needs the live set at one past moment. Copying the live
+// set at every new peak would be quadratic on a ramp-up (every allocation is a new peak),
+// so, as heaptrack's peak tracking does, the first pass only remembers the event index
+// of each device's peak and a second pass (live_at_peaks) replays up to those indices
+// and copies the live set there, once per device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "cumemtrace/fragmentation.h"
+#include "cumemtrace/reader.h"
+
+namespace cumemtrace {
+
+inline constexpr size_t kNoEvent = ~size_t(0);
+
+struct LiveAlloc {
+  uint64_t address = 0;  // 0 for a vmm-physical handle
+  uint64_t size = 0;
+  uint64_t handle = 0;
+  uint64_t time_ns = 0;
+  uint32_t stack_id = 0;
+  uint32_t tid = 0;
+  int32_t device = -1;
+  uint16_t api = 0;
+  format::Kind kind{};
+};
+
+struct DeviceCounts {
+  uint64_t allocs = 0;          // successful allocations (vmm-physical handles included)
+  uint64_t frees = 0;           // frees that matched a live allocation or handle
+  uint64_t failed = 0;          // allocations with result != 0
+  uint64_t unknown_frees = 0;   // frees/unmaps of something never seen live
+  uint64_t maps = 0;
+  uint64_t unmaps = 0;
+  uint64_t reserves = 0;
+  uint64_t reserve_frees = 0;
+  uint64_t pool_trims = 0;
+  uint64_t contexts = 0;
+  uint64_t anomalies = 0;       // an address allocated twice, or overlapping ranges
+};
+
+struct DeviceState {
+  int32_t device = -1;
+  FragmentationIndex frag;
+  uint64_t live_bytes[format::kKindCount] = {};  // vmm-physical: bytes still held
+  uint64_t live_count[format::kKindCount] = {};
+  uint64_t device_bytes = 0;    // tracked device bytes
+  uint64_t reserved_bytes = 0;  // VMM address space reserved
+  uint64_t context_bytes = 0;   // sum of kContextCreate sizes
+  DeviceCounts counts;
+
+  uint64_t peak_bytes = 0;
+  uint64_t peak_time_ns = 0;
+  size_t peak_event = kNoEvent;      // index into Trace::events
+  FragmentationFigures frag_at_peak;
+  double max_gap_ratio = 0;
+  uint64_t max_gap_ratio_time_ns = 0;
+  uint64_t peak_reserved_bytes = 0;
+
+  explicit DeviceState(int32_t d, uint64_t granule) : device(d), frag(granule) {}
+};
+
+struct FailedAlloc {
+  size_t event_index = 0;
+  Event event;
+  uint64_t live_device_bytes = 0;  // tracked device bytes on its device at that moment
+};
+
+class Replayer {
+ public:
+  explicit Replayer(uint64_t granule) : granule_(granule) {}
+
+  void apply(const Event& e, size_t index);
+
+  const std::map<int32_t, DeviceState>& devices() const { return devices_; }
+  const std::vector<FailedAlloc>& failed() const { return failed_; }
+  const std::map<uint64_t, LiveAlloc>& reservations() const { return reservations_; }
+
+  // Every live allocation on `device` (all devices when `all`), vmm-physical handles
+  // still holding memory included; mappings and reservations excluded.
+  std::vector<LiveAlloc> live(int32_t device, bool all = false) const;
+
+ private:
+  struct Handle {
+    LiveAlloc alloc;
+    bool released = false;
+    uint32_t maps = 0;
+  };
+  struct Mapping {
+    uint64_t size = 0;
+    uint64_t handle = 0;
+    int32_t device = -1;
+  };
+
+  DeviceState& dev(int32_t d);
+  void add_live(DeviceState& s, const LiveAlloc& a);
+  void remove_live(DeviceState& s, const LiveAlloc& a);
+  void alloc(const Event& e, size_t index);
+  void free(const Event& e);
+  void map(const Event& e);
+  void unmap(const Event& e);
+  void drop_handle_if_gone(std::map<uint64_t, Handle>::iterator it);
+  void observe(DeviceState& s, const Event& e, size_t index);
+
+  uint64_t granule_;
+  std::map<int32_t, DeviceState> devices_;
+  std::map<uint64_t, LiveAlloc> by_address_;  // device, pitch, managed, async-pool, host-pinned
+  std::map<uint64_t, Handle> handles_;        // vmm-physical, by handle
+  std::map<uint64_t, Mapping> mappings_;      // by mapped address
+  std::map<uint64_t, LiveAlloc> reservations_;
+  std::vector<FailedAlloc> failed_;
+};
+
+// The whole trace, replayed.
+Replayer replay(const Trace& trace);
+
+// Replays the events with time_ns <= t (in file order).
+Replayer replay_until(const Trace& trace, uint64_t t);
+
+// Second pass: for each device with a peak in `final`, the allocations (kinds that
+// hold device memory) live on it just after its peak event.
+std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, const Replayer& final);
+
+}  // namespace cumemtrace

@@ -1,0 +1,281 @@
+#include "report.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace cumemtrace {
+
+using format::Kind;
+using format::Op;
+using format::SnapshotReason;
+
+namespace {
+
+constexpr auto by_bytes_desc = [](const auto& a, const auto& b) {
+  return std::tie(b.bytes, b.count) < std::tie(a.bytes, a.count);
+};
+
+// Groups allocations by (call site, kind, device); sorted by bytes, largest first.
+std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
+  std::map<std::tuple<uint32_t, int, int32_t>, SiteRow> rows;
+  for (const auto& a : allocs) {
+    CallSite cs = stacks.call_site(a.stack_id);
+    auto& r = rows[{cs.node, int(a.kind), a.device}];
+    r.node = cs.node;
+    r.library = cs.library;
+    r.device = a.device;
+    r.kind = a.kind;
+    r.bytes += a.size;
+    r.count += 1;
+  }
+  std::vector<SiteRow> out;
+  for (auto& [k, r] : rows) out.push_back(std::move(r));
+  std::sort(out.begin(), out.end(), by_bytes_desc);
+  return out;
+}
+
+// Keeps the first `top` rows, symbolizes them; returns how many were dropped.
+uint64_t keep_top(std::vector<SiteRow>& rows, const Stacks& stacks, const ReportOptions& opt) {
+  uint64_t omitted = rows.size() > opt.top ? rows.size() - opt.top : 0;
+  if (omitted) rows.resize(opt.top);
+  for (auto& r : rows) r.frames = stacks.frames(r.node, opt.frames);
+  return omitted;
+}
+
+std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
+  std::map<std::string, LibraryRow> rows;
+  for (const auto& a : allocs) {
+    if (!format::holds_device_memory(a.kind)) continue;
+    auto& r = rows[stacks.call_site(a.stack_id).library];
+    r.bytes += a.size;
+    r.count += 1;
+  }
+  std::vector<LibraryRow> out;
+  for (auto& [lib, r] : rows) {
+    r.library = lib;
+    out.push_back(r);
+  }
+  std::sort(out.begin(), out.end(), by_bytes_desc);
+  return out;
+}
+
+uint64_t abs_diff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+uint64_t context_bytes_until(const Trace& t, int32_t device, uint64_t until_ns) {
+  uint64_t sum = 0;
+  for (const auto& e : t.events)
+    if (e.op == Op::kContextCreate && e.result == 0 && e.device == device && e.time_ns <= until_ns) sum += e.size;
+  return sum;
+}
+
+NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_ns) {
+  NvmlSplit n;
+  const Snapshot* best = nullptr;
+  const DeviceSnapshot* best_dev = nullptr;
+  for (const auto& s : t.snapshots) {
+    const DeviceSnapshot* d = s.find(device);
+    if (!d || d->nvml_process_used == format::kUnknown64) continue;
+    if (!best || abs_diff(s.time_ns, peak_ns) < abs_diff(best->time_ns, peak_ns)) {
+      best = &s;
+      best_dev = d;
+    }
+  }
+  if (!best) return n;
+  n.known = true;
+  n.snapshot_time_ns = best->time_ns;
+  n.reason = best->reason;
+  n.process_used = best_dev->nvml_process_used;
+  n.tracked = best_dev->arena_bytes;
+  n.context = context_bytes_until(t, device, best->time_ns);
+  const uint64_t accounted = n.tracked + n.context;
+  n.untracked = n.process_used > accounted ? n.process_used - accounted : 0;
+  return n;
+}
+
+// The snapshot taken right after a failed allocation, else the nearest one in time.
+void attach_snapshot(const Trace& t, FailedRow& row) {
+  const Snapshot* chosen = nullptr;
+  const DeviceSnapshot* dev = nullptr;
+  for (const auto& s : t.snapshots) {
+    if (s.reason != SnapshotReason::kFailedAllocation || s.time_ns < row.time_ns) continue;
+    if (const DeviceSnapshot* d = s.find(row.device)) {
+      chosen = &s;
+      dev = d;
+      break;
+    }
+  }
+  if (!chosen) {
+    for (const auto& s : t.snapshots) {
+      const DeviceSnapshot* d = s.find(row.device);
+      if (d && (!chosen || abs_diff(s.time_ns, row.time_ns) < abs_diff(chosen->time_ns, row.time_ns))) {
+        chosen = &s;
+        dev = d;
+      }
+    }
+  }
+  if (!chosen) return;
+  row.snapshot_known = true;
+  row.snapshot_time_ns = chosen->time_ns;
+  row.snapshot_reason = chosen->reason;
+  row.device_free = dev->nvml_device_free;
+  row.device_total = dev->nvml_device_total;
+  row.process_used = dev->nvml_process_used;
+}
+
+uint64_t last_time(const Trace& t) {
+  uint64_t last = 0;
+  if (!t.events.empty()) last = std::max(last, t.events.back().time_ns);
+  if (!t.snapshots.empty()) last = std::max(last, t.snapshots.back().time_ns);
+  if (t.end) last = std::max(last, t.end->time_ns);
+  return last;
+}
+
+// Leaks in the order a reader wants them: what holds device memory, then managed,
+// then host-pinned, then anything else.
+int leak_rank(Kind k) {
+  if (format::holds_device_memory(k)) return 0;
+  if (k == Kind::kManaged) return 1;
+  if (k == Kind::kHostPinned) return 2;
+  return 3;
+}
+
+}  // namespace
+
+Report build_report(const Trace& trace, const ReportOptions& opt) {
+  Report rep;
+  rep.path = trace.path;
+  rep.process = trace.process;
+  rep.complete = trace.end.has_value();
+  rep.error = trace.error;
+  rep.events = trace.events.size();
+  rep.unknown_records = trace.unknown_records;
+  rep.start_ns = trace.process ? trace.process->start_monotonic_ns : 0;
+  const uint64_t last = last_time(trace);
+  rep.duration_ns = last > rep.start_ns ? last - rep.start_ns : 0;
+  if (trace.end) rep.events_dropped = trace.end->events_dropped;
+  else if (!trace.snapshots.empty()) rep.events_dropped = trace.snapshots.back().events_dropped;
+
+  Stacks stacks(trace);
+  stacks.set_symbols(opt.extra_symbols);
+  rep.symbols = trace.symbols.size() + (opt.extra_symbols ? opt.extra_symbols->size() : 0);
+
+  const Replayer final = replay(trace);
+  const auto at_peak = live_at_peaks(trace, final);
+
+  // Every device the trace names, plus every device events touched (host: -1).
+  std::map<int32_t, bool> ordinals;
+  for (const auto& d : trace.devices) ordinals[d.ordinal] = true;
+  for (const auto& [d, s] : final.devices()) ordinals[d] = true;
+
+  for (const auto& [ordinal, unused] : ordinals) {
+    DeviceReport dr;
+    dr.device = ordinal;
+    if (const DeviceInfo* info = trace.device(ordinal)) {
+      dr.name = info->name;
+      dr.total_bytes = info->total_bytes;
+    } else if (ordinal < 0) {
+      dr.name = "host";
+    }
+    auto sit = final.devices().find(ordinal);
+    if (sit != final.devices().end()) {
+      const DeviceState& s = sit->second;
+      dr.peak_bytes = s.peak_bytes;
+      dr.peak_time_ns = s.peak_time_ns;
+      dr.frag_at_peak = s.frag_at_peak;
+      dr.max_gap_ratio = s.max_gap_ratio;
+      dr.max_gap_ratio_time_ns = s.max_gap_ratio_time_ns;
+      dr.end_device_bytes = s.device_bytes;
+      std::copy(std::begin(s.live_bytes), std::end(s.live_bytes), dr.end_live_bytes);
+      std::copy(std::begin(s.live_count), std::end(s.live_count), dr.end_live_count);
+      dr.frag_at_end = s.frag.figures();
+      dr.counts = s.counts;
+      dr.context_bytes = s.context_bytes;
+      if (s.peak_event != kNoEvent) dr.nvml = nvml_split(trace, ordinal, s.peak_time_ns);
+      if (auto p = at_peak.find(ordinal); p != at_peak.end()) {
+        dr.top_sites = group_sites(p->second, stacks);
+        dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
+        dr.by_library = group_libraries(p->second, stacks);
+      }
+      if (ordinal >= 0 && s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0) {
+        ReservationReport rr;
+        rr.device = ordinal;
+        rr.reserves = s.counts.reserves;
+        rr.frees = s.counts.reserve_frees;
+        rr.peak_bytes = s.peak_reserved_bytes;
+        rr.end_bytes = s.reserved_bytes;
+        std::vector<LiveAlloc> live;
+        for (const auto& [addr, a] : final.reservations())
+          if (a.device == ordinal) live.push_back(a);
+        rr.end_count = live.size();
+        rr.sites = group_sites(live, stacks);
+        keep_top(rr.sites, stacks, opt);
+        rep.reservations.push_back(std::move(rr));
+      }
+    }
+    // A "host" row only earns its place when something happened on the host.
+    if (ordinal < 0 && sit == final.devices().end()) continue;
+    rep.devices.push_back(std::move(dr));
+  }
+
+  // Leaks: everything still live when the trace ends, grouped by kind then call site.
+  std::map<std::pair<int, int>, std::vector<LiveAlloc>> by_kind;
+  for (const auto& a : final.live(0, true)) by_kind[{leak_rank(a.kind), int(a.kind)}].push_back(a);
+  for (auto& [key, allocs] : by_kind) {
+    LeakGroup g;
+    g.kind = static_cast<Kind>(key.second);
+    for (const auto& a : allocs) {
+      g.bytes += a.size;
+      g.count += 1;
+    }
+    g.sites = group_sites(allocs, stacks);
+    g.sites_omitted = keep_top(g.sites, stacks, opt);
+    rep.leaks.push_back(std::move(g));
+  }
+
+  for (const auto& f : final.failed()) {
+    FailedRow row;
+    row.time_ns = f.event.time_ns;
+    row.device = f.event.device;
+    row.size = f.event.size;
+    row.kind = f.event.kind;
+    row.api = trace.api_name(f.event.api);
+    row.result = f.event.result;
+    row.runtime_layer = f.event.flags & format::kEventRuntimeLayer;
+    row.tid = f.event.tid;
+    CallSite cs = stacks.call_site(f.event.stack_id);
+    row.library = cs.library;
+    row.frames = stacks.frames(cs.node, opt.frames);
+    row.live_device_bytes = f.live_device_bytes;
+    attach_snapshot(trace, row);
+    if (row.device_total == format::kUnknown64)
+      if (const DeviceInfo* info = trace.device(row.device)) row.device_total = info->total_bytes;
+    rep.failed.push_back(std::move(row));
+  }
+  return rep;
+}
+
+LiveReport build_live(const Trace& trace, uint64_t at_ns) {
+  LiveReport lr;
+  lr.path = trace.path;
+  lr.at_ns = at_ns;
+  for (const auto& e : trace.events) lr.events_applied += e.time_ns <= at_ns;
+  const Replayer r = replay_until(trace, at_ns);
+  Stacks stacks(trace);
+  for (const auto& [d, s] : r.devices()) {
+    LiveDevice ld;
+    ld.device = d;
+    std::copy(std::begin(s.live_bytes), std::end(s.live_bytes), ld.live_bytes);
+    std::copy(std::begin(s.live_count), std::end(s.live_count), ld.live_count);
+    ld.device_bytes = s.device_bytes;
+    const auto live = r.live(d);
+    ld.count = live.size();
+    ld.reserved_bytes = s.reserved_bytes;
+    ld.frag = s.frag.figures();
+    ld.by_library = group_libraries(live, stacks);
+    lr.devices.push_back(std::move(ld));
+  }
+  return lr;
+}
+
+}  // namespace cumemtrace

@@ -1,0 +1,151 @@
+// The content of `cumemtrace report`, computed once from a trace; report_text and
+// report_json only render it, so the two outputs cannot disagree.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cumemtrace/fragmentation.h"
+#include "cumemtrace/reader.h"
+#include "replay.h"
+#include "stacks.h"
+
+namespace cumemtrace {
+
+struct ReportOptions {
+  size_t top = 10;     // call-site rows per table
+  size_t frames = 6;   // frames shown per call site
+  // Symbols resolved in memory for a trace without SymbolRecords (may be null).
+  const std::unordered_map<uint64_t, Symbol>* extra_symbols = nullptr;
+};
+
+struct SiteRow {
+  uint32_t node = 0;  // call-site StackNode id (0: no stack)
+  std::string library;
+  int32_t device = -1;
+  format::Kind kind{};
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  std::vector<Frame> frames;
+};
+
+struct LibraryRow {
+  std::string library;
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+};
+
+// NVML's figure for the process near the peak, split by what we can account for.
+struct NvmlSplit {
+  bool known = false;
+  uint64_t snapshot_time_ns = 0;
+  format::SnapshotReason reason{};
+  uint64_t process_used = 0;
+  uint64_t tracked = 0;    // the snapshot's arena bytes
+  uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
+  uint64_t untracked = 0;  // the rest, clamped at 0
+};
+
+struct DeviceReport {
+  int32_t device = -1;  // -1: host memory (pinned)
+  std::string name;
+  uint64_t total_bytes = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t peak_time_ns = 0;  // monotonic; 0 with peak_bytes 0
+  FragmentationFigures frag_at_peak;
+  double max_gap_ratio = 0;
+  uint64_t max_gap_ratio_time_ns = 0;
+  uint64_t end_device_bytes = 0;
+  uint64_t end_live_bytes[format::kKindCount] = {};
+  uint64_t end_live_count[format::kKindCount] = {};
+  FragmentationFigures frag_at_end;
+  DeviceCounts counts;
+  uint64_t context_bytes = 0;
+  NvmlSplit nvml;
+  std::vector<SiteRow> top_sites;      // at peak, by live bytes
+  uint64_t top_sites_omitted = 0;      // call sites beyond --top
+  std::vector<LibraryRow> by_library;  // at peak
+};
+
+struct LeakGroup {
+  format::Kind kind{};
+  uint64_t bytes = 0;
+  uint64_t count = 0;
+  std::vector<SiteRow> sites;
+  uint64_t sites_omitted = 0;
+};
+
+struct FailedRow {
+  uint64_t time_ns = 0;
+  int32_t device = -1;
+  uint64_t size = 0;
+  format::Kind kind{};
+  std::string api;
+  int32_t result = 0;
+  bool runtime_layer = false;  // result is a cudaError_t, not a CUresult
+  uint32_t tid = 0;
+  std::string library;
+  std::vector<Frame> frames;
+  uint64_t live_device_bytes = 0;
+  bool snapshot_known = false;
+  uint64_t snapshot_time_ns = 0;
+  format::SnapshotReason snapshot_reason{};
+  uint64_t device_free = format::kUnknown64;
+  uint64_t device_total = format::kUnknown64;
+  uint64_t process_used = format::kUnknown64;
+};
+
+struct ReservationReport {
+  int32_t device = -1;
+  uint64_t reserves = 0;
+  uint64_t frees = 0;
+  uint64_t peak_bytes = 0;
+  uint64_t end_bytes = 0;
+  uint64_t end_count = 0;
+  std::vector<SiteRow> sites;  // live at end, by bytes
+};
+
+struct Report {
+  std::string path;
+  std::optional<ProcessInfo> process;
+  bool complete = false;  // an EndRecord was found
+  std::optional<ReadError> error;
+  uint64_t start_ns = 0;     // monotonic start of the process
+  uint64_t duration_ns = 0;  // to the EndRecord, else to the last time seen
+  uint64_t events = 0;
+  uint64_t events_dropped = 0;
+  uint64_t unknown_records = 0;
+  size_t symbols = 0;          // ips with a symbol (file + in-memory)
+  std::vector<DeviceReport> devices;
+  std::vector<LeakGroup> leaks;  // device memory kinds first, then managed, host-pinned
+  std::vector<FailedRow> failed;
+  std::vector<ReservationReport> reservations;
+};
+
+Report build_report(const Trace& trace, const ReportOptions& opt);
+
+// `cumemtrace live`: the state at one moment.
+struct LiveDevice {
+  int32_t device = -1;
+  uint64_t live_bytes[format::kKindCount] = {};
+  uint64_t live_count[format::kKindCount] = {};
+  uint64_t device_bytes = 0;
+  uint64_t count = 0;  // live allocations of all kinds (mappings and reservations excluded)
+  uint64_t reserved_bytes = 0;
+  FragmentationFigures frag;
+  std::vector<LibraryRow> by_library;  // kinds holding device memory
+};
+
+struct LiveReport {
+  std::string path;
+  uint64_t at_ns = 0;
+  uint64_t events_applied = 0;
+  std::vector<LiveDevice> devices;
+};
+
+LiveReport build_live(const Trace& trace, uint64_t at_ns);
+
+}  // namespace cumemtrace

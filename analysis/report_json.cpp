@@ -1,0 +1,210 @@
+#include "report_json.h"
+
+#include "units.h"
+
+namespace cumemtrace {
+namespace {
+
+using json = nlohmann::ordered_json;
+using format::Kind;
+
+json maybe(uint64_t v) { return v == format::kUnknown64 ? json(nullptr) : json(v); }
+
+std::string reason_name(format::SnapshotReason r) {
+  switch (r) {
+    case format::SnapshotReason::kPeriodic: return "periodic";
+    case format::SnapshotReason::kFailedAllocation: return "failed-allocation";
+    case format::SnapshotReason::kExit: return "exit";
+  }
+  return "unknown";
+}
+
+json frag(const FragmentationFigures& f) {
+  return {{"live_bytes", f.live_bytes},   {"live_count", f.live_count},   {"arena_bytes", f.arena_bytes},
+          {"arena_count", f.arena_count}, {"gap_bytes", f.gap_bytes},     {"largest_gap", f.largest_gap},
+          {"gap_ratio", f.gap_ratio()},   {"external_fragmentation", f.external_fragmentation()}};
+}
+
+json by_kind(const uint64_t (&v)[format::kKindCount], bool skip_zero = true) {
+  json o = json::object();
+  for (int k = 0; k < format::kKindCount; ++k)
+    if (v[k] || !skip_zero) o[std::string(format::kind_name(Kind(k)))] = v[k];
+  return o;
+}
+
+json frames(const std::vector<Frame>& fs) {
+  json a = json::array();
+  for (const auto& f : fs) {
+    a.push_back({{"ip", hex(f.ip)},
+                 {"module", f.module.empty() ? json(nullptr) : json(f.module)},
+                 {"function", f.function.empty() ? json(nullptr) : json(f.function)},
+                 {"file", f.file.empty() ? json(nullptr) : json(f.file)},
+                 {"line", f.line ? json(f.line) : json(nullptr)}});
+  }
+  return a;
+}
+
+json sites(const std::vector<SiteRow>& rows) {
+  json a = json::array();
+  for (const auto& r : rows) {
+    a.push_back({{"call_site_id", r.node},
+                 {"library", r.library},
+                 {"device", r.device},
+                 {"kind", format::kind_name(r.kind)},
+                 {"bytes", r.bytes},
+                 {"count", r.count},
+                 {"frames", frames(r.frames)}});
+  }
+  return a;
+}
+
+json libraries(const std::vector<LibraryRow>& rows) {
+  json a = json::array();
+  for (const auto& l : rows) a.push_back({{"library", l.library}, {"bytes", l.bytes}, {"count", l.count}});
+  return a;
+}
+
+json counts(const DeviceCounts& c) {
+  return {{"allocs", c.allocs},       {"frees", c.frees},           {"failed", c.failed},
+          {"unknown_frees", c.unknown_frees}, {"maps", c.maps},     {"unmaps", c.unmaps},
+          {"reserves", c.reserves},   {"reserve_frees", c.reserve_frees}, {"pool_trims", c.pool_trims},
+          {"contexts", c.contexts},   {"anomalies", c.anomalies}};
+}
+
+}  // namespace
+
+json to_json(const Report& rep) {
+  const auto since = [&](uint64_t t) { return t > rep.start_ns ? t - rep.start_ns : 0; };
+  json j;
+  j["format"] = "cumemtrace-report";
+  j["schema_version"] = 1;
+  j["trace"] = {{"path", rep.path},
+                {"complete", rep.complete},
+                {"error", rep.error ? json{{"byte_offset", rep.error->byte_offset},
+                                           {"message", rep.error->message},
+                                           {"truncated", rep.error->truncated}}
+                                    : json(nullptr)},
+                {"events", rep.events},
+                {"events_dropped", rep.events_dropped},
+                {"unknown_records", rep.unknown_records},
+                {"symbolized_ips", rep.symbols}};
+  if (rep.process) {
+    const auto& p = *rep.process;
+    j["process"] = {{"pid", p.pid},
+                    {"ppid", p.ppid},
+                    {"hostname", p.hostname},
+                    {"rank", p.rank},
+                    {"command_line", p.argv},
+                    {"tool_version", p.tool_version},
+                    {"start_monotonic_ns", p.start_monotonic_ns},
+                    {"start_realtime_ns", p.start_realtime_ns},
+                    {"granule_bytes", p.granule_bytes},
+                    {"stack_depth", p.stack_depth}};
+  } else {
+    j["process"] = nullptr;
+  }
+  j["duration_ns"] = rep.duration_ns;
+
+  json devices = json::array();
+  for (const auto& d : rep.devices) {
+    json o;
+    o["device"] = d.device;
+    o["name"] = d.name;
+    o["total_bytes"] = d.total_bytes;
+    o["peak"] = {{"device_bytes", d.peak_bytes},
+                 {"time_ns", d.peak_bytes ? json(d.peak_time_ns) : json(nullptr)},
+                 {"since_start_ns", d.peak_bytes ? json(since(d.peak_time_ns)) : json(nullptr)},
+                 {"arena_bytes", d.frag_at_peak.arena_bytes}};
+    o["fragmentation_at_peak"] = frag(d.frag_at_peak);
+    o["max_gap_ratio"] = {{"gap_ratio", d.max_gap_ratio},
+                          {"time_ns", d.max_gap_ratio > 0 ? json(d.max_gap_ratio_time_ns) : json(nullptr)}};
+    o["end"] = {{"device_bytes", d.end_device_bytes},
+                {"live_bytes", by_kind(d.end_live_bytes)},
+                {"live_count", by_kind(d.end_live_count)},
+                {"fragmentation", frag(d.frag_at_end)}};
+    o["counts"] = counts(d.counts);
+    o["context_bytes"] = d.context_bytes;
+    if (d.nvml.known) {
+      o["nvml_at_peak"] = {{"snapshot_time_ns", d.nvml.snapshot_time_ns},
+                           {"snapshot_reason", reason_name(d.nvml.reason)},
+                           {"process_used", d.nvml.process_used},
+                           {"tracked", d.nvml.tracked},
+                           {"context", d.nvml.context},
+                           {"untracked", d.nvml.untracked}};
+    } else {
+      o["nvml_at_peak"] = nullptr;
+    }
+    o["top_call_sites"] = sites(d.top_sites);
+    o["top_call_sites_omitted"] = d.top_sites_omitted;
+    o["bytes_by_library"] = libraries(d.by_library);
+    devices.push_back(std::move(o));
+  }
+  j["devices"] = std::move(devices);
+
+  json leaks = json::array();
+  for (const auto& g : rep.leaks) {
+    leaks.push_back({{"kind", format::kind_name(g.kind)},
+                     {"bytes", g.bytes},
+                     {"count", g.count},
+                     {"call_sites", sites(g.sites)},
+                     {"call_sites_omitted", g.sites_omitted}});
+  }
+  j["leaks"] = std::move(leaks);
+
+  json failed = json::array();
+  for (const auto& f : rep.failed) {
+    json o = {{"time_ns", f.time_ns},
+              {"since_start_ns", since(f.time_ns)},
+              {"device", f.device},
+              {"size", f.size},
+              {"kind", format::kind_name(f.kind)},
+              {"api", f.api},
+              {"result", f.result},
+              {"result_type", f.runtime_layer ? "cudaError_t" : "CUresult"},
+              {"tid", f.tid},
+              {"library", f.library},
+              {"frames", frames(f.frames)},
+              {"tracked_live_device_bytes", f.live_device_bytes}};
+    if (f.snapshot_known) {
+      o["snapshot"] = {{"time_ns", f.snapshot_time_ns},
+                       {"reason", reason_name(f.snapshot_reason)},
+                       {"process_used", maybe(f.process_used)}};
+    } else {
+      o["snapshot"] = nullptr;
+    }
+    o["device_free"] = maybe(f.device_free);
+    o["device_total"] = maybe(f.device_total);
+    failed.push_back(std::move(o));
+  }
+  j["failed_allocations"] = std::move(failed);
+
+  json res = json::array();
+  for (const auto& r : rep.reservations) {
+    res.push_back({{"device", r.device},
+                   {"reserves", r.reserves},
+                   {"frees", r.frees},
+                   {"peak_bytes", r.peak_bytes},
+                   {"end_bytes", r.end_bytes},
+                   {"end_count", r.end_count},
+                   {"call_sites", sites(r.sites)}});
+  }
+  j["reservations"] = std::move(res);
+  return j;
+}
+
+json to_json(const LiveReport& live) {
+  json devices = json::array();
+  for (const auto& d : live.devices) {
+    devices.push_back({{"device", d.device},
+                       {"device_bytes", d.device_bytes},
+                       {"count", d.count},
+                       {"live_bytes", by_kind(d.live_bytes, false)},
+                       {"live_count", by_kind(d.live_count, false)},
+                       {"reserved_bytes", d.reserved_bytes},
+                       {"fragmentation", frag(d.frag)},
+                       {"bytes_by_library", libraries(d.by_library)}});
+  }
+  return {{"trace", live.path}, {"at_ns", live.at_ns}, {"events_applied", live.events_applied}, {"devices", devices}};
+}
+
+}  // namespace cumemtrace

@@ -1,0 +1,208 @@
+#include "report_text.h"
+
+#include <ctime>
+#include <string>
+
+#include "units.h"
+
+namespace cumemtrace {
+namespace {
+
+using format::Kind;
+using format::kUnknown64;
+
+std::string since(const Report& r, uint64_t t) { return seconds(t > r.start_ns ? t - r.start_ns : 0); }
+
+std::string device_label(int32_t d) { return d < 0 ? std::string("host") : "device " + std::to_string(d); }
+
+std::string wall_time(uint64_t realtime_ns) {
+  const time_t secs = time_t(realtime_ns / 1000000000ull);
+  struct tm tm;
+  if (!gmtime_r(&secs, &tm)) return "?";
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string command_line(const ProcessInfo& p) {
+  std::string s;
+  for (const auto& a : p.argv) {
+    if (!s.empty()) s += ' ';
+    s += a.find_first_of(" \t'\"") == std::string::npos && !a.empty() ? a : "'" + a + "'";
+  }
+  return s;
+}
+
+std::string reason_name(format::SnapshotReason r) {
+  switch (r) {
+    case format::SnapshotReason::kPeriodic: return "periodic";
+    case format::SnapshotReason::kFailedAllocation: return "after a failed allocation";
+    case format::SnapshotReason::kExit: return "at exit";
+  }
+  return "reason " + std::to_string(uint32_t(r));
+}
+
+void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
+  for (size_t i = 0; i < fs.size(); ++i) {
+    const Frame& f = fs[i];
+    out << indent << '#' << i << ' ' << (f.function.empty() ? hex(f.ip) : f.function);
+    if (!f.file.empty()) out << " at " << f.file << ':' << f.line;
+    out << " (" << (f.module.empty() ? "?" : f.module) << ")\n";
+  }
+  if (fs.empty()) out << indent << "(no stack recorded)\n";
+}
+
+void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const SiteRow& r = rows[i];
+    out << "    " << i + 1 << ". " << iec_exact(r.bytes) << " in " << r.count
+        << (r.count == 1 ? " allocation" : " allocations") << " from " << r.library;
+    if (r.device >= 0) out << " (device " << r.device << ")";
+    out << '\n';
+    frames(out, r.frames, "         ");
+  }
+  if (omitted) out << "    ... and " << omitted << " more call sites\n";
+}
+
+void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
+  out << "\n" << (d.device < 0 ? std::string("Host memory") : "Device " + std::to_string(d.device));
+  if (d.device >= 0 && !d.name.empty()) out << " (" << d.name << ", " << iec(d.total_bytes) << ")";
+  out << "\n";
+  if (d.peak_bytes) {
+    out << "  peak tracked device bytes: " << iec_exact(d.peak_bytes) << " at " << since(rep, d.peak_time_ns)
+        << "; granule-rounded footprint " << iec_exact(d.frag_at_peak.arena_bytes) << "\n";
+  } else {
+    out << "  peak tracked device bytes: 0\n";
+  }
+  out << "  live at end: " << iec_exact(d.end_device_bytes) << " device bytes";
+  for (int k = 0; k < format::kKindCount; ++k)
+    if (d.end_live_count[k] && k != int(Kind::kVmmMap))
+      out << "; " << format::kind_name(Kind(k)) << " " << iec(d.end_live_bytes[k]) << " in " << d.end_live_count[k];
+  out << "\n";
+  const DeviceCounts& c = d.counts;
+  out << "  calls: " << c.allocs << " allocations, " << c.frees << " frees, " << c.failed << " failed, "
+      << c.unknown_frees << " frees of unknown memory";
+  if (c.maps || c.unmaps) out << ", " << c.maps << " maps, " << c.unmaps << " unmaps";
+  if (c.pool_trims) out << ", " << c.pool_trims << " pool trims";
+  if (c.contexts) out << ", " << c.contexts << " contexts (" << iec(d.context_bytes) << ")";
+  if (c.anomalies) out << ", " << c.anomalies << " inconsistencies (lost events?)";
+  out << "\n";
+  if (d.peak_bytes) {
+    const auto& f = d.frag_at_peak;
+    out << "  fragmentation at peak: " << f.arena_count << " arenas of " << iec_exact(f.arena_bytes) << ", gaps "
+        << iec_exact(f.gap_bytes) << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio "
+        << fixed(f.gap_ratio(), 4) << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
+    out << "  maximum gap ratio over time: " << fixed(d.max_gap_ratio, 4) << " at " << since(rep, d.max_gap_ratio_time_ns)
+        << "\n";
+  }
+  if (d.nvml.known) {
+    const auto& n = d.nvml;
+    out << "  NVML process usage near the peak (snapshot " << reason_name(n.reason) << " at "
+        << since(rep, n.snapshot_time_ns) << "): " << iec_exact(n.process_used) << " = tracked " << iec(n.tracked)
+        << " + context " << iec(n.context) << " + untracked " << iec(n.untracked) << "\n";
+  }
+  if (!d.top_sites.empty()) {
+    out << "  top call sites at peak:\n";
+    sites(out, d.top_sites, d.top_sites_omitted);
+  }
+  if (!d.by_library.empty()) {
+    out << "  bytes by library at peak:\n";
+    for (const auto& l : d.by_library)
+      out << "    " << iec_exact(l.bytes) << " in " << l.count << "  " << l.library << "\n";
+  }
+}
+
+}  // namespace
+
+void write_text(std::ostream& out, const Report& rep) {
+  out << "cumemtrace report: " << rep.path << "\n";
+  if (rep.process) {
+    const auto& p = *rep.process;
+    out << "  command: " << command_line(p) << "\n";
+    out << "  pid " << p.pid << " (parent " << p.ppid << ") on " << (p.hostname.empty() ? "?" : p.hostname);
+    if (p.rank >= 0) out << ", rank " << p.rank;
+    out << "\n  started " << wall_time(p.start_realtime_ns) << ", traced for " << seconds(rep.duration_ns)
+        << (rep.complete ? "" : " (until the trace stops)") << "\n";
+    if (!p.tool_version.empty()) out << "  traced by cumemtrace " << p.tool_version << "\n";
+  } else {
+    out << "  (no process record)\n";
+  }
+  out << "  " << rep.events << " events, " << rep.events_dropped << " dropped by the writer";
+  if (rep.unknown_records) out << ", " << rep.unknown_records << " records of unknown type skipped";
+  out << ", " << rep.symbols << " ips symbolized\n";
+  if (rep.complete) {
+    out << "  the trace ended cleanly\n";
+  } else if (rep.error) {
+    out << "  THE TRACE IS CUT SHORT: " << rep.error->message
+        << ". The process died or the file is damaged; what follows is what was readable.\n";
+  } else {
+    out << "  THE TRACE HAS NO END RECORD: the process died before finishing it (killed, or _exit).\n";
+  }
+  for (const auto& d : rep.devices) {
+    if (d.device < 0) continue;
+    out << "  " << device_label(d.device) << ": " << (d.name.empty() ? "?" : d.name) << ", " << iec_exact(d.total_bytes)
+        << "\n";
+  }
+
+  for (const auto& d : rep.devices) device(out, rep, d);
+
+  out << "\nLive at end of trace (leaks, unless the process was killed)\n";
+  if (rep.leaks.empty()) out << "  nothing\n";
+  for (const auto& g : rep.leaks) {
+    out << "  " << format::kind_name(g.kind) << ": " << iec_exact(g.bytes) << " in " << g.count
+        << (g.count == 1 ? " allocation" : " allocations") << "\n";
+    sites(out, g.sites, g.sites_omitted);
+  }
+
+  out << "\nFailed allocations\n";
+  if (rep.failed.empty()) out << "  none\n";
+  for (size_t i = 0; i < rep.failed.size(); ++i) {
+    const FailedRow& f = rep.failed[i];
+    out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
+        << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result
+        << (f.runtime_layer ? ", cudaError_t" : ", CUresult") << ", thread " << f.tid << ")\n";
+    out << "     tracked live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
+    if (f.snapshot_known) {
+      out << "     NVML (snapshot " << reason_name(f.snapshot_reason) << " at " << since(rep, f.snapshot_time_ns)
+          << "): free " << (f.device_free == kUnknown64 ? "?" : iec_exact(f.device_free)) << " of "
+          << (f.device_total == kUnknown64 ? "?" : iec_exact(f.device_total));
+      if (f.process_used != kUnknown64) out << ", this process using " << iec_exact(f.process_used);
+      out << "\n";
+    } else if (f.device_total != kUnknown64) {
+      out << "     no snapshot; device total " << iec_exact(f.device_total) << "\n";
+    }
+    out << "     from " << f.library << ":\n";
+    frames(out, f.frames, "       ");
+  }
+
+  if (!rep.reservations.empty()) {
+    out << "\nVMM address space reservations (address space only, not device memory)\n";
+    for (const auto& r : rep.reservations) {
+      out << "  device " << r.device << ": " << r.reserves << " reserved, " << r.frees << " freed; peak "
+          << iec_exact(r.peak_bytes) << "; live at end " << iec_exact(r.end_bytes) << " in " << r.end_count << "\n";
+      sites(out, r.sites, 0);
+    }
+  }
+}
+
+void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_ns) {
+  out << live.path << " at " << live.at_ns << " ns (" << seconds(live.at_ns > start_ns ? live.at_ns - start_ns : 0)
+      << " since start), " << live.events_applied << " events applied\n";
+  for (const auto& d : live.devices) {
+    out << "  " << device_label(d.device) << ": device bytes " << iec_exact(d.device_bytes) << ", " << d.count
+        << " live allocations";
+    for (int k = 0; k < format::kKindCount; ++k)
+      if (d.live_count[k]) out << "; " << format::kind_name(Kind(k)) << " " << iec(d.live_bytes[k]) << " in " << d.live_count[k];
+    out << "\n";
+    if (d.reserved_bytes) out << "    reserved address space " << iec_exact(d.reserved_bytes) << "\n";
+    const auto& f = d.frag;
+    if (f.arena_count)
+      out << "    " << f.arena_count << " arenas of " << iec_exact(f.arena_bytes) << ", gaps " << iec_exact(f.gap_bytes)
+          << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio " << fixed(f.gap_ratio(), 4)
+          << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
+    for (const auto& l : d.by_library)
+      out << "    " << iec_exact(l.bytes) << " in " << l.count << "  " << l.library << "\n";
+  }
+}
+
+}  // namespace cumemtrace

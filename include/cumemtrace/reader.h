@@ -1,0 +1,159 @@
+// Reading a trace file (trace_format.h) into memory.
+//
+// The reader never throws and never reads out of bounds, whatever the bytes: a trace is
+// often cut short (the process was killed mid-write) and sometimes damaged. It returns
+// every record it could read up to the first problem, plus that problem's byte offset,
+// so a report can still be made from the readable part and say where the file was cut.
+//
+// The structs here are the packed on-disk records unpacked into ordinary, aligned
+// structs: packed fields cannot be bound to references, and analysis code wants to.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cumemtrace/trace_format.h"
+
+namespace cumemtrace {
+
+struct ProcessInfo {
+  uint32_t pid = 0;
+  uint32_t ppid = 0;
+  uint64_t start_monotonic_ns = 0;
+  uint64_t start_realtime_ns = 0;
+  uint64_t granule_bytes = 0;
+  uint32_t stack_depth = 0;
+  int32_t rank = -1;
+  std::string hostname;
+  std::vector<std::string> argv;  // the '\0'-joined command line, split
+  std::string tool_version;
+};
+
+struct DeviceInfo {
+  int32_t ordinal = -1;
+  int32_t nvml_index = -1;
+  uint64_t total_bytes = 0;
+  uint8_t uuid[16] = {};
+  std::string name;
+};
+
+struct ModuleInfo {
+  uint64_t load_bias = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::string path;
+  std::string build_id;  // raw bytes, may be empty
+};
+
+struct StackNode {
+  uint32_t id = 0;
+  uint32_t parent = 0;
+  uint64_t ip = 0;
+};
+
+struct Event {
+  uint64_t time_ns = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t stream = 0;
+  uint64_t handle = 0;
+  uint32_t tid = 0;
+  int32_t device = -1;
+  uint32_t stack_id = 0;
+  int32_t result = 0;
+  uint16_t api = 0;
+  format::Op op{};
+  format::Kind kind{};
+  uint32_t flags = 0;
+};
+
+struct DeviceSnapshot {
+  int32_t device = -1;
+  uint64_t live_bytes[format::kKindCount] = {};
+  uint64_t live_count = 0;
+  uint64_t device_bytes = 0;
+  uint64_t peak_device_bytes = 0;
+  uint64_t peak_time_ns = 0;
+  uint64_t arena_bytes = 0;
+  uint64_t arena_count = 0;
+  uint64_t gap_bytes = 0;
+  uint64_t largest_gap = 0;
+  // Absent from an older, shorter entry means "not measured", as kUnknown64 does.
+  uint64_t nvml_process_used = format::kUnknown64;
+  uint64_t nvml_device_free = format::kUnknown64;
+  uint64_t nvml_device_total = format::kUnknown64;
+};
+
+struct Snapshot {
+  uint64_t time_ns = 0;
+  format::SnapshotReason reason{};
+  uint64_t events_dropped = 0;
+  std::vector<DeviceSnapshot> devices;
+
+  const DeviceSnapshot* find(int32_t device) const {
+    for (const auto& d : devices)
+      if (d.device == device) return &d;
+    return nullptr;
+  }
+};
+
+struct Symbol {
+  uint64_t ip = 0;
+  uint32_t line = 0;
+  std::string function;
+  std::string file;
+};
+
+struct EndInfo {
+  uint64_t time_ns = 0;
+  uint64_t events_written = 0;
+  uint64_t events_dropped = 0;
+};
+
+struct ReadError {
+  uint64_t byte_offset = 0;  // where the offending record (or header) starts
+  std::string message;       // names the offset, e.g. "truncated record at byte 1234: ..."
+  // True when the file simply ends inside a record (the writer was cut off): what
+  // precedes it is sound and more records may be appended after truncating there.
+  bool truncated = false;
+};
+
+struct Trace {
+  std::string path;
+  bool header_ok = false;  // magic and major version accepted
+  uint16_t version_major = 0;
+  uint16_t version_minor = 0;
+
+  std::optional<ProcessInfo> process;
+  std::vector<DeviceInfo> devices;  // in file order; a device may be re-reported
+  std::vector<ModuleInfo> modules;  // in file order; later records win on overlap
+  std::map<uint16_t, std::string> api_names;
+  std::unordered_map<uint32_t, StackNode> stack_nodes;
+  std::vector<Event> events;        // in file order
+  std::vector<Snapshot> snapshots;  // in file order
+  std::unordered_map<uint64_t, Symbol> symbols;  // by ip
+  std::optional<EndInfo> end;
+
+  uint64_t records_end = 0;       // byte offset just past the last record read whole
+  uint64_t unknown_records = 0;   // records of types this reader does not know (skipped)
+  uint64_t symbol_records = 0;    // SymbolRecords seen (the symbolizer is idempotent on this)
+  std::optional<ReadError> error;
+
+  const DeviceInfo* device(int32_t ordinal) const;  // latest record for that ordinal
+  std::string api_name(uint16_t id) const;          // "api#N" when unnamed
+  uint64_t granule() const;                         // from the process record, else 2 MiB
+};
+
+// Parses an in-memory image of a trace file.
+Trace parse_trace(std::span<const uint8_t> bytes, std::string path = {});
+
+// Reads and parses the file at `path`; an unreadable file is reported in Trace::error
+// at byte 0.
+Trace read_trace(const std::string& path);
+
+}  // namespace cumemtrace

@@ -1,0 +1,225 @@
+// The cumemtrace trace file: the contract between libcumemtrace.so (writer) and the
+// analysis library (reader). docs/trace-format.md describes every record in prose;
+// keep the two in step.
+//
+// Layout: a 32-byte FileHeader, then records until end of file. Each record is an
+// 8-byte RecordHeader {type, flags, payload_bytes} followed by payload_bytes bytes.
+// All integers are little-endian; structs below are packed and describe the fixed
+// start of a payload. Strings are a u32 byte count followed by that many bytes (no
+// terminator).
+//
+// Compatibility rules (so that an upgrade never breaks old files, unlike readers that
+// demand an exact header version):
+//   - A reader accepts any file whose major version it knows, whatever the minor.
+//   - A reader skips record types it does not know, by payload_bytes.
+//   - New fields are only ever appended at the end of a payload (minor version bump);
+//     a reader ignores trailing bytes it does not understand and treats fields
+//     missing from a shorter payload as absent.
+//   - Changing or removing a field bumps the major version.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace cumemtrace::format {
+
+inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
+inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMinor = 0;
+
+#pragma pack(push, 1)
+
+struct FileHeader {
+  char magic[8];           // kMagic
+  uint16_t version_major;  // kVersionMajor
+  uint16_t version_minor;  // kVersionMinor
+  uint32_t header_bytes;   // sizeof(FileHeader) today; records start at this offset
+  uint64_t reserved[2];    // zero
+};
+static_assert(sizeof(FileHeader) == 32);
+
+struct RecordHeader {
+  uint16_t type;           // RecordType
+  uint16_t flags;          // zero today; readers ignore it
+  uint32_t payload_bytes;  // bytes that follow this header
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+enum class RecordType : uint16_t {
+  kProcess = 1,    // ProcessRecord + hostname, command line, tool version
+  kDevice = 2,     // DeviceRecord + name
+  kModule = 3,     // ModuleRecord + path + build-id bytes
+  kStackNode = 4,  // StackNodeRecord
+  kEvent = 5,      // EventRecord
+  kSnapshot = 6,   // SnapshotRecord + device_count × DeviceSnapshot (entry_bytes each)
+  kSymbol = 7,     // SymbolRecord + function + file   (appended by the symbolizer)
+  kEnd = 8,        // EndRecord: the process finished its trace cleanly
+  kApiName = 9,    // ApiNameRecord + name: gives EventRecord::api its meaning
+};
+
+// Written once, first. The command line is argv joined with '\0'.
+struct ProcessRecord {
+  uint32_t pid;
+  uint32_t ppid;
+  uint64_t start_monotonic_ns;  // CLOCK_MONOTONIC, the clock of every time_ns below
+  uint64_t start_realtime_ns;   // CLOCK_REALTIME at the same moment, for wall dates
+  uint64_t granule_bytes;       // granule used for fragmentation figures
+  uint32_t stack_depth;         // frames captured at most per stack (0: stacks off)
+  int32_t rank;                 // from RANK, else LOCAL_RANK; -1 when neither is set
+  // then: string hostname, string command_line, string tool_version
+};
+
+// One per device ordinal the process touched, written before its first event is used.
+struct DeviceRecord {
+  int32_t ordinal;        // CUDA device ordinal (as the process sees it)
+  int32_t nvml_index;     // NVML index of the same GPU (matched by UUID); -1 unknown
+  uint64_t total_bytes;   // cuDeviceTotalMem
+  uint8_t uuid[16];       // cuDeviceGetUuid
+  // then: string name
+};
+
+// A loaded object, so a stack can be symbolized later, even on another machine.
+struct ModuleRecord {
+  uint64_t load_bias;  // dlpi_addr: runtime address = file virtual address + load_bias
+  uint64_t start;      // lowest mapped address of its PT_LOAD segments
+  uint64_t end;        // one past the highest
+  // then: string path, string build_id (raw bytes of NT_GNU_BUILD_ID; may be empty)
+};
+
+// Stacks form a prefix tree rooted at the outermost frame: a node is (parent, ip) and a
+// stack is named by its innermost node. Node 0 is the empty stack and is never written.
+struct StackNodeRecord {
+  uint32_t id;      // > 0, unique in the file, written before any event that uses it
+  uint32_t parent;  // 0 for an outermost frame
+  uint64_t ip;      // return address (as unwound; callers subtract 1 to symbolize)
+};
+
+enum class Op : uint8_t {
+  kAlloc = 1,          // memory came into being (incl. cuMemCreate's physical handle)
+  kFree = 2,           // ... and went away (incl. cuMemRelease)
+  kMap = 3,            // cuMemMap: physical `handle` mapped at [address, address+size)
+  kUnmap = 4,          // cuMemUnmap
+  kReserve = 5,        // cuMemAddressReserve: address space only
+  kReserveFree = 6,    // cuMemAddressFree
+  kPoolTrim = 7,       // cuMemPoolTrimTo(handle = pool, size = bytes to keep)
+  kContextCreate = 8,  // a context came into being on `device`; size = NVML delta
+};
+
+enum class Kind : uint8_t {
+  kUnknown = 0,      // e.g. a free of an address never seen allocated
+  kDevice = 1,       // cuMemAlloc / cudaMalloc
+  kPitch = 2,        // cuMemAllocPitch / cudaMallocPitch / cudaMalloc3D
+  kManaged = 3,      // cuMemAllocManaged / cudaMallocManaged
+  kAsyncPool = 4,    // cuMemAllocAsync / cuMemAllocFromPoolAsync (stream-ordered)
+  kVmmPhysical = 5,  // cuMemCreate: physical memory behind a handle
+  kVmmMap = 6,       // cuMemMap: a mapping of physical memory into reserved space
+  kVmmReserve = 7,   // cuMemAddressReserve: virtual address space, no memory
+  kHostPinned = 8,   // cuMemAllocHost / cuMemHostAlloc / cudaMallocHost / cudaHostAlloc
+  kContext = 9,      // a CUDA context
+};
+inline constexpr int kKindCount = 10;
+
+inline constexpr std::string_view kind_name(Kind k) {
+  constexpr std::string_view names[kKindCount] = {
+      "unknown", "device", "pitch", "managed", "async-pool",
+      "vmm-physical", "vmm-map", "vmm-reserve", "host-pinned", "context"};
+  return static_cast<int>(k) < kKindCount ? names[static_cast<int>(k)] : "unknown";
+}
+
+// Kinds whose bytes occupy device memory: their sum is "tracked device bytes".
+// vmm-map is left out because the physical handle it maps is already counted.
+inline constexpr bool holds_device_memory(Kind k) {
+  return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool || k == Kind::kVmmPhysical;
+}
+// Kinds laid out in device address space that fragmentation figures are computed over
+// (docs/fragmentation.md): a mapping stands for the physical memory behind it.
+inline constexpr bool counts_for_fragmentation(Kind k) {
+  return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool || k == Kind::kVmmMap;
+}
+
+enum EventFlags : uint32_t {
+  kEventUnknownAddress = 1u << 0,  // a free/unmap of an address the tracker never saw
+  kEventRuntimeLayer = 1u << 1,    // recorded by a runtime hook (no driver call seen);
+                                   // result is then a cudaError_t, not a CUresult
+  kEventRestored = 1u << 2,        // an alloc putting back what the preceding free of the
+                                   // same address removed: that free then failed (result)
+};
+
+struct EventRecord {
+  uint64_t time_ns;    // CLOCK_MONOTONIC
+  uint64_t address;    // device/host address; 0 for a failed allocation
+  uint64_t size;       // requested bytes (pitch allocations: pitch × height)
+  uint64_t stream;     // CUstream for stream-ordered calls, else 0
+  uint64_t handle;     // VMM: CUmemGenericAllocationHandle; pools: CUmemoryPool;
+                       // contexts: CUcontext; else 0
+  uint32_t tid;        // gettid()
+  int32_t device;      // device ordinal; -1 for host memory or when unknown
+  uint32_t stack_id;   // StackNodeRecord id of the innermost frame; 0: none
+  int32_t result;      // CUresult (or cudaError_t with kEventRuntimeLayer); frees are
+                       // recorded as the call is made, with 0 (see kEventRestored)
+  uint16_t api;        // ApiNameRecord id of the entry point the program called
+  uint8_t op;          // Op
+  uint8_t kind;        // Kind
+  uint32_t flags;      // EventFlags
+};
+static_assert(sizeof(EventRecord) == 64);
+
+enum class SnapshotReason : uint32_t {
+  kPeriodic = 1,          // every CUMEMTRACE_SNAPSHOT_MS
+  kFailedAllocation = 2,  // right after an allocation failed
+  kExit = 3,              // at process exit
+};
+
+inline constexpr uint64_t kUnknown64 = ~0ull;  // "not measured" in u64 fields
+
+struct SnapshotRecord {
+  uint64_t time_ns;
+  uint32_t reason;          // SnapshotReason
+  uint32_t device_count;    // DeviceSnapshot entries that follow
+  uint32_t entry_bytes;     // size of each entry (grows with minor versions)
+  uint32_t reserved;
+  uint64_t events_dropped;  // events lost so far because the writer fell behind
+};
+
+// Per device ordinal (-1: host memory, e.g. pinned). Figures are over live allocations.
+struct DeviceSnapshot {
+  int32_t device;
+  uint32_t reserved;
+  uint64_t live_bytes[kKindCount];  // requested bytes live, indexed by Kind
+  uint64_t live_count;              // live allocations of all kinds on this device
+  uint64_t device_bytes;            // sum over holds_device_memory kinds
+  uint64_t peak_device_bytes;       // highest device_bytes so far ...
+  uint64_t peak_time_ns;            // ... and when it was first reached
+  uint64_t arena_bytes;             // FragmentationFigures, granule from ProcessRecord
+  uint64_t arena_count;
+  uint64_t gap_bytes;
+  uint64_t largest_gap;
+  uint64_t nvml_process_used;       // NVML: this process's used device memory, or kUnknown64
+  uint64_t nvml_device_free;        // NVML: device free bytes, or kUnknown64
+  uint64_t nvml_device_total;       // NVML: device total bytes, or kUnknown64
+};
+
+// Appended after the process ended, by `cumemtrace run` / `cumemtrace symbolize`, on the
+// machine that ran the job (where the modules' files are).
+struct SymbolRecord {
+  uint64_t ip;    // as in StackNodeRecord
+  uint32_t line;  // 0 unknown
+  uint32_t reserved;
+  // then: string function (demangled; may be empty), string file (may be empty)
+};
+
+struct EndRecord {
+  uint64_t time_ns;
+  uint64_t events_written;
+  uint64_t events_dropped;
+};
+
+struct ApiNameRecord {
+  uint16_t id;
+  // then: string name, e.g. "cudaMalloc", "cuMemAlloc_v2"
+};
+
+#pragma pack(pop)
+
+}  // namespace cumemtrace::format

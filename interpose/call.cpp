@@ -1,0 +1,59 @@
+#include "call.h"
+
+#include "thread_state.h"
+#include "tracker.h"
+
+namespace cumemtrace::interpose {
+
+DriverCall::DriverCall(HookId id) : id_(id) {
+  ThreadState& t = thread_state();
+  // The driver may call itself through exported names (a stand-in driver, or a
+  // future one): only the outermost hook on the thread counts.
+  recording_ = t.driver_depth++ == 0 && tracing_enabled();
+}
+
+DriverCall::~DriverCall() { --thread_state().driver_depth; }
+
+void DriverCall::record(const EventDraft& e) { record_before(e); }
+
+format::EventRecord DriverCall::record_before(const EventDraft& e) {
+  if (!recording_) return {};
+  ThreadState& t = thread_state();
+  t.recorded = true;
+  return track(e, t.runtime_depth ? t.runtime_api : static_cast<uint16_t>(id_), 0);
+}
+
+void DriverCall::restore_if_failed(const format::EventRecord& freed, int32_t result) {
+  if (!recording_ || result == 0 || freed.op != uint8_t(format::Op::kFree) ||
+      (freed.flags & format::kEventUnknownAddress))
+    return;
+  const EventDraft back{.op = format::Op::kAlloc, .kind = format::Kind(freed.kind), .result = result,
+                        .address = freed.address, .size = freed.size, .stream = freed.stream,
+                        .handle = freed.handle, .device = freed.device};
+  track(back, freed.api, format::kEventRestored);
+}
+
+RuntimeCall::RuntimeCall(HookId id) : id_(id) {
+  ThreadState& t = thread_state();
+  outermost_ = t.runtime_depth++ == 0;
+  saved_api_ = t.runtime_api;
+  saved_recorded_ = t.recorded;
+  if (outermost_) t.runtime_api = static_cast<uint16_t>(id);
+  t.recorded = false;
+}
+
+RuntimeCall::~RuntimeCall() {
+  ThreadState& t = thread_state();
+  --t.runtime_depth;
+  t.runtime_api = saved_api_;
+  t.recorded = saved_recorded_ || t.recorded;
+}
+
+void RuntimeCall::fallback(const EventDraft& e) {
+  ThreadState& t = thread_state();
+  if (t.recorded || t.driver_depth || !tracing_enabled()) return;
+  t.recorded = true;
+  track(e, t.runtime_api, format::kEventRuntimeLayer);
+}
+
+}  // namespace cumemtrace::interpose

@@ -1,0 +1,24 @@
+// Configuration, read once from CUMEMTRACE_* environment variables (docs/environment.md
+// lists them; nothing else configures the library).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cumemtrace::interpose {
+
+struct Config {
+  std::string output_pattern;  // CUMEMTRACE_OUTPUT: %p pid, %h host, %r rank, %% percent
+  std::string manifest;        // CUMEMTRACE_MANIFEST: file to append each trace's path to
+  uint32_t stack_depth;        // CUMEMTRACE_DEPTH: frames per stack, 0 = no stacks
+  uint32_t snapshot_ms;        // CUMEMTRACE_SNAPSHOT_MS: periodic snapshots, 0 = off
+  uint32_t flush_ms;           // CUMEMTRACE_FLUSH_MS: at most 100
+  uint64_t granule_bytes;      // CUMEMTRACE_GRANULE: fragmentation granule
+  uint64_t buffer_limit_bytes; // CUMEMTRACE_BUFFER_MB: unflushed bytes kept before dropping
+  bool disabled;               // CUMEMTRACE_DISABLE=1: forward everything, record nothing
+  std::string log_level;       // CUMEMTRACE_LOG
+};
+
+const Config& config();
+
+}  // namespace cumemtrace::interpose

@@ -1,0 +1,44 @@
+#include "context_probe.h"
+
+#include "driver_api.h"
+#include "nvml.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+std::string uuid_of(CUdevice dev) {
+  const DeviceFacts f = device_facts(dev);
+  return f.uuid_known ? nvml_uuid_string(f.uuid) : std::string();
+}
+
+}  // namespace
+
+ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : dev_(dev) {
+  if (!call.recording()) return;
+  creates_ = true;
+  const DriverApi* d = driver_api();
+  if (mode == kPrimary && d && d->primary_ctx_get_state) {
+    unsigned flags = 0;
+    int active = 0;
+    // Retaining an already active primary context creates nothing.
+    if (d->primary_ctx_get_state(dev, &flags, &active) == CUDA_SUCCESS && active) creates_ = false;
+  }
+  if (!creates_) return;
+  const NvmlFigures before = nvml_query(uuid_of(dev));
+  measured_ = before.process_used != format::kUnknown64;
+  used_before_ = before.process_used;
+}
+
+void ContextProbe::record(DriverCall& call, CUresult r, uint64_t ctx) const {
+  if (!creates_) return;
+  uint64_t cost = 0;
+  if (r == CUDA_SUCCESS && measured_) {
+    const NvmlFigures after = nvml_query(uuid_of(dev_));
+    if (after.process_used != format::kUnknown64 && after.process_used > used_before_)
+      cost = after.process_used - used_before_;
+  }
+  call.record({.op = format::Op::kContextCreate, .kind = format::Kind::kContext, .result = r, .address = ctx,
+               .size = cost, .handle = ctx, .device = dev_});
+}
+
+}  // namespace cumemtrace::interpose

@@ -1,0 +1,92 @@
+#include "driver_api.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "resolve.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+template <class F>
+void bind(void* lib, F& slot, const char* name) {
+  slot = reinterpret_cast<F>(real_dlsym()(lib, name));
+}
+
+DriverApi* load() {
+  void* known = any_real_driver_function();
+  Dl_info info{};
+  if (!known || !dladdr(known, &info) || !info.dli_fname) return nullptr;
+  // RTLD_NOLOAD: only a handle to the library already in the process, never a new load.
+  void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return nullptr;
+  auto* api = new DriverApi{};  // lives as long as the process
+  bind(lib, api->pointer_get_attribute, "cuPointerGetAttribute");
+  bind(lib, api->ctx_get_device, "cuCtxGetDevice");
+  bind(lib, api->device_get_name, "cuDeviceGetName");
+  bind(lib, api->device_total_mem, "cuDeviceTotalMem_v2");
+  bind(lib, api->device_get_uuid, "cuDeviceGetUuid_v2");
+  if (!api->device_get_uuid) bind(lib, api->device_get_uuid, "cuDeviceGetUuid");
+  bind(lib, api->primary_ctx_get_state, "cuDevicePrimaryCtxGetState");
+  bind(lib, api->device_get_default_mem_pool, "cuDeviceGetDefaultMemPool");
+  bind(lib, api->device_get_mem_pool, "cuDeviceGetMemPool");
+  return api;
+}
+
+}  // namespace
+
+const DriverApi* driver_api() {
+  static std::atomic<DriverApi*> api{nullptr};
+  static std::mutex once;
+  if (DriverApi* a = api.load(std::memory_order_acquire)) return a;
+  std::lock_guard lock(once);
+  if (!api.load(std::memory_order_relaxed)) api.store(load(), std::memory_order_release);
+  return api.load(std::memory_order_relaxed);
+}
+
+int32_t device_of(uint64_t address) {
+  const DriverApi* d = driver_api();
+  if (!d) return -1;
+  int ordinal = -1;
+  if (address && d->pointer_get_attribute &&
+      d->pointer_get_attribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address) == CUDA_SUCCESS)
+    return ordinal;
+  CUdevice dev = -1;
+  if (d->ctx_get_device && d->ctx_get_device(&dev) == CUDA_SUCCESS) return dev;
+  return -1;
+}
+
+DeviceFacts device_facts(int32_t ordinal) {
+  DeviceFacts f;
+  const DriverApi* d = driver_api();
+  if (!d || ordinal < 0) return f;
+  char name[256] = {};
+  if (d->device_get_name && d->device_get_name(name, sizeof name - 1, ordinal) == CUDA_SUCCESS) f.name = name;
+  size_t total = 0;
+  if (d->device_total_mem && d->device_total_mem(&total, ordinal) == CUDA_SUCCESS) f.total_bytes = total;
+  CUuuid uuid{};
+  if (d->device_get_uuid && d->device_get_uuid(&uuid, ordinal) == CUDA_SUCCESS) {
+    std::memcpy(f.uuid, uuid.bytes, sizeof f.uuid);
+    f.uuid_known = true;
+  }
+  // So that cuMemPoolTrimTo(pool) can be put on its device.
+  CUmemoryPool pool = nullptr;
+  if (d->device_get_default_mem_pool && d->device_get_default_mem_pool(&pool, ordinal) == CUDA_SUCCESS)
+    f.pools[0] = reinterpret_cast<uint64_t>(pool);
+  if (d->device_get_mem_pool && d->device_get_mem_pool(&pool, ordinal) == CUDA_SUCCESS)
+    f.pools[1] = reinterpret_cast<uint64_t>(pool);
+  return f;
+}
+
+std::string nvml_uuid_string(const uint8_t (&u)[16]) {
+  char s[48];
+  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  return s;
+}
+
+}  // namespace cumemtrace::interpose

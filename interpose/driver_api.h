@@ -1,0 +1,41 @@
+// The handful of driver queries cumemtrace makes itself, resolved from the same libcuda
+// the program uses. None of them creates a context or changes the current one.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+namespace cumemtrace::interpose {
+
+struct DriverApi {
+  CUresult (*pointer_get_attribute)(void*, CUpointer_attribute, CUdeviceptr);
+  CUresult (*ctx_get_device)(CUdevice*);
+  CUresult (*device_get_name)(char*, int, CUdevice);
+  CUresult (*device_total_mem)(size_t*, CUdevice);
+  CUresult (*device_get_uuid)(CUuuid*, CUdevice);
+  CUresult (*primary_ctx_get_state)(CUdevice, unsigned*, int*);
+  CUresult (*device_get_default_mem_pool)(CUmemoryPool*, CUdevice);
+  CUresult (*device_get_mem_pool)(CUmemoryPool*, CUdevice);
+};
+
+// nullptr until the program has reached a real driver function through us.
+const DriverApi* driver_api();
+
+// Device ordinal of a live device pointer, else of the current context; -1 unknown.
+int32_t device_of(uint64_t address);
+
+struct DeviceFacts {
+  std::string name;
+  uint64_t total_bytes = 0;
+  uint8_t uuid[16] = {};
+  bool uuid_known = false;
+  uint64_t pools[2] = {};  // its default and current memory pools (0: unknown)
+};
+DeviceFacts device_facts(int32_t ordinal);
+
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", NVML's spelling of a UUID.
+std::string nvml_uuid_string(const uint8_t (&uuid)[16]);
+
+}  // namespace cumemtrace::interpose

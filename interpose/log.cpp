@@ -1,0 +1,23 @@
+#include "log.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <unistd.h>
+
+#include "config.h"
+
+namespace cumemtrace::interpose {
+
+spdlog::logger& logger() {
+  static spdlog::logger* instance = [] {
+    // Deliberately leaked: see log.h. Not registered with spdlog's registry, whose
+    // static destructor would run before late hooks.
+    auto* l = new spdlog::logger("cumemtrace", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    l->set_pattern(fmt::format("cumemtrace[{}]: %l: %v", getpid()));
+    l->set_level(spdlog::level::from_str(config().log_level));
+    return l;
+  }();
+  return *instance;
+}
+
+}  // namespace cumemtrace::interpose

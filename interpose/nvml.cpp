@@ -1,0 +1,122 @@
+#include "nvml.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <vector>
+
+#include "log.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+// The subset of nvml.h we use (NVML API Reference, "Device Queries"); nvml.h itself is
+// not part of the CUDA toolkit image we build on.
+using nvmlDevice_t = struct nvmlDevice_st*;
+constexpr int kNvmlSuccess = 0;
+constexpr int kNvmlInsufficientSize = 7;
+struct nvmlMemory_t {
+  unsigned long long total, free, used;
+};
+struct nvmlProcessInfo_t {  // nvmlProcessInfo_v2_t, the layout _v3 queries fill
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
+
+struct Nvml {
+  int (*init)();
+  int (*count)(unsigned*);
+  int (*by_index)(unsigned, nvmlDevice_t*);
+  int (*uuid)(nvmlDevice_t, char*, unsigned);
+  int (*memory)(nvmlDevice_t, nvmlMemory_t*);
+  int (*processes)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*);
+};
+
+template <class F>
+bool bind(void* lib, F& f, const char* name) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  return f != nullptr;
+}
+
+const Nvml* load() {
+  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    log_info("NVML not available ({}): snapshots carry no nvidia-smi figures", dlerror());
+    return nullptr;
+  }
+  auto* n = new Nvml{};  // lives as long as the process
+  const bool ok = bind(lib, n->init, "nvmlInit_v2") && bind(lib, n->count, "nvmlDeviceGetCount_v2") &&
+                  bind(lib, n->by_index, "nvmlDeviceGetHandleByIndex_v2") &&
+                  bind(lib, n->uuid, "nvmlDeviceGetUUID") && bind(lib, n->memory, "nvmlDeviceGetMemoryInfo") &&
+                  bind(lib, n->processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!ok || n->init() != kNvmlSuccess) {
+    log_warn("NVML found but unusable: snapshots carry no nvidia-smi figures");
+    return nullptr;
+  }
+  return n;
+}
+
+std::mutex g_mutex;  // NVML is thread-safe; this guards our one-time load only
+
+const Nvml* nvml() {
+  static const Nvml* n = nullptr;
+  static bool tried = false;
+  std::lock_guard lock(g_mutex);
+  if (!tried) {
+    tried = true;
+    n = load();
+  }
+  return n;
+}
+
+// NVML's index of the GPU with this UUID (CUDA ordinals and NVML indices differ under
+// CUDA_VISIBLE_DEVICES), by enumeration: every NVML version has these three calls.
+int32_t index_of(const Nvml& n, const std::string& uuid) {
+  unsigned count = 0;
+  if (n.count(&count) != kNvmlSuccess) return -1;
+  for (unsigned i = 0; i < count; ++i) {
+    nvmlDevice_t dev = nullptr;
+    char name[96] = {};
+    if (n.by_index(i, &dev) == kNvmlSuccess && n.uuid(dev, name, sizeof name) == kNvmlSuccess && uuid == name)
+      return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+NvmlFigures nvml_query(const std::string& uuid) {
+  NvmlFigures f;
+  const Nvml* n = nvml();
+  if (!n || uuid.empty()) return f;
+  f.index = index_of(*n, uuid);
+  nvmlDevice_t dev = nullptr;
+  if (f.index < 0 || n->by_index(static_cast<unsigned>(f.index), &dev) != kNvmlSuccess) return f;
+  nvmlMemory_t mem{};
+  if (n->memory(dev, &mem) == kNvmlSuccess) {
+    f.device_free = mem.free;
+    f.device_total = mem.total;
+  }
+  std::vector<nvmlProcessInfo_t> procs(16);
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    unsigned count = static_cast<unsigned>(procs.size());
+    const int r = n->processes(dev, &count, procs.data());
+    if (r == kNvmlInsufficientSize) {
+      procs.resize(count + 16);
+      continue;
+    }
+    if (r != kNvmlSuccess) break;
+    f.process_used = 0;
+    const auto pid = static_cast<unsigned>(getpid());
+    for (unsigned i = 0; i < count; ++i)
+      if (procs[i].pid == pid && procs[i].usedGpuMemory != kNvmlValueNotAvailable) f.process_used = procs[i].usedGpuMemory;
+    break;
+  }
+  return f;
+}
+
+}  // namespace cumemtrace::interpose

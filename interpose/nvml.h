@@ -1,0 +1,24 @@
+// The device's and this process's memory use as NVML (and so nvidia-smi) sees it.
+// libnvidia-ml.so.1 is dlopen'ed on first use; NVML never creates a CUDA context.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <cumemtrace/trace_format.h>
+
+namespace cumemtrace::interpose {
+
+struct NvmlFigures {
+  int32_t index = -1;                               // NVML index of the GPU
+  uint64_t process_used = format::kUnknown64;       // this process's used memory on it
+  uint64_t device_free = format::kUnknown64;
+  uint64_t device_total = format::kUnknown64;
+};
+
+// `uuid` in NVML's spelling (driver_api.h: nvml_uuid_string). Unknown fields stay
+// kUnknown64 when NVML is missing or says nothing; a process not (yet) listed on the
+// GPU has process_used 0.
+NvmlFigures nvml_query(const std::string& uuid);
+
+}  // namespace cumemtrace::interpose

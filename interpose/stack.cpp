@@ -1,0 +1,83 @@
+#define UNW_LOCAL_ONLY
+#include "stack.h"
+
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <link.h>
+
+#include <algorithm>
+
+#include <cumemtrace/trace_format.h>
+
+#include "encode.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+struct OwnRange {
+  uint64_t start = 0, end = 0;
+};
+
+// Address range of libcumemtrace.so's code, found once from this function's address.
+OwnRange own_range() {
+  static const OwnRange r = [] {
+    OwnRange range;
+    Dl_info info{};
+    if (!dladdr(reinterpret_cast<void*>(&own_range), &info)) return range;
+    struct Ctx {
+      uint64_t base;
+      OwnRange* out;
+    } ctx{reinterpret_cast<uint64_t>(info.dli_fbase), &range};
+    dl_iterate_phdr(
+        [](dl_phdr_info* i, size_t, void* p) {
+          auto* c = static_cast<Ctx*>(p);
+          uint64_t lo = ~0ull, hi = 0;
+          for (int k = 0; k < i->dlpi_phnum; ++k) {
+            if (i->dlpi_phdr[k].p_type != PT_LOAD) continue;
+            lo = std::min<uint64_t>(lo, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr);
+            hi = std::max<uint64_t>(hi, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr + i->dlpi_phdr[k].p_memsz);
+          }
+          if (lo > c->base || hi <= c->base) return 0;
+          *c->out = {lo, hi};
+          return 1;
+        },
+        &ctx);
+    // Per-thread caching: each thread keeps its own unwind cache, no shared lock.
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    return range;
+  }();
+  return r;
+}
+
+constexpr uint32_t kOwnFramesMax = 16;  // room for our own frames, dropped below
+
+}  // namespace
+
+void capture_stack(RawStack& out, uint32_t depth) {
+  out.count = 0;
+  if (depth == 0) return;
+  const OwnRange own = own_range();
+  void* ips[RawStack::kMax + kOwnFramesMax];
+  const int n = unw_backtrace(ips, static_cast<int>(std::min(depth, RawStack::kMax) + kOwnFramesMax));
+  // Our frames are dropped wherever they are: a driver hook reached through a runtime
+  // hook has some of ours in the middle of the stack too.
+  for (int i = 0; i < n && out.count < depth && out.count < RawStack::kMax; ++i) {
+    const auto ip = reinterpret_cast<uint64_t>(ips[i]);
+    if (ip < own.start || ip >= own.end) out.ip[out.count++] = ip;
+  }
+}
+
+uint32_t StackTree::intern(const RawStack& s, std::string& out) {
+  uint32_t node = 0;
+  for (uint32_t k = s.count; k-- > 0;) {  // outermost first
+    auto [it, fresh] = children_.try_emplace({node, s.ip[k]}, next_id_);
+    if (fresh) {
+      ++next_id_;
+      put_record(out, format::RecordType::kStackNode, format::StackNodeRecord{it->second, node, s.ip[k]});
+    }
+    node = it->second;
+  }
+  return node;
+}
+
+}  // namespace cumemtrace::interpose

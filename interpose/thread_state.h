@@ -1,0 +1,20 @@
+// Per-thread hook state. Plain data in initial-exec TLS: no constructor, no
+// destructor, safe to touch from any hook at any time, including in a forked child.
+#pragma once
+
+#include <cstdint>
+
+namespace cumemtrace::interpose {
+
+struct ThreadState {
+  uint32_t driver_depth;    // driver hooks active on this thread (only the outermost counts)
+  uint32_t runtime_depth;   // runtime hooks active on this thread
+  uint16_t runtime_api;     // HookId of the outermost runtime call, tags driver events
+  bool recorded;            // an event was recorded during the current runtime call
+  uint32_t tid;             // cached gettid(); 0 until first use
+};
+
+ThreadState& thread_state();
+void reset_thread_state_after_fork();
+
+}  // namespace cumemtrace::interpose

@@ -1,0 +1,122 @@
+#include "trace_file.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <cumemtrace/trace_format.h>
+
+#include "config.h"
+#include "encode.h"
+#include "hook_ids.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+int32_t rank_from_env() {
+  for (const char* name : {"RANK", "LOCAL_RANK"}) {
+    const char* v = std::getenv(name);
+    char* end = nullptr;
+    if (v && *v) {
+      const long r = std::strtol(v, &end, 10);
+      if (*end == '\0') return static_cast<int32_t>(r);
+    }
+  }
+  return -1;
+}
+
+std::string host_name() {
+  char h[HOST_NAME_MAX + 1] = {};
+  return gethostname(h, sizeof h - 1) == 0 ? h : "unknown";
+}
+
+std::string command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string expand_output_pattern(const std::string& pattern) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    switch (pattern[++i]) {
+      case 'p': out += std::to_string(getpid()); break;
+      case 'h': out += host_name(); break;
+      case 'r': {
+        const int32_t r = rank_from_env();
+        out += std::to_string(r >= 0 ? r : getpid());
+        break;
+      }
+      case '%': out += '%'; break;
+      default: out += '%', out += pattern[i];
+    }
+  }
+  return out;
+}
+
+int create_trace_file(std::string& path) {
+  const std::string wanted = path;
+  for (int n = 0; n < 100; ++n) {
+    path = n ? wanted + "." + std::to_string(n) : wanted;
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+std::string trace_preamble(const TraceStart& start) {
+  std::string out;
+  format::FileHeader h{};
+  std::memcpy(h.magic, format::kMagic, sizeof h.magic);
+  h.version_major = format::kVersionMajor;
+  h.version_minor = format::kVersionMinor;
+  h.header_bytes = sizeof h;
+  put_bytes(out, &h, sizeof h);
+
+  format::ProcessRecord p{};
+  p.pid = static_cast<uint32_t>(getpid());
+  p.ppid = static_cast<uint32_t>(getppid());
+  p.start_monotonic_ns = start.monotonic_ns;
+  p.start_realtime_ns = start.realtime_ns;
+  p.granule_bytes = config().granule_bytes;
+  p.stack_depth = config().stack_depth;
+  p.rank = rank_from_env();
+  put_record(out, format::RecordType::kProcess, p, host_name(), command_line(), CUMEMTRACE_VERSION);
+
+  for (int i = 0; i < kHookCount; ++i)
+    put_record(out, format::RecordType::kApiName, format::ApiNameRecord{static_cast<uint16_t>(i)},
+               hook_info(static_cast<HookId>(i)).symbol);
+  return out;
+}
+
+void announce_in_manifest(const std::string& path) {
+  const std::string& manifest = config().manifest;
+  if (manifest.empty()) return;
+  std::string line = path;
+  if (!path.starts_with('/')) {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd)) line = std::string(cwd) + "/" + path;
+  }
+  line += '\n';
+  // No O_CREAT: the manifest belongs to `cumemtrace run`, which made it.
+  const int fd = open(manifest.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return;
+  // One write with O_APPEND: lines from several processes never interleave.
+  [[maybe_unused]] const ssize_t n = write(fd, line.data(), line.size());
+  close(fd);
+}
+
+}  // namespace cumemtrace::interpose

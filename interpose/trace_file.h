@@ -1,0 +1,25 @@
+// Naming and creating the trace file, and the records it starts with.
+#pragma once
+
+#include <string>
+
+#include "trace_start.h"
+
+namespace cumemtrace::interpose {
+
+// Expands CUMEMTRACE_OUTPUT: %p pid, %h host name, %r rank (RANK, else LOCAL_RANK,
+// else the pid), %% a percent sign.
+std::string expand_output_pattern(const std::string& pattern);
+
+// Creates the file (0600, never through a symlink, never over an existing file: a
+// taken name gets ".1", ".2", ...). Returns the fd or -1 (errno set); `path` becomes
+// the name actually used.
+int create_trace_file(std::string& path);
+
+// FileHeader, ProcessRecord and one ApiNameRecord per hooked entry point.
+std::string trace_preamble(const TraceStart& start);
+
+// Appends "PATH\n" to CUMEMTRACE_MANIFEST if set (how `cumemtrace run` finds traces).
+void announce_in_manifest(const std::string& path);
+
+}  // namespace cumemtrace::interpose

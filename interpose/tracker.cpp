@@ -1,0 +1,349 @@
+#include "tracker.h"
+
+#include <cerrno>
+#include <ctime>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include <cumemtrace/fragmentation.h>
+
+#include "config.h"
+#include "driver_api.h"
+#include "encode.h"
+#include "stack.h"
+#include "thread_state.h"
+#include "writer.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+using format::Kind;
+using format::Op;
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+struct ErrnoGuard {
+  int saved = errno;
+  ~ErrnoGuard() { errno = saved; }
+};
+
+struct DeviceState {
+  explicit DeviceState(uint64_t granule) : frag(granule) {}
+  uint64_t live_bytes[format::kKindCount] = {};
+  uint64_t live_count = 0;
+  uint64_t device_bytes = 0;  // sum over holds_device_memory kinds
+  uint64_t peak = 0, peak_time = 0;
+  FragmentationIndex frag;
+
+  void add(Kind k, uint64_t address, uint64_t size, uint64_t t) {
+    live_bytes[int(k)] += size;
+    ++live_count;
+    if (format::counts_for_fragmentation(k)) frag.insert(address, size);
+    if (format::holds_device_memory(k)) {
+      device_bytes += size;
+      if (device_bytes > peak) peak = device_bytes, peak_time = t;
+    }
+  }
+  void remove(Kind k, uint64_t address, uint64_t size) {
+    live_bytes[int(k)] -= size;
+    --live_count;
+    if (format::counts_for_fragmentation(k)) frag.erase(address);
+    if (format::holds_device_memory(k)) device_bytes -= size;
+  }
+};
+
+struct Allocation {
+  uint64_t size;
+  int32_t device;
+  Kind kind;
+};
+struct Physical {  // a cuMemCreate handle: its memory lasts until released AND unmapped
+  uint64_t size;
+  int32_t device;
+  uint32_t maps;
+  bool released;
+};
+struct Mapping {
+  uint64_t size;
+  uint64_t handle;
+  int32_t device;
+};
+
+struct State {
+  std::mutex mu;
+  std::string pending;  // encoded records not yet taken by the writer
+  uint64_t events_written = 0, events_dropped = 0;
+  StackTree stacks;
+  std::unordered_map<uint64_t, Allocation> allocations;  // by address
+  std::unordered_map<uint64_t, Physical> physical;       // by handle
+  std::map<uint64_t, Mapping> mappings;                  // by address, ordered for ranged unmaps
+  std::unordered_map<uint64_t, uint64_t> reservations;   // address -> size
+  std::map<int32_t, DeviceState> devices;
+  std::map<int32_t, std::string> device_uuids;
+  std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
+
+  DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
+
+  void drop_physical(uint64_t handle) {
+    auto it = physical.find(handle);
+    if (it == physical.end()) return;
+    device(it->second.device).remove(Kind::kVmmPhysical, 0, it->second.size);
+    physical.erase(it);
+  }
+
+  // Updates the live picture and completes `ev` (device, kind, size of frees).
+  void apply(format::EventRecord& ev) {
+    const auto op = Op(ev.op);
+    if (op == Op::kPoolTrim) {
+      const auto pool = pool_devices.find(ev.handle);
+      ev.device = pool != pool_devices.end() ? pool->second : -1;
+    }
+    device(ev.device);  // even a failed call puts its device in the snapshots
+    // A failed call changed nothing (failed allocs are OOMs), except a restore.
+    if (ev.result != 0 && !(ev.flags & format::kEventRestored)) return;
+    switch (op) {
+      case Op::kAlloc:
+        if (Kind(ev.kind) == Kind::kVmmPhysical) {
+          physical[ev.handle] = {ev.size, ev.device, 0, false};
+          device(ev.device).add(Kind::kVmmPhysical, 0, ev.size, ev.time_ns);
+        } else {
+          // A reused address means we missed its free (e.g. made before we loaded).
+          if (auto old = allocations.find(ev.address); old != allocations.end()) {
+            device(old->second.device).remove(old->second.kind, old->first, old->second.size);
+            allocations.erase(old);
+          }
+          allocations[ev.address] = {ev.size, ev.device, Kind(ev.kind)};
+          if (ev.handle && Kind(ev.kind) == Kind::kAsyncPool) pool_devices[ev.handle] = ev.device;
+          device(ev.device).add(Kind(ev.kind), ev.address, ev.size, ev.time_ns);
+        }
+        break;
+      case Op::kFree:
+        if (Kind(ev.kind) == Kind::kVmmPhysical) {
+          auto it = physical.find(ev.handle);
+          if (it == physical.end()) return unknown(ev);
+          ev.device = it->second.device;
+          ev.size = it->second.size;
+          it->second.released = true;
+          if (it->second.maps == 0) drop_physical(ev.handle);
+        } else {
+          auto it = allocations.find(ev.address);
+          if (it == allocations.end()) return unknown(ev);
+          ev.device = it->second.device;
+          ev.kind = uint8_t(it->second.kind);
+          ev.size = it->second.size;
+          device(ev.device).remove(it->second.kind, ev.address, ev.size);
+          allocations.erase(it);
+        }
+        break;
+      case Op::kMap: {
+        auto p = physical.find(ev.handle);
+        ev.device = p != physical.end() ? p->second.device : -1;
+        if (p != physical.end()) ++p->second.maps;
+        mappings[ev.address] = {ev.size, ev.handle, ev.device};
+        device(ev.device).add(Kind::kVmmMap, ev.address, ev.size, ev.time_ns);
+        break;
+      }
+      case Op::kUnmap: {
+        // One unmap may cover several mappings made by separate cuMemMap calls.
+        auto it = mappings.lower_bound(ev.address);
+        if (it == mappings.end() || it->first >= ev.address + ev.size) return unknown(ev);
+        ev.device = it->second.device;
+        while (it != mappings.end() && it->first < ev.address + ev.size) {
+          device(it->second.device).remove(Kind::kVmmMap, it->first, it->second.size);
+          auto p = physical.find(it->second.handle);
+          if (p != physical.end() && --p->second.maps == 0 && p->second.released) drop_physical(p->first);
+          it = mappings.erase(it);
+        }
+        break;
+      }
+      case Op::kReserve:
+        reservations[ev.address] = ev.size;
+        device(-1).add(Kind::kVmmReserve, ev.address, ev.size, ev.time_ns);
+        break;
+      case Op::kReserveFree: {
+        auto it = reservations.find(ev.address);
+        if (it == reservations.end()) return unknown(ev);
+        device(-1).remove(Kind::kVmmReserve, ev.address, it->second);
+        reservations.erase(it);
+        break;
+      }
+      case Op::kPoolTrim:
+      case Op::kContextCreate:
+        break;
+    }
+  }
+
+  static void unknown(format::EventRecord& ev) {
+    ev.flags |= format::kEventUnknownAddress;
+    ev.kind = uint8_t(Kind::kUnknown);
+  }
+
+  void append_snapshot(format::SnapshotReason reason, const std::map<int32_t, NvmlFigures>& nvml) {
+    const format::SnapshotRecord head{now_ns(), uint32_t(reason), uint32_t(devices.size()),
+                                      uint32_t(sizeof(format::DeviceSnapshot)), 0, events_dropped};
+    const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
+                                 uint32_t(sizeof head + devices.size() * sizeof(format::DeviceSnapshot))};
+    put_bytes(pending, &h, sizeof h);
+    put_bytes(pending, &head, sizeof head);
+    for (const auto& [dev, ds] : devices) {
+      format::DeviceSnapshot e{};
+      e.device = dev;
+      std::copy(std::begin(ds.live_bytes), std::end(ds.live_bytes), e.live_bytes);
+      e.live_count = ds.live_count;
+      e.device_bytes = ds.device_bytes;
+      e.peak_device_bytes = ds.peak;
+      e.peak_time_ns = ds.peak_time;
+      const FragmentationFigures f = ds.frag.figures();
+      e.arena_bytes = f.arena_bytes;
+      e.arena_count = f.arena_count;
+      e.gap_bytes = f.gap_bytes;
+      e.largest_gap = f.largest_gap;
+      const auto n = nvml.find(dev);
+      e.nvml_process_used = n != nvml.end() ? n->second.process_used : format::kUnknown64;
+      e.nvml_device_free = n != nvml.end() ? n->second.device_free : format::kUnknown64;
+      e.nvml_device_total = n != nvml.end() ? n->second.device_total : format::kUnknown64;
+      put_bytes(pending, &e, sizeof e);
+    }
+  }
+};
+
+std::atomic<State*> g_state{nullptr};
+std::atomic<bool> g_stopped{false};
+std::mutex g_create_mu;  // trivially destructible in libstdc++: safe at exit
+
+State& state() {
+  if (State* s = g_state.load(std::memory_order_acquire)) return *s;
+  std::lock_guard lock(g_create_mu);
+  if (!g_state.load(std::memory_order_relaxed)) {
+    g_state.store(new State, std::memory_order_release);  // lives until exit (or fork)
+    start_writer();
+  }
+  return *g_state.load(std::memory_order_relaxed);
+}
+
+// Devices described in the trace so far; checked before locking so that the driver is
+// only queried (outside the lock) the first time an ordinal shows up.
+std::atomic<uint64_t> g_described{0};
+bool described(int32_t d) { return d < 0 || d >= 64 || (g_described.load(std::memory_order_relaxed) >> d & 1); }
+
+}  // namespace
+
+bool tracing_enabled() { return !config().disabled && !g_stopped.load(std::memory_order_relaxed); }
+
+void stop_tracing() { g_stopped.store(true, std::memory_order_relaxed); }
+
+format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
+  const ErrnoGuard keep_errno;
+  RawStack stack;
+  capture_stack(stack, config().stack_depth);
+
+  format::EventRecord ev{};
+  ev.time_ns = now_ns();
+  ev.address = d.address;
+  ev.size = d.size;
+  ev.stream = d.stream;
+  ev.handle = d.handle;
+  ev.tid = thread_state().tid;
+  ev.device = d.device;
+  ev.result = d.result;
+  ev.api = api;
+  ev.op = uint8_t(d.op);
+  ev.kind = uint8_t(d.kind);
+  ev.flags = flags;
+  if (ev.device == kDeviceFromCall)
+    ev.device = d.op == Op::kAlloc || d.op == Op::kContextCreate ? device_of(d.address) : -1;
+
+  DeviceFacts facts;
+  const bool describe = !described(ev.device);
+  if (describe) facts = device_facts(ev.device);
+
+  State& s = state();
+  {
+    std::lock_guard lock(s.mu);
+    if (describe && !described(ev.device)) {
+      g_described.fetch_or(1ull << ev.device, std::memory_order_relaxed);
+      format::DeviceRecord rec{};
+      rec.ordinal = ev.device;
+      rec.nvml_index = -1;
+      rec.total_bytes = facts.total_bytes;
+      std::copy(std::begin(facts.uuid), std::end(facts.uuid), rec.uuid);
+      put_record(s.pending, format::RecordType::kDevice, rec, facts.name);
+      if (facts.uuid_known) s.device_uuids[ev.device] = nvml_uuid_string(facts.uuid);
+      for (uint64_t pool : facts.pools)
+        if (pool) s.pool_devices[pool] = ev.device;
+    }
+    ev.stack_id = s.stacks.intern(stack, s.pending);
+    s.apply(ev);
+    if (s.pending.size() < config().buffer_limit_bytes) {
+      put_record(s.pending, format::RecordType::kEvent, ev);
+      ++s.events_written;
+    } else {
+      ++s.events_dropped;  // the disk is behind: keep the job going, say so in the trace
+    }
+  }
+  if (d.op == Op::kAlloc && d.result != 0 && !(flags & format::kEventRestored)) {
+    // The moment of an OOM: freeze the picture (with what NVML says) right after it.
+    const auto nvml = query_nvml_all();
+    {
+      std::lock_guard lock(s.mu);
+      s.append_snapshot(format::SnapshotReason::kFailedAllocation, nvml);
+    }
+    wake_writer();
+  }
+  return ev;
+}
+
+void take_pending(std::string& out) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  out.swap(s.pending);
+}
+
+std::vector<std::pair<int32_t, std::string>> tracked_device_uuids() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  return {s.device_uuids.begin(), s.device_uuids.end()};
+}
+
+std::map<int32_t, NvmlFigures> query_nvml_all() {
+  std::map<int32_t, NvmlFigures> out;
+  for (const auto& [dev, uuid] : tracked_device_uuids()) out[dev] = nvml_query(uuid);
+  return out;
+}
+
+void append_snapshot(format::SnapshotReason reason, const std::map<int32_t, NvmlFigures>& nvml) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.append_snapshot(reason, nvml);
+}
+
+void append_end() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.events_dropped});
+}
+
+void tracker_prepare_fork() {
+  if (State* s = g_state.load(std::memory_order_acquire)) s->mu.lock();
+}
+
+void tracker_after_fork_parent() {
+  if (State* s = g_state.load(std::memory_order_acquire)) s->mu.unlock();
+}
+
+void tracker_after_fork_child() {
+  // The child's CUDA state is not the parent's (CUDA does not survive fork): start
+  // afresh, with a trace file of its own only if it touches CUDA. The parent's state
+  // is left behind, unfreed, in copy-on-write pages the child never touches.
+  if (State* s = g_state.load(std::memory_order_acquire)) s->mu.unlock();
+  g_state.store(nullptr, std::memory_order_release);
+  g_described.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace cumemtrace::interpose

@@ -1,0 +1,53 @@
+// The live picture of the process's CUDA memory, updated as events arrive, and the
+// encoded records waiting for the writer thread.
+//
+// One mutex guards it. A hook does everything slow first (unwinding, driver queries)
+// and holds the mutex only to update maps and append bytes: no disk, no loader lock,
+// no driver call, no allocation proportional to the live set.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <cumemtrace/trace_format.h>
+
+#include "call.h"
+#include "nvml.h"
+
+namespace cumemtrace::interpose {
+
+// True while events should be recorded (not disabled, not past exit, trace writable).
+bool tracing_enabled();
+
+// Records one event. `api` is the HookId the program called; flags are EventFlags.
+// Returns the event as recorded (device, kind and size completed by the tracker).
+format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
+
+// ---- for the writer thread ----
+
+// Swaps the encoded records waiting to be written into `out` (which must be empty).
+void take_pending(std::string& out);
+
+// Devices seen so far, with the UUID NVML knows them by.
+std::vector<std::pair<int32_t, std::string>> tracked_device_uuids();
+
+// Appends a SnapshotRecord of the state now; `nvml` is keyed by device ordinal.
+void append_snapshot(format::SnapshotReason reason, const std::map<int32_t, NvmlFigures>& nvml);
+
+// Appends the EndRecord.
+void append_end();
+
+// NVML figures for every tracked device (call outside the tracker's lock).
+std::map<int32_t, NvmlFigures> query_nvml_all();
+
+// Tracing stops for good (after the final flush at exit, or when no trace can be written).
+void stop_tracing();
+
+// ---- fork (lifecycle.cpp) ----
+void tracker_prepare_fork();
+void tracker_after_fork_parent();
+void tracker_after_fork_child();
+
+}  // namespace cumemtrace::interpose

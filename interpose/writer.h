@@ -1,0 +1,19 @@
+// The background thread that owns the trace file. Hooks never touch the disk: they
+// append encoded records to the tracker's buffer, and this thread writes them out at
+// least every CUMEMTRACE_FLUSH_MS (<= 100 ms), so a process killed with SIGKILL leaves a
+// file readable up to its last flush. It also takes the periodic snapshots and scans
+// for newly loaded modules.
+//
+// The file is created by this thread, lazily: a process that never touches CUDA gets
+// none. It is opened O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600, so an existing file or
+// symlink at the path is never written through; a taken name gets a ".N" suffix.
+#pragma once
+
+namespace cumemtrace::interpose {
+
+void start_writer();  // from the first tracked event (tracker.cpp)
+void wake_writer();   // flush soon (after a failed allocation)
+void finish_writer(); // at exit: exit snapshot, end record, final flush; bounded wait
+void writer_after_fork_child();
+
+}  // namespace cumemtrace::interpose

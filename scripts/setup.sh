@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs what the build needs from Debian's packages and builds the one dependency
+# Debian does not ship in a usable form: a position-independent static libunwind
+# (Debian's libunwind.a is built without -fPIC, so it cannot go into a shared library;
+# linking libunwind.so.8 instead would put its _Unwind_* exception-unwinding symbols
+# in front of libgcc_s for every preloaded process). We rebuild Debian's own source
+# package with -fPIC and hidden visibility, into .deps/, once.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+deps="$top/.deps"
+
+packages=(cmake ninja-build g++ pkg-config dpkg-dev
+  libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
+  libdw-dev libelf-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev binutils)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -f "$deps/lib/libunwind.a" ]]; then
+  echo "setup: building a PIC libunwind from Debian's source package into $deps" >&2
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  # A private apt state so that adding the deb-src line touches nothing of the system's.
+  mkdir -p "$work/lists/partial"
+  cat >"$work/src.sources" <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  apt_opts=(-o "Dir::Etc::SourceList=$work/src.sources" -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::State::Lists=$work/lists" -o APT::Sandbox::User=root)
+  apt-get "${apt_opts[@]}" update -qq
+  (cd "$work" && apt-get "${apt_opts[@]}" source -qq libunwind >/dev/null 2>&1)
+  src=$(find "$work" -maxdepth 1 -type d -name 'libunwind-*' | head -n1)
+  [[ -n "$src" ]] || { echo "setup: could not fetch libunwind's source" >&2; exit 1; }
+  (cd "$src" && ./configure -q --prefix="$deps" --disable-shared --enable-static \
+      --disable-minidebuginfo --disable-zlibdebuginfo --disable-coredump --disable-ptrace \
+      --disable-setjmp --disable-documentation --disable-tests \
+      CFLAGS="-O2 -g -fPIC -fvisibility=hidden" >/dev/null &&
+    make -s -j"$(nproc)" >/dev/null 2>&1 && make -s install >/dev/null 2>&1)
+  [[ -f "$deps/lib/libunwind.a" ]] || { echo "setup: libunwind build failed" >&2; exit 1; }
+fi
+echo "setup: dependencies ready" >&2

@@ -1,0 +1,93 @@
+// The five reference cases of docs/fragmentation.md (granule 2 MiB), driven through the
+// reader and replay rather than FragmentationIndex directly: this pins down that replay
+// feeds the index the right ranges at the right moments.
+#include "catch.h"
+#include "replay.h"
+#include "trace_builder.h"
+
+using namespace cumemtrace;
+using cumemtrace::test::TraceBuilder;
+
+namespace {
+
+Trace parse(const TraceBuilder& b) {
+  const auto& s = b.bytes();
+  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+}
+
+FragmentationFigures now(const Replayer& r, int32_t d = 0) { return r.devices().at(d).frag.figures(); }
+
+}  // namespace
+
+TEST_CASE("case 1: three 512 B allocations in one granule") {
+  TraceBuilder b;
+  b.process().alloc(1, 0x10000000, 512).alloc(2, 0x10000200, 512).alloc(3, 0x10000600, 512);
+  const Trace t = parse(b);
+  const Replayer r = replay(t);
+  const auto& s = r.devices().at(0);
+  CHECK(s.peak_bytes == 1536);
+  CHECK(s.peak_time_ns == TraceBuilder::kStart + 3);
+  const auto& f = s.frag_at_peak;
+  CHECK(f.arena_bytes == 2'097'152);
+  CHECK(f.arena_count == 1);
+  CHECK(f.gap_bytes == 2'095'616);
+  CHECK(f.largest_gap == 2'095'104);
+  CHECK(f.gap_ratio() == Approx(0.99926758).margin(1e-8));
+  CHECK(f.external_fragmentation() == Approx(0.00024432).margin(1e-8));
+}
+
+TEST_CASE("case 2: three adjacent 64 MiB allocations, then the middle one freed") {
+  const uint64_t mib64 = 64ull << 20;
+  TraceBuilder b;
+  b.process().alloc(1, 0x20000000, mib64).alloc(2, 0x24000000, mib64).alloc(3, 0x28000000, mib64);
+  Replayer r = replay(parse(b));
+  auto f = now(r);
+  CHECK(f.arena_count == 1);
+  CHECK(f.arena_bytes == 201'326'592);
+  CHECK(f.gap_bytes == 0);
+  CHECK(f.largest_gap == 0);
+
+  b.free(4, 0x24000000);
+  r = replay(parse(b));
+  f = now(r);
+  CHECK(f.arena_count == 2);
+  CHECK(f.arena_bytes == 134'217'728);
+  CHECK(f.gap_bytes == 0);
+  // The peak stays where it was, with its one arena.
+  CHECK(r.devices().at(0).peak_bytes == 3 * mib64);
+  CHECK(r.devices().at(0).frag_at_peak.arena_count == 1);
+}
+
+TEST_CASE("case 3: 3 MiB spills into a second granule") {
+  TraceBuilder b;
+  b.process().alloc(1, 0x30000000, 3ull << 20);
+  const auto f = now(replay(parse(b)));
+  CHECK(f.arena_bytes == 4'194'304);
+  CHECK(f.largest_gap == 1'048'576);
+  CHECK(f.gap_ratio() == Approx(0.25));
+}
+
+TEST_CASE("case 4: two 1 MiB halves of a granule, then the first freed") {
+  TraceBuilder b;
+  b.process().alloc(1, 0x40000000, 1 << 20).alloc(2, 0x40100000, 1 << 20);
+  Replayer r = replay(parse(b));
+  CHECK(now(r).gap_bytes == 0);
+  CHECK(now(r).arena_bytes == 2'097'152);
+  b.free(3, 0x40000000);
+  r = replay(parse(b));
+  CHECK(now(r).gap_bytes == 1'048'576);
+  CHECK(now(r).largest_gap == 1'048'576);
+  CHECK(now(r).gap_ratio() == Approx(0.5));
+  CHECK(r.devices().at(0).max_gap_ratio == Approx(0.5));
+  CHECK(r.devices().at(0).max_gap_ratio_time_ns == TraceBuilder::kStart + 1);  // already 0.5 with one half
+}
+
+TEST_CASE("case 5: two 512 B allocations far apart make two arenas") {
+  TraceBuilder b;
+  b.process().alloc(1, 0x50000000, 512).alloc(2, 0x90000000, 512);
+  const auto f = now(replay(parse(b)));
+  CHECK(f.arena_count == 2);
+  CHECK(f.arena_bytes == 4'194'304);
+  CHECK(f.gap_bytes == 4'193'280);
+  CHECK(f.largest_gap == 2'096'640);
+}

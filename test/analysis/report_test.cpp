@@ -1,0 +1,215 @@
+#include <sstream>
+
+#include "catch.h"
+#include "report.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "stacks.h"
+#include "trace_builder.h"
+
+using namespace cumemtrace;
+using cumemtrace::test::TraceBuilder;
+namespace fmt = cumemtrace::format;
+using fmt::Kind;
+using fmt::Op;
+
+namespace {
+
+constexpr uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
+
+Trace parse(const TraceBuilder& b) {
+  const auto& s = b.bytes();
+  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+}
+
+// Module layout and stacks shared by the tests below (stacks are root-outermost):
+//   stack 4: main (prog) -> c10 alloc (libc10_cuda.so) -> cudart -> our hook
+//   stack 7: main (prog) -> cublasLt -> cudart -> our hook
+TraceBuilder with_stacks() {
+  TraceBuilder b;
+  b.process()
+      .device(0, 80 * GiB)
+      .api(1, "cudaMalloc")
+      .api(2, "cudaFree")
+      .api(3, "cudaMallocHost")
+      .module(0, 0x1000, 0x2000, "/build/lib/libcumemtrace.so")
+      .module(0, 0x2000, 0x3000, "/usr/local/cuda/lib64/libcudart.so.13")
+      .module(0, 0x3000, 0x4000, "/site-packages/torch/lib/libc10_cuda.so")
+      .module(0, 0x4000, 0x5000, "/work/prog")
+      .module(0, 0x5000, 0x6000, "/usr/local/cuda/lib64/libcublasLt.so.13")
+      .stack(1, 0, 0x4100)
+      .stack(2, 1, 0x3100)
+      .stack(3, 2, 0x2100)
+      .stack(4, 3, 0x1100)
+      .stack(5, 1, 0x5100)
+      .stack(6, 5, 0x2200)
+      .stack(7, 6, 0x1200)
+      .symbol(0x3100, "c10::cuda::alloc(unsigned long)", "CUDACachingAllocator.cpp", 10)
+      .symbol(0x4100, "main", "prog.cpp", 5);
+  return b;
+}
+
+TraceBuilder scenario() {
+  TraceBuilder b = with_stacks();
+  auto ctx = TraceBuilder::ev(50, Op::kContextCreate, Kind::kContext, 0, 500 * MiB);
+  b.event(ctx)
+      .alloc(100, 0x100000000, GiB, 4)
+      .alloc(200, 0x200000000, 512 * MiB, 7)
+      .alloc(300, 0x300000000, 256 * MiB, 4)  // peak: 1.75 GiB
+      .snapshot(310, fmt::SnapshotReason::kPeriodic, {{0, 1792 * MiB, 1792 * MiB, 3 * GiB, 70 * GiB, 80 * GiB}})
+      .free(400, 0x200000000)
+      .failed(450, 80 * GiB, 2, 4)
+      .snapshot(460, fmt::SnapshotReason::kFailedAllocation, {{0, 1280 * MiB, 1280 * MiB, 2 * GiB, GiB, 80 * GiB}})
+      .alloc(500, 0x7000, 4096, 4, -1, Kind::kHostPinned, 3)
+      .end(600);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("the call site skips our hook and the CUDA runtime; the library is its module") {
+  const Trace t = parse(with_stacks());
+  Stacks s(t);
+  CHECK(s.call_site(4).node == 2);
+  CHECK(s.call_site(4).library == "libc10_cuda.so");
+  CHECK(s.call_site(7).node == 5);
+  CHECK(s.call_site(7).library == "libcublasLt.so.13");
+  CHECK(s.call_site(0).library == "?");
+  CHECK(s.ips(4) == std::vector<uint64_t>{0x1100, 0x2100, 0x3100, 0x4100});
+  const auto frames = s.frames(2, 6);
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[0].function == "c10::cuda::alloc(unsigned long)");
+  CHECK(frames[1].module == "prog");
+}
+
+TEST_CASE("a module reported again supersedes the older record") {
+  TraceBuilder b;
+  b.process().module(0, 0x1000, 0x2000, "/old/liba.so").module(0, 0x1800, 0x2800, "/new/libb.so");
+  const Trace t = parse(b);
+  Stacks s(t);
+  CHECK(s.module_basename(0x1100) == "liba.so");
+  CHECK(s.module_basename(0x1900) == "libb.so");
+  CHECK(s.module_basename(0x3000).empty());
+}
+
+TEST_CASE("the report has the peak, its call sites, the leaks and the failed allocation") {
+  const Trace t = parse(scenario());
+  ReportOptions opt;
+  const Report rep = build_report(t, opt);
+  CHECK(rep.complete);
+  CHECK(rep.duration_ns == 600);
+  REQUIRE(rep.devices.size() == 2);  // host (-1) then device 0
+  const DeviceReport& d = rep.devices[1];
+  CHECK(d.device == 0);
+  CHECK(d.peak_bytes == 1792 * MiB);
+  CHECK(d.peak_time_ns == TraceBuilder::kStart + 300);
+  CHECK(d.frag_at_peak.arena_bytes == 1792 * MiB);
+  CHECK(d.frag_at_peak.arena_count == 3);
+  CHECK(d.end_device_bytes == 1280 * MiB);
+  CHECK(d.counts.failed == 1);
+  REQUIRE(d.top_sites.size() == 2);
+  CHECK(d.top_sites[0].library == "libc10_cuda.so");
+  CHECK(d.top_sites[0].bytes == 1280 * MiB);
+  CHECK(d.top_sites[0].count == 2);
+  CHECK(d.top_sites[1].library == "libcublasLt.so.13");
+  CHECK(d.top_sites[1].bytes == 512 * MiB);
+  REQUIRE(d.by_library.size() == 2);
+  CHECK(d.by_library[0].library == "libc10_cuda.so");
+
+  // NVML at the peak: the snapshot at 310 is nearest to 300.
+  REQUIRE(d.nvml.known);
+  CHECK(d.nvml.snapshot_time_ns == TraceBuilder::kStart + 310);
+  CHECK(d.nvml.tracked == 1792 * MiB);
+  CHECK(d.nvml.context == 500 * MiB);
+  CHECK(d.nvml.untracked == 3 * GiB - 1792 * MiB - 500 * MiB);
+
+  // Leaks: device memory first, grouped by call site, then host-pinned.
+  REQUIRE(rep.leaks.size() == 2);
+  CHECK(rep.leaks[0].kind == Kind::kDevice);
+  CHECK(rep.leaks[0].bytes == 1280 * MiB);
+  REQUIRE(rep.leaks[0].sites.size() == 1);
+  CHECK(rep.leaks[0].sites[0].count == 2);
+  CHECK(rep.leaks[0].sites[0].library == "libc10_cuda.so");
+  CHECK(rep.leaks[1].kind == Kind::kHostPinned);
+  CHECK(rep.leaks[1].bytes == 4096);
+
+  // The failed allocation, with free/total from the snapshot taken right after it.
+  REQUIRE(rep.failed.size() == 1);
+  const FailedRow& f = rep.failed[0];
+  CHECK(f.size == 80 * GiB);
+  CHECK(f.api == "cudaMalloc");
+  CHECK(f.result == 2);
+  CHECK(f.live_device_bytes == 1280 * MiB);
+  CHECK(f.snapshot_reason == fmt::SnapshotReason::kFailedAllocation);
+  CHECK(f.device_free == GiB);
+  CHECK(f.device_total == 80 * GiB);
+  CHECK(f.library == "libc10_cuda.so");
+  REQUIRE(f.frames.size() == 2);
+  CHECK(f.frames[0].file == "CUDACachingAllocator.cpp");
+}
+
+TEST_CASE("the JSON report carries exact bytes and nanoseconds") {
+  const Trace t = parse(scenario());
+  const auto j = to_json(build_report(t, ReportOptions{}));
+  CHECK(j["trace"]["complete"] == true);
+  CHECK(j["trace"]["error"].is_null());
+  CHECK(j["process"]["command_line"] == nlohmann::ordered_json::array({"prog", "--flag"}));
+  const auto& d = j["devices"][1];
+  CHECK(d["device"] == 0);
+  CHECK(d["total_bytes"] == 85899345920ull);
+  CHECK(d["peak"]["device_bytes"] == 1879048192ull);
+  CHECK(d["peak"]["time_ns"] == TraceBuilder::kStart + 300);
+  CHECK(d["peak"]["since_start_ns"] == 300);
+  CHECK(d["peak"]["arena_bytes"] == 1879048192ull);
+  CHECK(d["fragmentation_at_peak"]["gap_bytes"] == 0);
+  CHECK(d["nvml_at_peak"]["untracked"] == 817889280ull);
+  CHECK(d["nvml_at_peak"]["snapshot_reason"] == "periodic");
+  CHECK(d["top_call_sites"][0]["bytes"] == 1342177280ull);
+  CHECK(d["top_call_sites"][0]["frames"][0]["function"] == "c10::cuda::alloc(unsigned long)");
+  CHECK(d["top_call_sites"][0]["frames"][0]["ip"] == "0x3100");
+  CHECK(d["end"]["live_bytes"]["device"] == 1342177280ull);
+  CHECK(j["leaks"][1]["kind"] == "host-pinned");
+  const auto& f = j["failed_allocations"][0];
+  CHECK(f["size"] == 85899345920ull);
+  CHECK(f["device_free"] == 1073741824ull);
+  CHECK(f["device_total"] == 85899345920ull);
+  CHECK(f["tracked_live_device_bytes"] == 1342177280ull);
+  CHECK(f["snapshot"]["reason"] == "failed-allocation");
+  CHECK(f["result_type"] == "CUresult");
+}
+
+TEST_CASE("the text report uses IEC units with exact bytes and says how the trace ended") {
+  Trace t = parse(scenario());
+  std::ostringstream out;
+  write_text(out, build_report(t, ReportOptions{}));
+  const std::string s = out.str();
+  CHECK(s.find("peak tracked device bytes: 1.75 GiB (1,879,048,192 B) at 0.000 s") != std::string::npos);
+  CHECK(s.find("the trace ended cleanly") != std::string::npos);
+  CHECK(s.find("libc10_cuda.so") != std::string::npos);
+  CHECK(s.find("via cudaMalloc") != std::string::npos);
+
+  // Cut before the end record: the report says so.
+  const std::string full = scenario().bytes();
+  const std::string cut = full.substr(0, full.size() - 5);
+  Trace c = parse_trace({reinterpret_cast<const uint8_t*>(cut.data()), cut.size()});
+  std::ostringstream out2;
+  write_text(out2, build_report(c, ReportOptions{}));
+  CHECK(out2.str().find("THE TRACE IS CUT SHORT: truncated record at byte") != std::string::npos);
+}
+
+TEST_CASE("live at a moment: bytes by kind, fragmentation and libraries") {
+  const Trace t = parse(scenario());
+  const LiveReport lr = build_live(t, TraceBuilder::kStart + 300);
+  REQUIRE(lr.devices.size() == 1);
+  const LiveDevice& d = lr.devices[0];
+  CHECK(d.device_bytes == 1792 * MiB);
+  CHECK(d.count == 3);
+  CHECK(d.live_bytes[int(Kind::kDevice)] == 1792 * MiB);
+  CHECK(d.frag.arena_count == 3);
+  REQUIRE(d.by_library.size() == 2);
+  CHECK(d.by_library[0].library == "libc10_cuda.so");
+  CHECK(d.by_library[0].bytes == 1280 * MiB);
+  const auto j = to_json(lr);
+  CHECK(j["devices"][0]["live_bytes"]["device"] == 1879048192ull);
+  CHECK(j["at_ns"] == TraceBuilder::kStart + 300);
+}

@@ -1,0 +1,186 @@
+// Test-only: writes synthetic traces record by record, per trace_format.h, so that
+// analysis tests can assert figures worked out by hand.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cumemtrace/trace_format.h"
+
+namespace cumemtrace::test {
+
+namespace fmt = cumemtrace::format;
+
+class TraceBuilder {
+ public:
+  static constexpr uint64_t kStart = 1'000'000'000;  // start_monotonic_ns of every test trace
+
+  explicit TraceBuilder(uint16_t minor = fmt::kVersionMinor) {
+    fmt::FileHeader h{};
+    std::memcpy(h.magic, fmt::kMagic, sizeof h.magic);
+    h.version_major = fmt::kVersionMajor;
+    h.version_minor = minor;
+    h.header_bytes = sizeof h;
+    put(bytes_, h);
+  }
+
+  TraceBuilder& process(uint64_t granule = 2ull << 20, std::vector<std::string> argv = {"prog", "--flag"},
+                        int32_t rank = 0) {
+    fmt::ProcessRecord r{};
+    r.pid = 4242;
+    r.ppid = 1;
+    r.start_monotonic_ns = kStart;
+    r.start_realtime_ns = 1'764'000'000'000'000'000ull;
+    r.granule_bytes = granule;
+    r.stack_depth = 64;
+    r.rank = rank;
+    std::string p = pod(r);
+    std::string cmd;
+    for (size_t i = 0; i < argv.size(); ++i) cmd += (i ? std::string(1, '\0') : "") + argv[i];
+    str(p, "host1");
+    str(p, cmd);
+    str(p, "0.1.0");
+    return record(fmt::RecordType::kProcess, p);
+  }
+
+  TraceBuilder& device(int32_t ordinal, uint64_t total, const std::string& name = "NVIDIA H200") {
+    fmt::DeviceRecord r{};
+    r.ordinal = ordinal;
+    r.nvml_index = ordinal;
+    r.total_bytes = total;
+    std::string p = pod(r);
+    str(p, name);
+    return record(fmt::RecordType::kDevice, p);
+  }
+
+  TraceBuilder& module(uint64_t bias, uint64_t start, uint64_t end, const std::string& path,
+                       const std::string& build_id = {}) {
+    fmt::ModuleRecord r{bias, start, end};
+    std::string p = pod(r);
+    str(p, path);
+    str(p, build_id);
+    return record(fmt::RecordType::kModule, p);
+  }
+
+  TraceBuilder& stack(uint32_t id, uint32_t parent, uint64_t ip) {
+    return record(fmt::RecordType::kStackNode, pod(fmt::StackNodeRecord{id, parent, ip}));
+  }
+
+  TraceBuilder& api(uint16_t id, const std::string& name) {
+    std::string p = pod(fmt::ApiNameRecord{id});
+    str(p, name);
+    return record(fmt::RecordType::kApiName, p);
+  }
+
+  TraceBuilder& event(const fmt::EventRecord& e) { return record(fmt::RecordType::kEvent, pod(e)); }
+
+  static fmt::EventRecord ev(uint64_t t, fmt::Op op, fmt::Kind kind, uint64_t address, uint64_t size,
+                             int32_t device = 0, uint32_t stack = 0, uint16_t api = 0) {
+    fmt::EventRecord e{};
+    e.time_ns = kStart + t;
+    e.op = uint8_t(op);
+    e.kind = uint8_t(kind);
+    e.address = address;
+    e.size = size;
+    e.device = device;
+    e.stack_id = stack;
+    e.api = api;
+    e.tid = 7;
+    return e;
+  }
+
+  TraceBuilder& alloc(uint64_t t, uint64_t address, uint64_t size, uint32_t stack = 0, int32_t device = 0,
+                      fmt::Kind kind = fmt::Kind::kDevice, uint16_t api = 1) {
+    return event(ev(t, fmt::Op::kAlloc, kind, address, size, device, stack, api));
+  }
+  TraceBuilder& free(uint64_t t, uint64_t address, int32_t device = 0, fmt::Kind kind = fmt::Kind::kDevice) {
+    return event(ev(t, fmt::Op::kFree, kind, address, 0, device, 0, 2));
+  }
+  TraceBuilder& failed(uint64_t t, uint64_t size, int32_t result, uint32_t stack = 0, int32_t device = 0,
+                       uint16_t api = 1) {
+    auto e = ev(t, fmt::Op::kAlloc, fmt::Kind::kDevice, 0, size, device, stack, api);
+    e.result = result;
+    return event(e);
+  }
+
+  struct Dev {
+    int32_t device = 0;
+    uint64_t device_bytes = 0;
+    uint64_t arena_bytes = 0;
+    uint64_t nvml_used = fmt::kUnknown64;
+    uint64_t nvml_free = fmt::kUnknown64;
+    uint64_t nvml_total = fmt::kUnknown64;
+  };
+  TraceBuilder& snapshot(uint64_t t, fmt::SnapshotReason reason, const std::vector<Dev>& devs,
+                         uint32_t entry_bytes = sizeof(fmt::DeviceSnapshot)) {
+    fmt::SnapshotRecord r{};
+    r.time_ns = kStart + t;
+    r.reason = uint32_t(reason);
+    r.device_count = uint32_t(devs.size());
+    r.entry_bytes = entry_bytes;
+    std::string p = pod(r);
+    for (const auto& d : devs) {
+      fmt::DeviceSnapshot s{};
+      s.device = d.device;
+      s.device_bytes = d.device_bytes;
+      s.arena_bytes = d.arena_bytes;
+      s.nvml_process_used = d.nvml_used;
+      s.nvml_device_free = d.nvml_free;
+      s.nvml_device_total = d.nvml_total;
+      std::string e = pod(s);
+      e.resize(entry_bytes, '\0');
+      p += e;
+    }
+    return record(fmt::RecordType::kSnapshot, p);
+  }
+
+  TraceBuilder& symbol(uint64_t ip, const std::string& function, const std::string& file, uint32_t line) {
+    std::string p = pod(fmt::SymbolRecord{ip, line, 0});
+    str(p, function);
+    str(p, file);
+    return record(fmt::RecordType::kSymbol, p);
+  }
+
+  TraceBuilder& end(uint64_t t, uint64_t written = 0) {
+    return record(fmt::RecordType::kEnd, pod(fmt::EndRecord{kStart + t, written, 0}));
+  }
+
+  TraceBuilder& record(fmt::RecordType type, const std::string& payload) { return raw(uint16_t(type), payload); }
+  TraceBuilder& raw(uint16_t type, const std::string& payload) {
+    fmt::RecordHeader h{type, 0, uint32_t(payload.size())};
+    put(bytes_, h);
+    bytes_ += payload;
+    return *this;
+  }
+
+  const std::string& bytes() const { return bytes_; }
+  std::vector<uint8_t> vec() const { return {bytes_.begin(), bytes_.end()}; }
+
+  void write(const std::string& path) const {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes_.data(), std::streamsize(bytes_.size()));
+  }
+
+  template <class T>
+  static std::string pod(const T& v) {
+    return std::string(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  static void str(std::string& out, const std::string& s) {
+    uint32_t n = uint32_t(s.size());
+    out.append(reinterpret_cast<const char*>(&n), 4);
+    out += s;
+  }
+
+ private:
+  template <class T>
+  static void put(std::string& out, const T& v) {
+    out += pod(v);
+  }
+
+  std::string bytes_;
+};
+
+}  // namespace cumemtrace::test

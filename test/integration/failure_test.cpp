@@ -1,0 +1,63 @@
+// What a user needs after an out-of-memory error, and what a killed job leaves behind.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+using namespace harness;
+
+TEST_CASE("a failed allocation is reported with its size, stack, live bytes and free/total") {
+  TempDir dir;
+  const Env env{{"SIMCUDA_CAPACITY", "8589934592"}};
+  const Result t = traced(dir, {program("prog_runtime"), "oom"}, env);
+  REQUIRE(t.exit_code == 0);  // the program saw cudaErrorMemoryAllocation, as without us
+  REQUIRE(t.out == run({program("prog_runtime"), "oom"}, env).out);
+  const auto r = report(only_trace(dir));
+  REQUIRE(r.at("failed_allocations").size() == 1);
+  const auto& f = r.at("failed_allocations")[0];
+  CHECK(f.at("size") == 8589934593);  // cudaMemGetInfo's total + 1
+  CHECK(f.at("device") == 0);
+  CHECK(f.at("api") == "cudaMalloc");
+  CHECK(f.at("tracked_live_device_bytes") == 0);
+  // The context (512 MiB) is all the device holds at that moment.
+  CHECK(f.at("device_total") == 8589934592);
+  CHECK(f.at("device_free") == 8589934592 - 536870912);
+  bool in_scenario = false;
+  for (const auto& frame : f.at("frames")) in_scenario |= frame.value("function", "").find("scenario_oom") != std::string::npos;
+  CHECK(in_scenario);
+  CHECK(device(r, 0).at("counts").at("failed") == 1);
+}
+
+TEST_CASE("a process killed with SIGKILL leaves a trace readable up to its last flush") {
+  TempDir dir;
+  // frag2 makes three 64 MiB blocks, frees the middle one, then holds for 10 s.
+  const Result t = traced(dir, {program("prog_runtime"), "frag2", "10000"}, {}, 800);
+  REQUIRE(t.exit_code == 128 + SIGKILL);
+  const auto r = report(only_trace(dir));
+  CHECK(r.at("trace").at("complete") == false);
+  CHECK(device(r, 0).at("peak").at("device_bytes") == 3 * 67108864);
+  CHECK(device(r, 0).at("end").at("device_bytes") == 2 * 67108864);
+}
+
+TEST_CASE("cumemtrace run passes the exit status through and symbolizes a killed child's trace") {
+  TempDir dir;
+  const std::string pattern = dir.path + "/run-%p.trace";
+  const Result ok = run({cli(), "run", "-o", pattern, "--", program("prog_runtime"), "basic"});
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out == run({program("prog_runtime"), "basic"}).out);
+  CHECK(ok.err.find("trace written to") != std::string::npos);
+  const Result bad = run({cli(), "run", "-o", pattern, "--", program("prog_runtime"), "no-such-scenario"});
+  CHECK(bad.exit_code == run({program("prog_runtime"), "no-such-scenario"}).exit_code);
+  // SIGTERM to `cumemtrace run` reaches the child; its trace is still symbolized.
+  TempDir killed;
+  const Result k = run({cli(), "run", "-o", killed.path + "/k-%p.trace", "--", program("prog_runtime"), "frag2", "10000"},
+                       {}, 800, SIGTERM);
+  CHECK(k.exit_code == 128 + SIGTERM);
+  const auto traces = killed.files("k-");
+  REQUIRE(traces.size() == 1);
+  const Result dump = run({cli(), "dump", traces[0]});
+  CHECK(dump.out.find(" symbol ") != std::string::npos);
+  CHECK(report(traces[0]).at("trace").at("complete") == false);
+}

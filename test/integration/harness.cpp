@@ -1,0 +1,114 @@
+#include "harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace harness {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/cumemtrace-test-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  path = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(path, ec);
+}
+
+std::vector<std::string> TempDir::files(const std::string& prefix) const {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(path))
+    if (e.path().filename().string().starts_with(prefix)) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string program(const std::string& name) { return std::string(CUMEMTRACE_PROGRAMS_DIR) + "/" + name; }
+std::string cli() { return CUMEMTRACE_CLI; }
+std::string preload_library() { return CUMEMTRACE_PRELOAD; }
+
+Result run(const std::vector<std::string>& argv, const Env& env, int signal_after_ms, int sig) {
+  TempDir io;
+  const std::string out = io.path + "/stdout", err = io.path + "/stderr";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv("LD_LIBRARY_PATH", CUMEMTRACE_SIM_DIR, 1);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  if (signal_after_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(signal_after_ms));
+    kill(pid, sig);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+Result traced(const TempDir& dir, const std::vector<std::string>& argv, Env env, int signal_after_ms) {
+  env.try_emplace("LD_PRELOAD", preload_library());
+  env.try_emplace("CUMEMTRACE_OUTPUT", dir.path + "/trace-%p.trace");
+  return run(argv, env, signal_after_ms);
+}
+
+std::string only_trace(const TempDir& dir) {
+  const auto traces = dir.files("trace-");
+  if (traces.size() != 1) throw std::runtime_error("expected one trace, found " + std::to_string(traces.size()));
+  return traces[0];
+}
+
+nlohmann::json report(const std::string& trace) {
+  const Result r = run({cli(), "report", "--json", "--top", "50", trace});
+  if (r.exit_code != 0) throw std::runtime_error("cumemtrace report failed: " + r.err);
+  return nlohmann::json::parse(r.out);
+}
+
+nlohmann::json live_at_end(const std::string& trace) {
+  const Result r = run({cli(), "live", "--json", "--at", "18446744073709551615", trace});
+  if (r.exit_code != 0) throw std::runtime_error("cumemtrace live failed: " + r.err);
+  return nlohmann::json::parse(r.out).at(0);
+}
+
+const nlohmann::json& device(const nlohmann::json& j, int ordinal) {
+  for (const auto& d : j.at("devices"))
+    if (d.at("device").get<int>() == ordinal) return d;
+  throw std::runtime_error("no device " + std::to_string(ordinal) + " in the report");
+}
+
+}  // namespace harness

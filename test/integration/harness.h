@@ -1,0 +1,47 @@
+// Runs the test programs (test/programs) against the simulated driver (sim/), with and
+// without libcumemtrace.so, and reads the traces back through the `cumemtrace` CLI, the
+// way a user would.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace harness {
+
+using Env = std::map<std::string, std::string>;
+
+struct Result {
+  int exit_code = -1;  // exit status, or 128 + signal
+  std::string out, err;
+};
+
+// A fresh private directory, removed when the object goes away.
+struct TempDir {
+  TempDir();
+  ~TempDir();
+  std::string path;
+  std::vector<std::string> files(const std::string& prefix = "") const;
+};
+
+std::string program(const std::string& name);  // build/test/programs/NAME
+std::string cli();                             // build/bin/cumemtrace
+std::string preload_library();                 // build/lib/libcumemtrace.so
+
+// Runs argv with the current environment plus `env` (LD_LIBRARY_PATH=build/sim always).
+// `signal_after_ms` > 0 sends `sig` after that long.
+Result run(const std::vector<std::string>& argv, const Env& env = {}, int signal_after_ms = 0, int sig = 9);
+
+// Runs a test program under LD_PRELOAD with CUMEMTRACE_OUTPUT=DIR/trace-%p.trace.
+Result traced(const TempDir& dir, const std::vector<std::string>& argv, Env env = {}, int signal_after_ms = 0);
+
+// The traces in `dir` (exactly one expected unless said otherwise).
+std::string only_trace(const TempDir& dir);
+
+nlohmann::json report(const std::string& trace);               // cumemtrace report --json
+nlohmann::json live_at_end(const std::string& trace);          // cumemtrace live --at <max> --json
+const nlohmann::json& device(const nlohmann::json& j, int ordinal);  // devices[] entry
+
+}  // namespace harness

@@ -233,6 +233,15 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     rep.leaks.push_back(std::move(g));
   }
 
+  for (const auto& e : trace.events) {
+    if (e.op != format::Op::kContextCreate || e.result != 0) continue;
+    ContextRow row{e.time_ns, e.device, e.size, trace.api_name(e.api), e.tid, {}, {}};
+    const CallSite cs = stacks.call_site(e.stack_id);
+    row.library = cs.library;
+    row.frames = stacks.frames(cs.node, opt.frames);
+    rep.contexts.push_back(std::move(row));
+  }
+
   for (const auto& f : final.failed()) {
     FailedRow row;
     row.time_ns = f.event.time_ns;

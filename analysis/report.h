@@ -98,6 +98,17 @@ struct FailedRow {
   uint64_t process_used = format::kUnknown64;
 };
 
+// A CUDA context coming into being: who put its hundreds of MiB on which GPU.
+struct ContextRow {
+  uint64_t time_ns = 0;
+  int32_t device = -1;
+  uint64_t bytes = 0;  // NVML's used-memory increase across the call (0: unknown)
+  std::string api;
+  uint32_t tid = 0;
+  std::string library;
+  std::vector<Frame> frames;
+};
+
 struct ReservationReport {
   int32_t device = -1;
   uint64_t reserves = 0;
@@ -122,6 +133,7 @@ struct Report {
   std::vector<DeviceReport> devices;
   std::vector<LeakGroup> leaks;  // device memory kinds first, then managed, host-pinned
   std::vector<FailedRow> failed;
+  std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
 };
 

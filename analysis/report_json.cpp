@@ -178,6 +178,18 @@ json to_json(const Report& rep) {
   }
   j["failed_allocations"] = std::move(failed);
 
+  json contexts = json::array();
+  for (const auto& c : rep.contexts)
+    contexts.push_back({{"time_ns", c.time_ns},
+                        {"since_start_ns", since(c.time_ns)},
+                        {"device", c.device},
+                        {"bytes", c.bytes},
+                        {"api", c.api},
+                        {"tid", c.tid},
+                        {"library", c.library},
+                        {"frames", frames(c.frames)}});
+  j["contexts"] = std::move(contexts);
+
   json res = json::array();
   for (const auto& r : rep.reservations) {
     res.push_back({{"device", r.device},

@@ -175,6 +175,16 @@ void write_text(std::ostream& out, const Report& rep) {
     frames(out, f.frames, "       ");
   }
 
+  out << "\nContexts created (each holds device memory no allocation shows)\n";
+  if (rep.contexts.empty()) out << "  none\n";
+  for (size_t i = 0; i < rep.contexts.size(); ++i) {
+    const ContextRow& c = rep.contexts[i];
+    out << "  " << i + 1 << ". " << device_label(c.device) << " at " << since(rep, c.time_ns) << ": "
+        << (c.bytes ? iec_exact(c.bytes) : std::string("size unknown")) << " via " << c.api << " (thread " << c.tid
+        << "), from " << c.library << ":\n";
+    frames(out, c.frames, "       ");
+  }
+
   if (!rep.reservations.empty()) {
     out << "\nVMM address space reservations (address space only, not device memory)\n";
     for (const auto& r : rep.reservations) {

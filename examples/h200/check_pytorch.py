@@ -191,7 +191,8 @@ def check_run(name, run, cli, pattern):
     res = {"run": name, "mode": mode, "pid": start.get("pid"), "prediction": PREDICTIONS.get(mode),
            "status": "error", "checkpoints": [], "message": None}
     if not start:
-        res["message"] = "no start line in the log"
+        errs = "; ".join(f"{e.get('where')}: {e.get('message')}" for e in run["errors"])
+        res["message"] = f"the run failed before its start line: {errs}" if errs else "no start line in the log"
         return res
     trace = pattern.format(run=name, mode=mode, pid=start.get("pid"))
     res["trace"] = trace

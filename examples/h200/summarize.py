@@ -146,14 +146,18 @@ def fmt(n, unit=""):
     return f"{n:,}{unit}"
 
 
+def fmt_ratio(r):
+    return "n/a" if r is None else f"{r:.3f}"
+
+
 def write_md(s, path):
     L = []
     p = L.append
     p("# cumemtrace validation")
     p("")
     p(f"Generated {s['generated_at']}. GPU: {', '.join(s['gpu']) or 'n/a'}. "
-      f"PyTorch {s['torch'].get('torch', 'n/a')} (CUDA {s['torch'].get('cuda', 'n/a')}) on "
-      f"{s['torch'].get('device_name', 'n/a')}. Steps took {fmt(s['total_step_seconds'])} s.")
+      f"PyTorch {s['torch'].get('torch') or 'n/a'} (CUDA {s['torch'].get('cuda') or 'n/a'}) on "
+      f"{s['torch'].get('device_name') or 'n/a'}. Steps took {fmt(s['total_step_seconds'])} s.")
     p("")
     p("## Verdicts")
     p("")
@@ -167,6 +171,8 @@ def write_md(s, path):
     p(f"| OOM explained (size, stack, live bytes, NVML) | {verdict(oom)} | "
       f"{sum(c['ok'] for c in oom.get('checks', []))}/{len(oom.get('checks', []))} checks ok |")
     for run, r in s["pytorch"].items():
+        if not r.get("prediction"):  # an untraced run that failed early: its error is under Overhead
+            continue
         detail = r.get("message") or (f"equal at {r.get('equal_at')}/{r.get('checked')} checkpoints; "
                                       f"largest difference {fmt(r.get('max_abs_diff'))} B")
         p(f"| PyTorch `{run}`: {r.get('prediction') or ''} | {r.get('status')} | {detail} |")
@@ -175,6 +181,8 @@ def write_md(s, path):
     p("")
 
     for run, r in s["pytorch"].items():
+        if not r.get("prediction"):
+            continue
         p(f"## PyTorch, {run} allocator")
         p("")
         p(f"Expectation: {r.get('prediction')}.")
@@ -215,11 +223,12 @@ def write_md(s, path):
     p("")
     p("cudaMalloc + cudaFree pairs, median ns per pair (512 B inside an already-held 2 MiB page):")
     p("")
-    p("| size | plain | traced, depth 0 | ratio | traced, 32 frames | ratio |")
-    p("|---|---:|---:|---:|---:|---:|")
+    p("| size | plain | traced, depth 0 | ratio | added | traced, 32 frames | ratio | added |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|")
     for label, row in s["overhead"]["alloc_loop"].items():
-        p(f"| {label} | {fmt(row['plain_ns'])} | {fmt(row['depth0_ns'])} | {fmt(row['depth0_ratio'])} | "
-          f"{fmt(row['depth32_ns'])} | {fmt(row['depth32_ratio'])} |")
+        p(f"| {label} | {fmt(row['plain_ns'])} | {fmt(row['depth0_ns'])} | {fmt_ratio(row['depth0_ratio'])} | "
+          f"{fmt(row['depth0_added_ns'])} | {fmt(row['depth32_ns'])} | {fmt_ratio(row['depth32_ratio'])} | "
+          f"{fmt(row['depth32_added_ns'])} |")
     p("")
     t = s["overhead"]["train"]
     ms = t["mean_step_ms"]
@@ -229,10 +238,10 @@ def write_md(s, path):
     p("|---|---:|---:|")
     base = ms.get("default-untraced")
     for run in ("default-untraced", "default", "expandable", "async", "record-history"):
-        if run in ms:
-            p(f"| {run} | {fmt(ms[run])} | {fmt(ratio(ms[run], base))} |")
-    for run, errs in t["errors"].items():
-        p(f"| {run} | error: {'; '.join(errs)[:200]} | |")
+        if run in t["errors"]:
+            p(f"| {run} | error: {'; '.join(t['errors'][run])[:200]} | |")
+        elif run in ms:
+            p(f"| {run} | {fmt(ms[run])} | {fmt_ratio(ratio(ms[run], base))} |")
     p("")
     p("(`expandable` and `async` use other allocators, so their ratios mix allocator and tracing costs;"
       " `record-history` is PyTorch's own `_record_memory_history(stacks='all')`, untraced.)")

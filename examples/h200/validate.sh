@@ -92,7 +92,8 @@ step() {
   return 0
 }
 
-# The newest file matching a glob, or nothing.
+# The newest file matching a glob (unquoted on purpose: it is the pattern), or nothing.
+# shellcheck disable=SC2012,SC2086  # our own file names: no spaces, no odd characters
 newest() { ls -t $1 2>/dev/null | head -n1; }
 
 say "cumemtrace validation: out $OUT, scratch $WORK, budget ${BUDGET}s"

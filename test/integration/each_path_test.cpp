@@ -162,4 +162,11 @@ TEST_CASE("the first allocation on device 1 shows who created its context") {
   CHECK(device(r, 1).at("counts").at("allocs") == 1);
   CHECK_FALSE(std::any_of(r.at("devices").begin(), r.at("devices").end(),
                           [](const auto& d) { return d.at("device") == 0 && d.at("counts").at("contexts") != 0; }));
+  // Who created it: cudaSetDevice(1) in scenario_context, through the primary context.
+  REQUIRE(r.at("contexts").size() == 1);
+  const auto& c = r.at("contexts")[0];
+  CHECK(c.at("device") == 1);
+  CHECK(c.at("bytes") == 536870912);
+  CHECK(c.at("library") == "prog_runtime");
+  CHECK(any_frame_in(c, "scenario_context"));
 }

@@ -68,6 +68,7 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
           out << " [dev=" << d.device << " device_bytes=" << d.device_bytes << " peak=" << d.peak_device_bytes
               << " arena=" << d.arena_bytes << " nvml_used=";
           if (d.nvml_process_used == kUnknown64) out << "?"; else out << d.nvml_process_used;
+          if (d.pool_reserved_bytes != kUnknown64) out << " pool_reserved=" << d.pool_reserved_bytes;
           out << "]";
         }
       }

@@ -267,7 +267,7 @@ class Parser {
     s.devices.reserve(r.device_count);
     for (uint32_t i = 0; i < r.device_count; ++i) {
       format::DeviceSnapshot raw{};
-      raw.nvml_process_used = raw.nvml_device_free = raw.nvml_device_total = kUnknown64;
+      raw.nvml_process_used = raw.nvml_device_free = raw.nvml_device_total = raw.pool_reserved_bytes = kUnknown64;
       Cursor entry(c.here(), r.entry_bytes);
       entry.fixed(raw);
       c.skip(r.entry_bytes);
@@ -285,6 +285,7 @@ class Parser {
       d.nvml_process_used = raw.nvml_process_used;
       d.nvml_device_free = raw.nvml_device_free;
       d.nvml_device_total = raw.nvml_device_total;
+      d.pool_reserved_bytes = raw.pool_reserved_bytes;
       s.devices.push_back(d);
     }
     t_.snapshots.push_back(std::move(s));

@@ -88,7 +88,10 @@ NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_ns) {
   n.process_used = best_dev->nvml_process_used;
   n.tracked = best_dev->arena_bytes;
   n.context = context_bytes_until(t, device, best->time_ns);
-  const uint64_t accounted = n.tracked + n.context;
+  // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
+  const uint64_t pool = best_dev->pool_reserved_bytes, async_live = best_dev->live_bytes[int(format::Kind::kAsyncPool)];
+  n.pool_slack = pool != format::kUnknown64 && pool > async_live ? pool - async_live : 0;
+  const uint64_t accounted = n.tracked + n.context + n.pool_slack;
   n.untracked = n.process_used > accounted ? n.process_used - accounted : 0;
   return n;
 }

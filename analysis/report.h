@@ -46,6 +46,7 @@ struct NvmlSplit {
   uint64_t process_used = 0;
   uint64_t tracked = 0;    // the snapshot's arena bytes
   uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
+  uint64_t pool_slack = 0; // the default async pool's reserve beyond its live allocations
   uint64_t untracked = 0;  // the rest, clamped at 0
 };
 

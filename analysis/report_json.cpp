@@ -130,6 +130,7 @@ json to_json(const Report& rep) {
                            {"process_used", d.nvml.process_used},
                            {"tracked", d.nvml.tracked},
                            {"context", d.nvml.context},
+                           {"pool_slack", d.nvml.pool_slack},
                            {"untracked", d.nvml.untracked}};
     } else {
       o["nvml_at_peak"] = nullptr;

@@ -99,7 +99,9 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     const auto& n = d.nvml;
     out << "  NVML process usage near the peak (snapshot " << reason_name(n.reason) << " at "
         << since(rep, n.snapshot_time_ns) << "): " << iec_exact(n.process_used) << " = tracked " << iec(n.tracked)
-        << " + context " << iec(n.context) << " + untracked " << iec(n.untracked) << "\n";
+        << " + context " << iec(n.context);
+    if (n.pool_slack) out << " + async pool reserve " << iec(n.pool_slack);
+    out << " + untracked " << iec(n.untracked) << "\n";
   }
   if (!d.top_sites.empty()) {
     out << "  top call sites at peak:\n";

@@ -34,6 +34,7 @@ DriverApi* load() {
   bind(lib, api->primary_ctx_get_state, "cuDevicePrimaryCtxGetState");
   bind(lib, api->device_get_default_mem_pool, "cuDeviceGetDefaultMemPool");
   bind(lib, api->device_get_mem_pool, "cuDeviceGetMemPool");
+  bind(lib, api->mem_pool_get_attribute, "cuMemPoolGetAttribute");
   return api;
 }
 
@@ -80,6 +81,16 @@ DeviceFacts device_facts(int32_t ordinal) {
   if (d->device_get_mem_pool && d->device_get_mem_pool(&pool, ordinal) == CUDA_SUCCESS)
     f.pools[1] = reinterpret_cast<uint64_t>(pool);
   return f;
+}
+
+uint64_t pool_reserved_bytes(uint64_t pool) {
+  const DriverApi* d = driver_api();
+  cuuint64_t bytes = 0;
+  if (!pool || !d || !d->mem_pool_get_attribute ||
+      d->mem_pool_get_attribute(reinterpret_cast<CUmemoryPool>(pool), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &bytes) !=
+          CUDA_SUCCESS)
+    return ~0ull;
+  return bytes;
 }
 
 std::string nvml_uuid_string(const uint8_t (&u)[16]) {

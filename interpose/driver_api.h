@@ -18,6 +18,7 @@ struct DriverApi {
   CUresult (*primary_ctx_get_state)(CUdevice, unsigned*, int*);
   CUresult (*device_get_default_mem_pool)(CUmemoryPool*, CUdevice);
   CUresult (*device_get_mem_pool)(CUmemoryPool*, CUdevice);
+  CUresult (*mem_pool_get_attribute)(CUmemoryPool, CUmemPool_attribute, void*);
 };
 
 // nullptr until the program has reached a real driver function through us.
@@ -34,6 +35,10 @@ struct DeviceFacts {
   uint64_t pools[2] = {};  // its default and current memory pools (0: unknown)
 };
 DeviceFacts device_facts(int32_t ordinal);
+
+// Bytes a memory pool holds (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), or kUnknown64.
+// Only ever asked of a device's default pool, which cannot be destroyed under us.
+uint64_t pool_reserved_bytes(uint64_t pool);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", NVML's spelling of a UUID.
 std::string nvml_uuid_string(const uint8_t (&uuid)[16]);

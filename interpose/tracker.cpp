@@ -85,7 +85,8 @@ struct State {
   std::map<uint64_t, Mapping> mappings;                  // by address, ordered for ranged unmaps
   std::unordered_map<uint64_t, uint64_t> reservations;   // address -> size
   std::map<int32_t, DeviceState> devices;
-  std::map<int32_t, std::string> device_uuids;
+  std::map<int32_t, std::string> device_uuids;   // as NVML spells them
+  std::map<int32_t, uint64_t> default_pools;      // device -> its default memory pool
   std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
 
   DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
@@ -184,7 +185,7 @@ struct State {
     ev.kind = uint8_t(Kind::kUnknown);
   }
 
-  void append_snapshot(format::SnapshotReason reason, const std::map<int32_t, NvmlFigures>& nvml) {
+  void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples) {
     const format::SnapshotRecord head{now_ns(), uint32_t(reason), uint32_t(devices.size()),
                                       uint32_t(sizeof(format::DeviceSnapshot)), 0, events_dropped};
     const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
@@ -204,10 +205,12 @@ struct State {
       e.arena_count = f.arena_count;
       e.gap_bytes = f.gap_bytes;
       e.largest_gap = f.largest_gap;
-      const auto n = nvml.find(dev);
-      e.nvml_process_used = n != nvml.end() ? n->second.process_used : format::kUnknown64;
-      e.nvml_device_free = n != nvml.end() ? n->second.device_free : format::kUnknown64;
-      e.nvml_device_total = n != nvml.end() ? n->second.device_total : format::kUnknown64;
+      const auto n = samples.find(dev);
+      const DeviceSample sample = n != samples.end() ? n->second : DeviceSample{};
+      e.nvml_process_used = sample.nvml.process_used;
+      e.nvml_device_free = sample.nvml.device_free;
+      e.nvml_device_total = sample.nvml.device_total;
+      e.pool_reserved_bytes = sample.pool_reserved;
       put_bytes(pending, &e, sizeof e);
     }
   }
@@ -277,6 +280,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       if (facts.uuid_known) s.device_uuids[ev.device] = nvml_uuid_string(facts.uuid);
       for (uint64_t pool : facts.pools)
         if (pool) s.pool_devices[pool] = ev.device;
+      if (facts.pools[0]) s.default_pools[ev.device] = facts.pools[0];
     }
     ev.stack_id = s.stacks.intern(stack, s.pending);
     s.apply(ev);
@@ -289,10 +293,10 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   }
   if (d.op == Op::kAlloc && d.result != 0 && !(flags & format::kEventRestored)) {
     // The moment of an OOM: freeze the picture (with what NVML says) right after it.
-    const auto nvml = query_nvml_all();
+    const DeviceSamples samples = sample_devices();
     {
       std::lock_guard lock(s.mu);
-      s.append_snapshot(format::SnapshotReason::kFailedAllocation, nvml);
+      s.append_snapshot(format::SnapshotReason::kFailedAllocation, samples);
     }
     wake_writer();
   }
@@ -305,22 +309,25 @@ void take_pending(std::string& out) {
   out.swap(s.pending);
 }
 
-std::vector<std::pair<int32_t, std::string>> tracked_device_uuids() {
+DeviceSamples sample_devices() {
   State& s = state();
-  std::lock_guard lock(s.mu);
-  return {s.device_uuids.begin(), s.device_uuids.end()};
-}
-
-std::map<int32_t, NvmlFigures> query_nvml_all() {
-  std::map<int32_t, NvmlFigures> out;
-  for (const auto& [dev, uuid] : tracked_device_uuids()) out[dev] = nvml_query(uuid);
+  std::map<int32_t, std::string> uuids;
+  std::map<int32_t, uint64_t> pools;
+  {
+    std::lock_guard lock(s.mu);
+    uuids = s.device_uuids;
+    pools = s.default_pools;
+  }
+  DeviceSamples out;
+  for (const auto& [dev, uuid] : uuids) out[dev].nvml = nvml_query(uuid);
+  for (const auto& [dev, pool] : pools) out[dev].pool_reserved = pool_reserved_bytes(pool);
   return out;
 }
 
-void append_snapshot(format::SnapshotReason reason, const std::map<int32_t, NvmlFigures>& nvml) {
+void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples) {
   State& s = state();
   std::lock_guard lock(s.mu);
-  s.append_snapshot(reason, nvml);
+  s.append_snapshot(reason, samples);
 }
 
 void append_end() {

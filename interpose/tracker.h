@@ -30,17 +30,22 @@ format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
 // Swaps the encoded records waiting to be written into `out` (which must be empty).
 void take_pending(std::string& out);
 
-// Devices seen so far, with the UUID NVML knows them by.
-std::vector<std::pair<int32_t, std::string>> tracked_device_uuids();
 
-// Appends a SnapshotRecord of the state now; `nvml` is keyed by device ordinal.
-void append_snapshot(format::SnapshotReason reason, const std::map<int32_t, NvmlFigures>& nvml);
+// What a snapshot learns from outside the tracker (NVML, the driver), per device.
+struct DeviceSample {
+  NvmlFigures nvml;
+  uint64_t pool_reserved = format::kUnknown64;
+};
+using DeviceSamples = std::map<int32_t, DeviceSample>;
+
+// Appends a SnapshotRecord of the state now, with `samples` keyed by device ordinal.
+void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples);
 
 // Appends the EndRecord.
 void append_end();
 
-// NVML figures for every tracked device (call outside the tracker's lock).
-std::map<int32_t, NvmlFigures> query_nvml_all();
+// Samples every tracked device (call outside the tracker's lock: NVML and the driver).
+DeviceSamples sample_devices();
 
 // Tracing stops for good (after the final flush at exit, or when no trace can be written).
 void stop_tracing();

@@ -99,14 +99,14 @@ void* run(void* arg) {
       continue;
     }
     if (config().snapshot_ms && Clock::now() >= next_snapshot) {
-      append_snapshot(format::SnapshotReason::kPeriodic, query_nvml_all());
+      append_snapshot(format::SnapshotReason::kPeriodic, sample_devices());
       next_snapshot = Clock::now() + snapshot_every;
     }
     flush(w, modules, buf);
   }
 
   if (!w.broken) {
-    append_snapshot(format::SnapshotReason::kExit, query_nvml_all());
+    append_snapshot(format::SnapshotReason::kExit, sample_devices());
     append_end();
     flush(w, modules, buf);
   }

@@ -17,6 +17,7 @@ import argparse
 import datetime
 import json
 import os
+import statistics
 import sys
 
 VARIANTS = ("plain", "depth0", "depth32")
@@ -65,23 +66,26 @@ def steps(work):
 
 
 def alloc_overhead(work):
+    # One line per size per round; a variant's figure is the median of its rounds' medians.
     got = {}
     for v in VARIANTS:
         for o in load_lines(os.path.join(work, f"alloc-{v}.jsonl")):
-            got.setdefault(o.get("size"), {})[v] = o
+            got.setdefault(o.get("size"), {}).setdefault(v, []).append(o)
     out = {}
     for size, label in SIZES.items():
         row = {"size": size, "label": label}
         by = got.get(size, {})
         for v in VARIANTS:
-            row[f"{v}_ns"] = by[v]["median_ns_per_pair"] if v in by else None
-            row[f"{v}_all_ns"] = by[v]["ns_per_pair"] if v in by else None
+            rounds = by.get(v, [])
+            row[f"{v}_ns"] = statistics.median(o["median_ns_per_pair"] for o in rounds) if rounds else None
+            row[f"{v}_round_medians_ns"] = [o["median_ns_per_pair"] for o in rounds] or None
         base = row["plain_ns"]
         for v in VARIANTS[1:]:
             row[f"{v}_ratio"] = ratio(row[f"{v}_ns"], base)
             row[f"{v}_added_ns"] = round(row[f"{v}_ns"] - base, 1) if row[f"{v}_ns"] is not None and base else None
-        row["pairs"] = next((by[v]["pairs"] for v in VARIANTS if v in by), None)
-        row["reps"] = next((by[v]["reps"] for v in VARIANTS if v in by), None)
+        row["pairs"] = next((by[v][0]["pairs"] for v in VARIANTS if by.get(v)), None)
+        row["reps"] = next((by[v][0]["reps"] for v in VARIANTS if by.get(v)), None)
+        row["rounds"] = max((len(by.get(v, [])) for v in VARIANTS), default=0)
         out[label] = row
     return out
 
@@ -109,6 +113,8 @@ def train_overhead(runs):
         "mean_step_ms": ms,
         "excluded_first_steps": next(((r["end"] or {}).get("warmup") for r in runs.values() if r["end"]), None),
         "traced_default_ratio": ratio(ms.get("default"), base),
+        "traced_expandable_ratio": ratio(ms.get("expandable"), ms.get("expandable-untraced")),
+        "traced_async_ratio": ratio(ms.get("async"), ms.get("async-untraced")),
         "record_history_ratio": ratio(ms.get("record-history"), base),
         "errors": {name: r["errors"] for name, r in runs.items() if r["errors"]},
     }
@@ -234,17 +240,18 @@ def write_md(s, path):
     ms = t["mean_step_ms"]
     p(f"Training step, mean ms excluding the first {fmt(t['excluded_first_steps'])} steps:")
     p("")
-    p("| run | mean step (ms) | vs untraced |")
+    p("| run | mean step (ms) | vs the same allocator untraced |")
     p("|---|---:|---:|")
-    base = ms.get("default-untraced")
-    for run in ("default-untraced", "default", "expandable", "async", "record-history"):
+    for run in ("default-untraced", "default", "expandable-untraced", "expandable", "async-untraced", "async",
+                "record-history"):
+        base = ms.get(run.split("-")[0] + "-untraced") if run != "record-history" else ms.get("default-untraced")
         if run in t["errors"]:
             p(f"| {run} | error: {'; '.join(t['errors'][run])[:200]} | |")
         elif run in ms:
             p(f"| {run} | {fmt(ms[run])} | {fmt_ratio(ratio(ms[run], base))} |")
     p("")
-    p("(`expandable` and `async` use other allocators, so their ratios mix allocator and tracing costs;"
-      " `record-history` is PyTorch's own `_record_memory_history(stacks='all')`, untraced.)")
+    p("(`record-history` is PyTorch's own `_record_memory_history(stacks='all')`, untraced, against the"
+      " default allocator untraced.)")
     p("")
     p("## Steps")
     p("")

@@ -139,12 +139,17 @@ step check-oom 60 "$WORK/check_oom.txt" \
   --program-out "$WORK/oom.out" --json-out "$WORK/check_oom.json"
 
 # --- 4. overhead per cudaMalloc+cudaFree pair: plain, stacks off, 32-frame stacks -------
-step alloc-loop-plain 90 "$WORK/alloc-plain.jsonl" "$WORK/bin/alloc_loop" plain
-step alloc-loop-depth0 90 "$WORK/alloc-depth0.jsonl" \
-  "$CLI" run --depth 0 -o "$WORK/alloc-depth0-%p.trace" -- "$WORK/bin/alloc_loop" depth0
-step alloc-loop-depth32 120 "$WORK/alloc-depth32.jsonl" \
-  "$CLI" run -o "$WORK/alloc-depth32-%p.trace" -- "$WORK/bin/alloc_loop" depth32
-rm -f "$WORK"/alloc-depth*.trace  # tens of MB each, and nothing reads them
+# Rounds alternate the three variants so that clock ramps and other drift hit all alike
+# (a first, single-round run here once showed a traced variant faster than plain).
+for round in 1 2 3 4; do
+  step "alloc-loop-plain-r$round" 90 "$WORK/alloc-plain-r$round.jsonl" "$WORK/bin/alloc_loop" plain
+  step "alloc-loop-depth0-r$round" 90 "$WORK/alloc-depth0-r$round.jsonl" \
+    "$CLI" run --depth 0 -o "$WORK/alloc-depth0-%p.trace" -- "$WORK/bin/alloc_loop" depth0
+  step "alloc-loop-depth32-r$round" 120 "$WORK/alloc-depth32-r$round.jsonl" \
+    "$CLI" run -o "$WORK/alloc-depth32-%p.trace" -- "$WORK/bin/alloc_loop" depth32
+  rm -f "$WORK"/alloc-depth*.trace  # tens of MB each, and nothing reads them
+done
+for v in plain depth0 depth32; do cat "$WORK"/alloc-$v-r*.jsonl >"$WORK/alloc-$v.jsonl" 2>/dev/null; done
 
 # --- 5. PyTorch: untraced baseline, then traced under the three allocator modes ---------
 train=("$PY" "$here/train.py" --log "$WORK/train.jsonl" --steps "$STEPS")
@@ -152,8 +157,13 @@ step train-default-untraced 150 /dev/null env -u PYTORCH_CUDA_ALLOC_CONF \
   "${train[@]}" --mode default --run default-untraced
 step train-default 180 /dev/null env -u PYTORCH_CUDA_ALLOC_CONF \
   "$CLI" run -o "$WORK/train-default-%p.trace" -- "${train[@]}" --mode default --run default
+# Each allocator mode gets its own untraced baseline: the modes differ in speed by themselves.
+step train-expandable-untraced 150 /dev/null env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
+  "${train[@]}" --mode expandable --run expandable-untraced
 step train-expandable 180 /dev/null env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
   "$CLI" run -o "$WORK/train-expandable-%p.trace" -- "${train[@]}" --mode expandable --run expandable
+step train-async-untraced 150 /dev/null env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
+  "${train[@]}" --mode async --run async-untraced
 step train-async 180 /dev/null env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
   "$CLI" run -o "$WORK/train-async-%p.trace" -- "${train[@]}" --mode async --run async
 if [[ ${VALIDATE_SKIP_HISTORY:-0} != 1 ]]; then

@@ -87,6 +87,7 @@ struct DeviceSnapshot {
   uint64_t nvml_process_used = format::kUnknown64;
   uint64_t nvml_device_free = format::kUnknown64;
   uint64_t nvml_device_total = format::kUnknown64;
+  uint64_t pool_reserved_bytes = format::kUnknown64;  // trace format 1.1
 };
 
 struct Snapshot {

@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1;  // 1.1: DeviceSnapshot::pool_reserved_bytes
 
 #pragma pack(push, 1)
 
@@ -198,6 +198,9 @@ struct DeviceSnapshot {
   uint64_t nvml_process_used;       // NVML: this process's used device memory, or kUnknown64
   uint64_t nvml_device_free;        // NVML: device free bytes, or kUnknown64
   uint64_t nvml_device_total;       // NVML: device total bytes, or kUnknown64
+  // 1.1: memory the device's default stream-ordered pool holds (live async allocations
+  // plus what it keeps for reuse: CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), or kUnknown64.
+  uint64_t pool_reserved_bytes;
 };
 
 // Appended after the process ended, by `cumemtrace run` / `cumemtrace symbolize`, on the

@@ -1,3 +1,4 @@
+#include <cstddef>
 #include "cumemtrace/reader.h"
 
 #include <string>
@@ -147,8 +148,9 @@ TEST_CASE("shorter payloads from older writers leave missing fields absent") {
   b.process();
   auto e = TraceBuilder::ev(5, fmt::Op::kAlloc, fmt::Kind::kDevice, 0x2000, 512);
   b.record(fmt::RecordType::kEvent, TraceBuilder::pod(e).substr(0, 24));  // time, address, size only
-  // A snapshot entry without the NVML fields: they read as "not measured".
-  b.snapshot(6, fmt::SnapshotReason::kPeriodic, {{0, 512, 2 << 20, 7, 8, 9}}, sizeof(fmt::DeviceSnapshot) - 24);
+  // A snapshot entry without the NVML fields (nor the pool figure of 1.1): "not measured".
+  b.snapshot(6, fmt::SnapshotReason::kPeriodic, {{0, 512, 2 << 20, 7, 8, 9}},
+             offsetof(fmt::DeviceSnapshot, nvml_process_used));
   Trace t = parse_trace(span_of(b.bytes()));
   REQUIRE_FALSE(t.error);
   REQUIRE(t.events.size() == 1);
@@ -159,6 +161,7 @@ TEST_CASE("shorter payloads from older writers leave missing fields absent") {
   CHECK(d.arena_bytes == (2u << 20));
   CHECK(d.nvml_process_used == fmt::kUnknown64);
   CHECK(d.nvml_device_total == fmt::kUnknown64);
+  CHECK(d.pool_reserved_bytes == fmt::kUnknown64);
 }
 
 TEST_CASE("an absurd payload size or a bad string length stops reading there") {

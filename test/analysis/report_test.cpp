@@ -213,3 +213,22 @@ TEST_CASE("live at a moment: bytes by kind, fragmentation and libraries") {
   CHECK(j["devices"][0]["live_bytes"]["device"] == 1879048192ull);
   CHECK(j["at_ns"] == TraceBuilder::kStart + 300);
 }
+
+TEST_CASE("what an async pool keeps for reuse is named in the NVML split, not left untracked") {
+  // Context 500 MiB; 256 MiB of async allocations live inside a pool holding 1 GiB; NVML
+  // says 1588 MiB: 256 tracked + 500 context + 768 pool reserve + 64 nobody explains.
+  TraceBuilder b = with_stacks();
+  b.event(TraceBuilder::ev(50, Op::kContextCreate, Kind::kContext, 0, 500 * MiB))
+      .event(TraceBuilder::ev(100, Op::kAlloc, Kind::kAsyncPool, 0x100000000, 256 * MiB, 0, 4))
+      .snapshot(110, fmt::SnapshotReason::kPeriodic,
+                {{.device = 0, .device_bytes = 256 * MiB, .arena_bytes = 256 * MiB, .nvml_used = 1588 * MiB,
+                  .nvml_free = 70 * GiB, .nvml_total = 80 * GiB, .pool_reserved = GiB, .async_live = 256 * MiB}})
+      .end(200);
+  const Report rep = build_report(parse(b), ReportOptions{});
+  const DeviceReport& d = rep.devices.back();
+  REQUIRE(d.nvml.known);
+  CHECK(d.nvml.tracked == 256 * MiB);
+  CHECK(d.nvml.context == 500 * MiB);
+  CHECK(d.nvml.pool_slack == 768 * MiB);
+  CHECK(d.nvml.untracked == 64 * MiB);
+}

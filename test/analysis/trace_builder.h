@@ -113,6 +113,8 @@ class TraceBuilder {
     uint64_t nvml_used = fmt::kUnknown64;
     uint64_t nvml_free = fmt::kUnknown64;
     uint64_t nvml_total = fmt::kUnknown64;
+    uint64_t pool_reserved = fmt::kUnknown64;
+    uint64_t async_live = 0;
   };
   TraceBuilder& snapshot(uint64_t t, fmt::SnapshotReason reason, const std::vector<Dev>& devs,
                          uint32_t entry_bytes = sizeof(fmt::DeviceSnapshot)) {
@@ -130,6 +132,8 @@ class TraceBuilder {
       s.nvml_process_used = d.nvml_used;
       s.nvml_device_free = d.nvml_free;
       s.nvml_device_total = d.nvml_total;
+      s.pool_reserved_bytes = d.pool_reserved;
+      s.live_bytes[int(fmt::Kind::kAsyncPool)] = d.async_live;
       std::string e = pod(s);
       e.resize(entry_bytes, '\0');
       p += e;

@@ -50,6 +50,7 @@ std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, co
     auto& r = rows[stacks.call_site(a.stack_id).library];
     r.bytes += a.size;
     r.count += 1;
+    r.bytes_by_kind[int(a.kind)] += a.size;
   }
   std::vector<LibraryRow> out;
   for (auto& [lib, r] : rows) {
@@ -171,8 +172,20 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
   for (const auto& d : trace.devices) ordinals[d.ordinal] = true;
   for (const auto& [d, s] : final.devices()) ordinals[d] = true;
 
+  // Calls by the API the program used, so a user can check each allocation was seen once.
+  std::map<int32_t, std::map<std::string, ApiCounts>> by_api;
+  for (const auto& e : trace.events) {
+    if (e.op != format::Op::kAlloc && e.op != format::Op::kFree) continue;
+    ApiCounts& c = by_api[e.device][trace.api_name(e.api)];
+    if (e.flags & format::kEventRestored) --c.frees;  // that free failed
+    else if (e.op == format::Op::kFree) ++c.frees;
+    else if (e.result != 0) ++c.failed;
+    else ++c.allocs;
+  }
+
   for (const auto& [ordinal, unused] : ordinals) {
     DeviceReport dr;
+    dr.by_api = by_api[ordinal];
     dr.device = ordinal;
     if (const DeviceInfo* info = trace.device(ordinal)) {
       dr.name = info->name;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -36,6 +37,7 @@ struct LibraryRow {
   std::string library;
   uint64_t bytes = 0;
   uint64_t count = 0;
+  uint64_t bytes_by_kind[format::kKindCount] = {};  // the same bytes, split by Kind
 };
 
 // NVML's figure for the process near the peak, split by what we can account for.
@@ -48,6 +50,13 @@ struct NvmlSplit {
   uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
   uint64_t pool_slack = 0; // the default async pool's reserve beyond its live allocations
   uint64_t untracked = 0;  // the rest, clamped at 0
+};
+
+// Calls per entry point the program called (e.g. "cudaMalloc"), on one device.
+struct ApiCounts {
+  uint64_t allocs = 0;
+  uint64_t frees = 0;
+  uint64_t failed = 0;
 };
 
 struct DeviceReport {
@@ -64,6 +73,7 @@ struct DeviceReport {
   uint64_t end_live_count[format::kKindCount] = {};
   FragmentationFigures frag_at_end;
   DeviceCounts counts;
+  std::map<std::string, ApiCounts> by_api;  // allocation and free calls by API name
   uint64_t context_bytes = 0;
   NvmlSplit nvml;
   std::vector<SiteRow> top_sites;      // at peak, by live bytes

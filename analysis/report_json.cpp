@@ -1,5 +1,6 @@
 #include "report_json.h"
 
+#include "result_names.h"
 #include "units.h"
 
 namespace cumemtrace {
@@ -60,7 +61,8 @@ json sites(const std::vector<SiteRow>& rows) {
 
 json libraries(const std::vector<LibraryRow>& rows) {
   json a = json::array();
-  for (const auto& l : rows) a.push_back({{"library", l.library}, {"bytes", l.bytes}, {"count", l.count}});
+  for (const auto& l : rows)
+    a.push_back({{"library", l.library}, {"bytes", l.bytes}, {"count", l.count}, {"bytes_by_kind", by_kind(l.bytes_by_kind)}});
   return a;
 }
 
@@ -123,6 +125,9 @@ json to_json(const Report& rep) {
                 {"live_count", by_kind(d.end_live_count)},
                 {"fragmentation", frag(d.frag_at_end)}};
     o["counts"] = counts(d.counts);
+    json apis = json::object();
+    for (const auto& [api, c] : d.by_api) apis[api] = {{"allocs", c.allocs}, {"frees", c.frees}, {"failed", c.failed}};
+    o["counts_by_api"] = std::move(apis);
     o["context_bytes"] = d.context_bytes;
     if (d.nvml.known) {
       o["nvml_at_peak"] = {{"snapshot_time_ns", d.nvml.snapshot_time_ns},
@@ -162,6 +167,7 @@ json to_json(const Report& rep) {
               {"api", f.api},
               {"result", f.result},
               {"result_type", f.runtime_layer ? "cudaError_t" : "CUresult"},
+              {"result_name", f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)},
               {"tid", f.tid},
               {"library", f.library},
               {"frames", frames(f.frames)},

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <string>
 
+#include "result_names.h"
 #include "units.h"
 
 namespace cumemtrace {
@@ -161,8 +162,8 @@ void write_text(std::ostream& out, const Report& rep) {
   for (size_t i = 0; i < rep.failed.size(); ++i) {
     const FailedRow& f = rep.failed[i];
     out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
-        << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result
-        << (f.runtime_layer ? ", cudaError_t" : ", CUresult") << ", thread " << f.tid << ")\n";
+        << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result << " "
+        << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid << ")\n";
     out << "     tracked live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
     if (f.snapshot_known) {
       out << "     NVML (snapshot " << reason_name(f.snapshot_reason) << " at " << since(rep, f.snapshot_time_ns)

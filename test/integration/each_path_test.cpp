@@ -49,6 +49,14 @@ TEST_CASE("a program linked to the runtime: every allocation once, output and ex
   CHECK(device(r, -1).at("counts").at("allocs") == 2);
   CHECK(device(r, -1).at("counts").at("frees") == 2);
   CHECK(total(r, "allocs") == lines_starting(plain.out, "alloc "));
+  // Tagged with the runtime API the program called, though counted at the driver.
+  const auto& apis = device(r, 0).at("counts_by_api");
+  CHECK(apis.at("cudaMalloc").at("allocs") == 4);
+  CHECK(apis.at("cudaMallocPitch").at("allocs") == 1);
+  CHECK(apis.at("cudaMalloc3D").at("allocs") == 1);
+  CHECK(apis.at("cudaMallocManaged").at("allocs") == 1);
+  CHECK(apis.at("cudaFree").at("frees") == 5);
+  CHECK(device(r, -1).at("counts_by_api").at("cudaFreeHost").at("frees") == 2);
   CHECK(total(r, "frees") == lines_starting(plain.out, "free "));
   // 3 × 512 + 3 MiB + 2 × 100 KiB (pitch 1024 × 100; 3D pitch 512 × 20 × 10)
   CHECK(peak(r, 0) == 3 * 512 + 3145728 + 102400 + 102400);
@@ -76,6 +84,8 @@ TEST_CASE("a static runtime that asks cuGetProcAddress for cuGetProcAddress is s
   // cuMemAlloc 1 MiB through the v1 lookup, cuMemAllocAsync_ptsz 2 MiB through the v2 one.
   CHECK(device(r, 0).at("counts").at("allocs") == 2);
   CHECK(device(r, 0).at("counts").at("frees") == 2);
+  CHECK(device(r, 0).at("counts_by_api").at("cuMemAllocAsync_ptsz").at("allocs") == 1);
+  CHECK(device(r, 0).at("counts_by_api").at("cuMemAlloc_v2").at("allocs") == 1);
   CHECK(peak(r, 0) == 1048576 + 2097152);
   CHECK(r.at("leaks").empty());
 }

@@ -20,6 +20,7 @@ TEST_CASE("a failed allocation is reported with its size, stack, live bytes and 
   CHECK(f.at("size") == 8589934593);  // cudaMemGetInfo's total + 1
   CHECK(f.at("device") == 0);
   CHECK(f.at("api") == "cudaMalloc");
+  CHECK(f.at("result_name") == "CUDA_ERROR_OUT_OF_MEMORY");
   CHECK(f.at("tracked_live_device_bytes") == 0);
   // The context (512 MiB) is all the device holds at that moment.
   CHECK(f.at("device_total") == 8589934592);

@@ -9,7 +9,7 @@
 //              tracer both the runtime hook and the driver hook run)
 //   --frames   run the timed loop N nested calls deep (default 0), so that a stack of
 //              CUMEMTRACE_DEPTH=32 frames is really there to unwind (30 gives > 32 frames)
-//   --live     make N live 512 B allocations before timing (default 0)
+//   --live     make N live 512 B allocations before timing (default 0; see fill_live)
 //   --pairs    pairs per repetition (default 100000); --reps repetitions (default 5),
 //              after one untimed warm-up repetition
 //   --latency  also time every pair on its own and report p50/p99.9/max
@@ -165,20 +165,62 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+// Makes `n` live 512 B allocations (n >= 1; the first is `held`) and leaves a 512 B gap at
+// the very start of the lowest 2 MiB page, where every timed pair then lands.
+//
+// Why so roundabout: the sim's small-allocation heap is first fit by a linear scan
+// (sim/cuda/heap.cpp walks every block of every full page below the one it uses), so
+// 100k allocations made in order take O(n^2) (~40 s here) and each later pair would
+// scan all of them (~0.7 ms), measuring the sim instead of the tracer. Here each page
+// below the one being filled holds just two blocks (a "spacer" page) while the pages
+// are filled from the highest down, and the lowest page keeps its gap at offset 512, so
+// a timed pair scans two blocks.
+std::vector<CUdeviceptr> fill_live(long n, CUdeviceptr& held) {
+  constexpr long kPerPage = (2 << 20) / 512;
+  const long pages = (n + 1 + kPerPage - 1) / kPerPage;  // +1: the gap
+  std::vector<CUdeviceptr> spacer(size_t(pages)), tail(size_t(pages));
+  for (long k = 0; k < pages; ++k) {
+    CHECK_CU(cuMemAlloc_v2(&spacer[size_t(k)], (2 << 20) - 512));
+    CHECK_CU(cuMemAlloc_v2(&tail[size_t(k)], 512));
+  }
+  std::vector<CUdeviceptr> live;
+  live.reserve(size_t(n));
+  for (long k = pages - 1; k >= 0; --k) {
+    CHECK_CU(cuMemFree_v2(tail[size_t(k)]));
+    CHECK_CU(cuMemFree_v2(spacer[size_t(k)]));  // page k is empty now, and the lowest free one
+    const long count = k > 0 ? kPerPage : n + 1 - (pages - 1) * kPerPage;
+    for (long i = 0; i < count; ++i) {
+      CUdeviceptr p;
+      CHECK_CU(cuMemAlloc_v2(&p, 512));
+      live.push_back(p);
+    }
+  }
+  // The lowest page was filled last: its first block is `held`, its second makes the gap.
+  const size_t first = size_t(n + 1 - (pages - 1) * kPerPage);
+  const size_t lowest = live.size() - first;
+  held = live[lowest];
+  CHECK_CU(cuMemFree_v2(live[lowest + 1]));
+  live.erase(live.begin() + long(lowest), live.begin() + long(lowest) + 2);
+  return live;  // n - 1 others
+}
+
 }  // namespace
+
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   make_current_context();
-
-  CUdeviceptr held;
-  CHECK_CU(cuMemAlloc_v2(&held, 512));
   if (o.runtime) CHECK_RT(cudaFree(nullptr));  // the runtime's one-time setup, untimed
 
-  std::vector<CUdeviceptr> live(static_cast<size_t>(std::max(0L, o.live)));
+  CUdeviceptr held;
+  std::vector<CUdeviceptr> live;
   const auto f0 = Clock::now();
-  for (auto& p : live) CHECK_CU(cuMemAlloc_v2(&p, 512));
-  const double fill_ns_call = live.empty() ? 0 : double(ns_since(f0)) / double(live.size());
+  if (o.live > 0) {
+    live = fill_live(o.live, held);
+  } else {
+    CHECK_CU(cuMemAlloc_v2(&held, 512));
+  }
+  const double fill_s = double(ns_since(f0)) * 1e-9;
 
   Results res;
   res.pair_ns.reserve(o.latency ? size_t(o.pairs) * size_t(o.reps) : 0);
@@ -189,7 +231,7 @@ int main(int argc, char** argv) {
   std::printf("api=%s frames=%d live=%ld pairs=%ld reps=%d best_ns_call=%.1f median_ns_call=%.1f",
               o.runtime ? "runtime" : "driver", o.frames, o.live, o.pairs, o.reps, reps.front(),
               reps[reps.size() / 2]);
-  if (!live.empty()) std::printf(" fill_ns_call=%.1f", fill_ns_call);
+  if (o.live > 0) std::printf(" fill_s=%.2f", fill_s);
   if (o.latency) {
     std::printf(" pair_p50_ns=%.0f pair_p999_ns=%.0f pair_max_ns=%.0f", percentile(res.pair_ns, 0.5),
                 percentile(res.pair_ns, 0.999), percentile(res.pair_ns, 1.0));

@@ -189,6 +189,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "run") return parse_run(argc, argv);
   CLI::App app{"cumemtrace: who holds the CUDA device memory, where, and why an allocation failed"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("cumemtrace ") + CUMEMTRACE_VERSION);
 
   // `run` is parsed by hand (parse_run): the command's own options must pass through
   // untouched, and CLI11's prefix-command mode reorders them. This entry is for --help.
@@ -223,7 +224,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end the same way; CLI11 gives them 0, every real usage
+    // error its own code above 100. docs/cli.md promises 2 for all usage errors.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   }
 
   try {

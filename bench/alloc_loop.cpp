@@ -178,7 +178,7 @@ Options parse(int argc, char** argv) {
 std::vector<CUdeviceptr> fill_live(long n, CUdeviceptr& held) {
   constexpr long kPerPage = (2 << 20) / 512;
   const long pages = (n + 1 + kPerPage - 1) / kPerPage;  // +1: the gap
-  std::vector<CUdeviceptr> spacer(size_t(pages)), tail(size_t(pages));
+  std::vector<CUdeviceptr> spacer(static_cast<size_t>(pages)), tail(static_cast<size_t>(pages));
   for (long k = 0; k < pages; ++k) {
     CHECK_CU(cuMemAlloc_v2(&spacer[size_t(k)], (2 << 20) - 512));
     CHECK_CU(cuMemAlloc_v2(&tail[size_t(k)], 512));

@@ -1,4 +1,4 @@
-// Configuration, read once from CUMEMTRACE_* environment variables (docs/environment.md
+// Configuration, read once from CUMEMTRACE_* environment variables (the README's table
 // lists them; nothing else configures the library).
 #pragma once
 

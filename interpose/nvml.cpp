@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -60,17 +61,20 @@ const Nvml* load() {
   return n;
 }
 
-std::mutex g_mutex;  // NVML is thread-safe; this guards our one-time load only
+// NVML is thread-safe; the mutex guards only our one-time load, so that a fork can
+// hardly ever find it held (the child would wait on it forever).
+std::mutex g_load_mutex;
+std::atomic<bool> g_loaded{false};
+const Nvml* g_nvml = nullptr;
 
 const Nvml* nvml() {
-  static const Nvml* n = nullptr;
-  static bool tried = false;
-  std::lock_guard lock(g_mutex);
-  if (!tried) {
-    tried = true;
-    n = load();
+  if (g_loaded.load(std::memory_order_acquire)) return g_nvml;
+  std::lock_guard lock(g_load_mutex);
+  if (!g_loaded.load(std::memory_order_relaxed)) {
+    g_nvml = load();
+    g_loaded.store(true, std::memory_order_release);
   }
-  return n;
+  return g_nvml;
 }
 
 // NVML's index of the GPU with this UUID (CUDA ordinals and NVML indices differ under

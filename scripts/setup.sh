@@ -11,7 +11,7 @@ deps="$top/.deps"
 
 packages=(cmake ninja-build g++ pkg-config dpkg-dev
   libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
-  libdw-dev libelf-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev binutils)
+  libdw-dev libelf-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libbenchmark-dev binutils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -45,8 +45,12 @@ SRC
   (cd "$src" && ./configure -q --prefix="$deps" --disable-shared --enable-static \
       --disable-minidebuginfo --disable-zlibdebuginfo --disable-coredump --disable-ptrace \
       --disable-setjmp --disable-documentation --disable-tests \
-      CFLAGS="-O2 -g -fPIC -fvisibility=hidden" >/dev/null &&
-    make -s -j"$(nproc)" >/dev/null 2>&1 && make -s install >/dev/null 2>&1)
-  [[ -f "$deps/lib/libunwind.a" ]] || { echo "setup: libunwind build failed" >&2; exit 1; }
+      CFLAGS="-O2 -g -fPIC -fvisibility=hidden" &&
+    make -s -j"$(nproc)" && make -s install) >"$work/build.log" 2>&1
+  if [[ ! -f "$deps/lib/libunwind.a" ]]; then
+    tail -n 30 "$work/build.log" >&2
+    echo "setup: libunwind build failed" >&2
+    exit 1
+  fi
 fi
 echo "setup: dependencies ready" >&2

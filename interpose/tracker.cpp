@@ -12,6 +12,7 @@
 #include "config.h"
 #include "driver_api.h"
 #include "encode.h"
+#include "pending_buffer.h"
 #include "stack.h"
 #include "thread_state.h"
 #include "writer.h"
@@ -77,7 +78,8 @@ struct Mapping {
 
 struct State {
   std::mutex mu;
-  std::string pending;  // encoded records not yet taken by the writer
+  PendingBuffer pending;  // encoded records not yet taken by the writer
+  std::string new_nodes;  // StackNodeRecords of the event being recorded
   uint64_t events_written = 0, events_dropped = 0;
   StackTree stacks;
   std::unordered_map<uint64_t, Allocation> allocations;  // by address
@@ -282,7 +284,11 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
         if (pool) s.pool_devices[pool] = ev.device;
       if (facts.pools[0]) s.default_pools[ev.device] = facts.pools[0];
     }
-    ev.stack_id = s.stacks.intern(stack, s.pending);
+    ev.stack_id = s.stacks.intern(stack, s.new_nodes);
+    if (!s.new_nodes.empty()) {
+      s.pending.append(s.new_nodes);
+      s.new_nodes.clear();
+    }
     s.apply(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
       put_record(s.pending, format::RecordType::kEvent, ev);
@@ -303,10 +309,16 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   return ev;
 }
 
-void take_pending(std::string& out) {
+void take_pending(std::vector<std::string>& chunks) {
   State& s = state();
   std::lock_guard lock(s.mu);
-  out.swap(s.pending);
+  s.pending.take(chunks);
+}
+
+void give_back_pending(std::vector<std::string>& chunks) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.pending.give_back(chunks);
 }
 
 DeviceSamples sample_devices() {

@@ -27,8 +27,10 @@ format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
 
 // ---- for the writer thread ----
 
-// Swaps the encoded records waiting to be written into `out` (which must be empty).
-void take_pending(std::string& out);
+// Moves the encoded records waiting to be written, in chunks, into `chunks` (empty).
+void take_pending(std::vector<std::string>& chunks);
+// Returns written chunks for reuse.
+void give_back_pending(std::vector<std::string>& chunks);
 
 
 // What a snapshot learns from outside the tracker (NVML, the driver), per device.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <vector>
 
 #include "config.h"
 #include "log.h"
@@ -56,8 +57,10 @@ void write_out(Writer& w, std::string& bytes) {
 void flush(Writer& w, ModuleScanner& modules, std::string& buf) {
   modules.scan_if_changed(buf);
   write_out(w, buf);
-  take_pending(buf);
-  write_out(w, buf);
+  std::vector<std::string> chunks;
+  take_pending(chunks);
+  for (auto& c : chunks) write_out(w, c);
+  give_back_pending(chunks);
 }
 
 void* run(void* arg) {
@@ -94,8 +97,9 @@ void* run(void* arg) {
     }
     if (stopping) break;
     if (w.broken) {
-      take_pending(buf);  // keep memory bounded; nothing is written any more
-      buf.clear();
+      std::vector<std::string> dropped;  // keep memory bounded; nothing is written any more
+      take_pending(dropped);
+      give_back_pending(dropped);
       continue;
     }
     if (config().snapshot_ms && Clock::now() >= next_snapshot) {

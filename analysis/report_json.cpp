@@ -16,6 +16,7 @@ std::string reason_name(format::SnapshotReason r) {
     case format::SnapshotReason::kPeriodic: return "periodic";
     case format::SnapshotReason::kFailedAllocation: return "failed-allocation";
     case format::SnapshotReason::kExit: return "exit";
+    case format::SnapshotReason::kPeak: return "peak";
   }
   return "unknown";
 }

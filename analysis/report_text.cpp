@@ -39,6 +39,7 @@ std::string reason_name(format::SnapshotReason r) {
     case format::SnapshotReason::kPeriodic: return "periodic";
     case format::SnapshotReason::kFailedAllocation: return "after a failed allocation";
     case format::SnapshotReason::kExit: return "at exit";
+    case format::SnapshotReason::kPeak: return "after a new peak";
   }
   return "reason " + std::to_string(uint32_t(r));
 }
@@ -103,6 +104,8 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
         << " + context " << iec(n.context);
     if (n.pool_slack) out << " + async pool reserve " << iec(n.pool_slack);
     out << " + untracked " << iec(n.untracked) << "\n";
+  } else if (d.device >= 0) {
+    out << "  NVML: no figures in this trace (libnvidia-ml.so.1 was not found where the job ran)\n";
   }
   if (!d.top_sites.empty()) {
     out << "  top call sites at peak:\n";

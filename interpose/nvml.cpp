@@ -46,7 +46,8 @@ bool bind(void* lib, F& f, const char* name) {
 const Nvml* load() {
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    log_info("NVML not available ({}): snapshots carry no nvidia-smi figures", dlerror());
+    // Once per process: the report cannot split nvidia-smi's figure without it.
+    log_warn("NVML not available ({}): the trace will have no nvidia-smi figures", dlerror());
     return nullptr;
   }
   auto* n = new Nvml{};  // lives as long as the process

@@ -42,14 +42,16 @@ struct DeviceState {
   uint64_t peak = 0, peak_time = 0;
   FragmentationIndex frag;
 
-  void add(Kind k, uint64_t address, uint64_t size, uint64_t t) {
+  // Returns whether the peak rose.
+  bool add(Kind k, uint64_t address, uint64_t size, uint64_t t) {
     live_bytes[int(k)] += size;
     ++live_count;
     if (format::counts_for_fragmentation(k)) frag.insert(address, size);
-    if (format::holds_device_memory(k)) {
-      device_bytes += size;
-      if (device_bytes > peak) peak = device_bytes, peak_time = t;
-    }
+    if (!format::holds_device_memory(k)) return false;
+    device_bytes += size;
+    if (device_bytes <= peak) return false;
+    peak = device_bytes, peak_time = t;
+    return true;
   }
   void remove(Kind k, uint64_t address, uint64_t size) {
     live_bytes[int(k)] -= size;
@@ -89,6 +91,8 @@ struct State {
   std::map<int32_t, DeviceState> devices;
   std::map<int32_t, std::string> device_uuids;   // as NVML spells them
   std::map<int32_t, uint64_t> default_pools;      // device -> its default memory pool
+  uint64_t peak_rises = 0;                        // times some device's peak rose
+  uint64_t peak_rises_at_snapshot = 0;            // ... as of the last snapshot
   std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
 
   DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
@@ -114,7 +118,7 @@ struct State {
       case Op::kAlloc:
         if (Kind(ev.kind) == Kind::kVmmPhysical) {
           physical[ev.handle] = {ev.size, ev.device, 0, false};
-          device(ev.device).add(Kind::kVmmPhysical, 0, ev.size, ev.time_ns);
+          peak_rises += device(ev.device).add(Kind::kVmmPhysical, 0, ev.size, ev.time_ns);
         } else {
           // A reused address means we missed its free (e.g. made before we loaded).
           if (auto old = allocations.find(ev.address); old != allocations.end()) {
@@ -123,7 +127,7 @@ struct State {
           }
           allocations[ev.address] = {ev.size, ev.device, Kind(ev.kind)};
           if (ev.handle && Kind(ev.kind) == Kind::kAsyncPool) pool_devices[ev.handle] = ev.device;
-          device(ev.device).add(Kind(ev.kind), ev.address, ev.size, ev.time_ns);
+          peak_rises += device(ev.device).add(Kind(ev.kind), ev.address, ev.size, ev.time_ns);
         }
         break;
       case Op::kFree:
@@ -188,6 +192,7 @@ struct State {
   }
 
   void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples) {
+    peak_rises_at_snapshot = peak_rises;
     const format::SnapshotRecord head{now_ns(), uint32_t(reason), uint32_t(devices.size()),
                                       uint32_t(sizeof(format::DeviceSnapshot)), 0, events_dropped};
     const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
@@ -340,6 +345,12 @@ void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples
   State& s = state();
   std::lock_guard lock(s.mu);
   s.append_snapshot(reason, samples);
+}
+
+bool peak_rose_since_snapshot() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  return s.peak_rises != s.peak_rises_at_snapshot;
 }
 
 void append_end() {

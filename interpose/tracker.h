@@ -43,6 +43,9 @@ using DeviceSamples = std::map<int32_t, DeviceSample>;
 // Appends a SnapshotRecord of the state now, with `samples` keyed by device ordinal.
 void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples);
 
+// Whether some device's tracked peak rose since the last snapshot.
+bool peak_rose_since_snapshot();
+
 // Appends the EndRecord.
 void append_end();
 

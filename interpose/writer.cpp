@@ -105,6 +105,9 @@ void* run(void* arg) {
     if (config().snapshot_ms && Clock::now() >= next_snapshot) {
       append_snapshot(format::SnapshotReason::kPeriodic, sample_devices());
       next_snapshot = Clock::now() + snapshot_every;
+    } else if (peak_rose_since_snapshot()) {
+      // NVML's figure near every peak, so the report can split it at the peak.
+      append_snapshot(format::SnapshotReason::kPeak, sample_devices());
     }
     flush(w, modules, buf);
   }

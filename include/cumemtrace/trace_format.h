@@ -169,6 +169,8 @@ enum class SnapshotReason : uint32_t {
   kPeriodic = 1,          // every CUMEMTRACE_SNAPSHOT_MS
   kFailedAllocation = 2,  // right after an allocation failed
   kExit = 3,              // at process exit
+  kPeak = 4,              // 1.1: the tracked peak rose since the last snapshot (at most
+                          // one per flush), so NVML's figure is sampled near every peak
 };
 
 inline constexpr uint64_t kUnknown64 = ~0ull;  // "not measured" in u64 fields

@@ -62,3 +62,20 @@ TEST_CASE("cumemtrace run passes the exit status through and symbolizes a killed
   CHECK(dump.out.find(" symbol ") != std::string::npos);
   CHECK(report(traces[0]).at("trace").at("complete") == false);
 }
+
+TEST_CASE("nvidia-smi's figure near the peak splits into tracked, context and untracked") {
+  TempDir dir;
+  // frag2: three 64 MiB blocks (the peak), the middle one freed at once, then held 400 ms.
+  const Result t = traced(dir, {program("prog_runtime"), "frag2", "400"});
+  REQUIRE(t.exit_code == 0);
+  const auto r = report(only_trace(dir));
+  const auto& n = device(r, 0).at("nvml_at_peak");
+  REQUIRE(n.is_object());
+  // A snapshot is taken at the writer's next flush after the peak rose: nearest the peak.
+  CHECK(n.at("snapshot_reason") == "peak");
+  // By then the middle block is gone: 128 MiB in whole granules, plus the 512 MiB context.
+  CHECK(n.at("tracked") == 134217728);
+  CHECK(n.at("context") == 536870912);
+  CHECK(n.at("process_used") == 134217728 + 536870912);
+  CHECK(n.at("untracked") == 0);
+}

@@ -30,6 +30,11 @@ void Replayer::add_live(DeviceState& s, const LiveAlloc& a) {
   s.live_count[kind_index(a.kind)] += 1;
   if (format::holds_device_memory(a.kind)) s.device_bytes += a.size;
   if (format::counts_for_fragmentation(a.kind) && !s.frag.insert(a.address, a.size)) ++s.counts.anomalies;
+  const uint64_t pinned = s.live_bytes[kind_index(Kind::kHostPinned)];
+  if (a.kind == Kind::kHostPinned && pinned > s.peak_pinned_bytes) {
+    s.peak_pinned_bytes = pinned;
+    s.peak_pinned_time_ns = a.time_ns;
+  }
 }
 
 void Replayer::remove_live(DeviceState& s, const LiveAlloc& a) {

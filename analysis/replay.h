@@ -79,6 +79,8 @@ struct DeviceState {
   double max_gap_ratio = 0;
   uint64_t max_gap_ratio_time_ns = 0;
   uint64_t peak_reserved_bytes = 0;
+  uint64_t peak_pinned_bytes = 0;     // host-pinned (the host row's own peak)
+  uint64_t peak_pinned_time_ns = 0;
 
   explicit DeviceState(int32_t d, uint64_t granule) : device(d), frag(granule) {}
 };

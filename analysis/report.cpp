@@ -198,6 +198,8 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
       const DeviceState& s = sit->second;
       dr.peak_bytes = s.peak_bytes;
       dr.peak_time_ns = s.peak_time_ns;
+      dr.peak_pinned_bytes = s.peak_pinned_bytes;
+      dr.peak_pinned_time_ns = s.peak_pinned_time_ns;
       dr.frag_at_peak = s.frag_at_peak;
       dr.max_gap_ratio = s.max_gap_ratio;
       dr.max_gap_ratio_time_ns = s.max_gap_ratio_time_ns;

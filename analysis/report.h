@@ -65,6 +65,8 @@ struct DeviceReport {
   uint64_t total_bytes = 0;
   uint64_t peak_bytes = 0;
   uint64_t peak_time_ns = 0;  // monotonic; 0 with peak_bytes 0
+  uint64_t peak_pinned_bytes = 0;  // host-pinned memory's own peak (the host row's figure)
+  uint64_t peak_pinned_time_ns = 0;
   FragmentationFigures frag_at_peak;
   double max_gap_ratio = 0;
   uint64_t max_gap_ratio_time_ns = 0;

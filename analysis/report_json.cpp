@@ -125,6 +125,8 @@ json to_json(const Report& rep) {
                 {"live_bytes", by_kind(d.end_live_bytes)},
                 {"live_count", by_kind(d.end_live_count)},
                 {"fragmentation", frag(d.frag_at_end)}};
+    o["peak_pinned"] = {{"bytes", d.peak_pinned_bytes},
+                        {"time_ns", d.peak_pinned_bytes ? json(d.peak_pinned_time_ns) : json(nullptr)}};
     o["counts"] = counts(d.counts);
     json apis = json::object();
     for (const auto& [api, c] : d.by_api) apis[api] = {{"allocs", c.allocs}, {"frees", c.frees}, {"failed", c.failed}};

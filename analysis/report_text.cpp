@@ -66,32 +66,41 @@ void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted
   if (omitted) out << "    ... and " << omitted << " more call sites\n";
 }
 
+// "1 allocation", "2 allocations".
+std::string count_of(uint64_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   out << "\n" << (d.device < 0 ? std::string("Host memory") : "Device " + std::to_string(d.device));
   if (d.device >= 0 && !d.name.empty()) out << " (" << d.name << ", " << iec(d.total_bytes) << ")";
   out << "\n";
-  if (d.peak_bytes) {
-    out << "  peak tracked device bytes: " << iec_exact(d.peak_bytes) << " at " << since(rep, d.peak_time_ns)
-        << "; granule-rounded footprint " << iec_exact(d.frag_at_peak.arena_bytes) << "\n";
-  } else {
-    out << "  peak tracked device bytes: 0\n";
+  if (d.device >= 0) {
+    out << "  peak tracked device bytes: " << iec_exact(d.peak_bytes);
+    if (d.peak_bytes)
+      out << " at " << since(rep, d.peak_time_ns) << "; granule-rounded footprint of mapped allocations "
+          << iec_exact(d.frag_at_peak.arena_bytes);
+    out << "\n";
   }
-  out << "  live at end: " << iec_exact(d.end_device_bytes) << " device bytes";
+  if (d.peak_pinned_bytes)
+    out << "  peak pinned host memory: " << iec_exact(d.peak_pinned_bytes) << " at " << since(rep, d.peak_pinned_time_ns)
+        << "\n";
+  // Live at end, by kind (a mapping is the same memory as its physical handle: left out).
+  std::string live;
   for (int k = 0; k < format::kKindCount; ++k)
     if (d.end_live_count[k] && k != int(Kind::kVmmMap))
-      out << "; " << format::kind_name(Kind(k)) << " " << iec(d.end_live_bytes[k]) << " in " << d.end_live_count[k];
-  out << "\n";
+      live += (live.empty() ? "" : ", ") + std::string(format::kind_name(Kind(k))) + " " +
+              iec_exact(d.end_live_bytes[k]) + " in " + count_of(d.end_live_count[k], "allocation");
+  out << "  live at end: " << (live.empty() ? std::string("nothing") : live) << "\n";
   const DeviceCounts& c = d.counts;
   out << "  calls: " << c.allocs << " allocations, " << c.frees << " frees, " << c.failed << " failed, "
       << c.unknown_frees << " frees of unknown memory";
   if (c.maps || c.unmaps) out << ", " << c.maps << " maps, " << c.unmaps << " unmaps";
   if (c.pool_trims) out << ", " << c.pool_trims << " pool trims";
-  if (c.contexts) out << ", " << c.contexts << " contexts (" << iec(d.context_bytes) << ")";
+  if (c.contexts) out << ", " << count_of(c.contexts, "context") << " (" << iec(d.context_bytes) << ")";
   if (c.anomalies) out << ", " << c.anomalies << " inconsistencies (lost events?)";
   out << "\n";
   if (d.peak_bytes) {
     const auto& f = d.frag_at_peak;
-    out << "  fragmentation at peak: " << f.arena_count << " arenas of " << iec_exact(f.arena_bytes) << ", gaps "
+    out << "  fragmentation at peak: " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes) << ", gaps "
         << iec_exact(f.gap_bytes) << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio "
         << fixed(f.gap_ratio(), 4) << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
     out << "  maximum gap ratio over time: " << fixed(d.max_gap_ratio, 4) << " at " << since(rep, d.max_gap_ratio_time_ns)
@@ -99,7 +108,7 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   }
   if (d.nvml.known) {
     const auto& n = d.nvml;
-    out << "  NVML process usage near the peak (snapshot " << reason_name(n.reason) << " at "
+    out << "  NVML (nvidia-smi) process usage near the peak (snapshot " << reason_name(n.reason) << " at "
         << since(rep, n.snapshot_time_ns) << "): " << iec_exact(n.process_used) << " = tracked " << iec(n.tracked)
         << " + context " << iec(n.context);
     if (n.pool_slack) out << " + async pool reserve " << iec(n.pool_slack);
@@ -114,7 +123,7 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   if (!d.by_library.empty()) {
     out << "  bytes by library at peak:\n";
     for (const auto& l : d.by_library)
-      out << "    " << iec_exact(l.bytes) << " in " << l.count << "  " << l.library << "\n";
+      out << "    " << l.library << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation") << "\n";
   }
 }
 
@@ -213,11 +222,11 @@ void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_n
     if (d.reserved_bytes) out << "    reserved address space " << iec_exact(d.reserved_bytes) << "\n";
     const auto& f = d.frag;
     if (f.arena_count)
-      out << "    " << f.arena_count << " arenas of " << iec_exact(f.arena_bytes) << ", gaps " << iec_exact(f.gap_bytes)
+      out << "    " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes) << ", gaps " << iec_exact(f.gap_bytes)
           << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio " << fixed(f.gap_ratio(), 4)
           << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
     for (const auto& l : d.by_library)
-      out << "    " << iec_exact(l.bytes) << " in " << l.count << "  " << l.library << "\n";
+      out << "    " << l.library << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation") << "\n";
   }
 }
 

@@ -1,5 +1,7 @@
 #include "run_command.h"
 
+#include <cumemtrace/trace_format.h>
+
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -44,7 +46,7 @@ std::vector<std::string> read_manifest(const std::string& path) {
   std::set<std::string> seen;
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);)
-    if (!line.empty() && seen.insert(line).second) out.push_back(line);
+    if (!line.empty() && line[0] != '#' && seen.insert(line).second) out.push_back(line);
   return out;
 }
 
@@ -72,8 +74,11 @@ int run_traced(const RunOptions& opt) {
   const char* tmpdir = ::getenv("TMPDIR");
   std::string manifest = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/cumemtrace-manifest-XXXXXX";
   int mfd = ::mkstemp(manifest.data());  // 0600: private to this user
-  if (mfd < 0) {
+  // The marker is what lets the library tell a manifest from any other file.
+  const std::string_view marker = format::kManifestMarker;
+  if (mfd < 0 || ::write(mfd, marker.data(), marker.size()) != ssize_t(marker.size())) {
     std::cerr << "cumemtrace run: cannot create a manifest file: " << std::strerror(errno) << "\n";
+    if (mfd >= 0) ::close(mfd), ::unlink(manifest.c_str());
     return 127;
   }
   ::close(mfd);

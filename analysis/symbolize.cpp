@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -51,7 +52,9 @@ struct DwflSession {
 
 void resolve_module(const ModuleInfo& m, const std::vector<uint64_t>& ips, std::unordered_map<uint64_t, Symbol>& out,
                     SymbolizeStats& stats) {
-  if (::access(m.path.c_str(), R_OK) != 0) {
+  // A regular file only: a FIFO (or device) at a module's path would block us forever.
+  struct stat st {};
+  if (::stat(m.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(m.path.c_str(), R_OK) != 0) {
     ++stats.modules_missing;
     return;
   }
@@ -171,8 +174,12 @@ SymbolizeFileResult symbolize_file(const std::string& path) {
     buf.append(reinterpret_cast<const char*>(&h), sizeof h);
     buf += payload;
   }
-  if (::lseek(fd, 0, SEEK_END) < 0 || !write_all(fd, buf)) {
+  const off_t end = ::lseek(fd, 0, SEEK_END);
+  if (end < 0 || !write_all(fd, buf)) {
     r.message = "cannot append symbols to " + path + ": " + std::strerror(errno);
+    // A full disk must not leave half a record: the trace stays as it was (less any
+    // partial record cut above, which no reader could use).
+    if (end >= 0 && ::ftruncate(fd, end) != 0) r.message += " (and cutting it back failed)";
     ::close(fd);
     return r;
   }

@@ -1,39 +1,84 @@
 #include "config.h"
 
+#include <strings.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "errno_guard.h"
 
 namespace cumemtrace::interpose {
 namespace {
+
+// Straight to stderr: the logger itself is configured from here (CUMEMTRACE_LOG).
+void warn_config(const char* name, const char* value, const char* what) {
+  char line[512];
+  const int n = std::snprintf(line, sizeof line, "cumemtrace[%d]: warning: %s=\"%.200s\" %s\n", int(getpid()), name,
+                              value, what);
+  if (n > 0 && write(STDERR_FILENO, line, std::min<size_t>(size_t(n), sizeof line - 1)) < 0) return;  // nowhere to say it
+}
 
 std::string env_string(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
 
-uint64_t env_uint(const char* name, uint64_t fallback) {
+// A decimal number in [lo, hi]; anything else warns and takes the fallback or the bound.
+uint64_t env_number(const char* name, uint64_t fallback, uint64_t lo, uint64_t hi) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
   char* end = nullptr;
+  errno = 0;
   const unsigned long long n = std::strtoull(v, &end, 10);
-  return end && *end == '\0' ? n : fallback;
+  if (*v == '-' || errno == ERANGE || !end || *end != '\0') {
+    warn_config(name, v, "is not a number in range; the default is used");
+    return fallback;
+  }
+  if (n < lo || n > hi) {
+    warn_config(name, v, n < lo ? "is below the smallest value allowed; that is used" : "is above the largest value allowed; that is used");
+    return n < lo ? lo : hi;
+  }
+  return n;
+}
+
+bool env_flag(const char* name) {
+  const std::string v = env_string(name, "");
+  for (const char* yes : {"1", "true", "yes", "on"})
+    if (strcasecmp(v.c_str(), yes) == 0) return true;
+  for (const char* no : {"", "0", "false", "no", "off"})
+    if (strcasecmp(v.c_str(), no) == 0) return false;
+  warn_config(name, v.c_str(), "is not one of 1/0, true/false, yes/no, on/off; taken as off");
+  return false;
+}
+
+std::string env_log_level(const char* name) {
+  const std::string v = env_string(name, "warn");
+  for (const char* level : {"trace", "debug", "info", "warn", "warning", "err", "error", "critical", "off"})
+    if (v == level) return v;
+  warn_config(name, v.c_str(), "is not a log level (off, error, warn, info, debug, trace); warn is used");
+  return "warn";
 }
 
 }  // namespace
 
 const Config& config() {
   static const Config* c = [] {
+    const ErrnoGuard keep_errno;
     auto* k = new Config;  // leaked on purpose: read by hooks until the very end
     k->output_pattern = env_string("CUMEMTRACE_OUTPUT", "cumemtrace-%h-%p.trace");
     k->manifest = env_string("CUMEMTRACE_MANIFEST", "");
-    k->stack_depth = static_cast<uint32_t>(std::min<uint64_t>(env_uint("CUMEMTRACE_DEPTH", 32), 256));
-    k->snapshot_ms = static_cast<uint32_t>(env_uint("CUMEMTRACE_SNAPSHOT_MS", 1000));
+    k->stack_depth = uint32_t(env_number("CUMEMTRACE_DEPTH", 32, 0, 256));
+    k->snapshot_ms = uint32_t(env_number("CUMEMTRACE_SNAPSHOT_MS", 1000, 0, 86'400'000));
     // The promise: a SIGKILLed process leaves a file readable up to <= 100 ms ago.
-    k->flush_ms = static_cast<uint32_t>(std::clamp<uint64_t>(env_uint("CUMEMTRACE_FLUSH_MS", 100), 1, 100));
-    k->granule_bytes = std::max<uint64_t>(env_uint("CUMEMTRACE_GRANULE", 2ull << 20), 1);
-    k->buffer_limit_bytes = env_uint("CUMEMTRACE_BUFFER_MB", 256) << 20;
-    k->disabled = env_uint("CUMEMTRACE_DISABLE", 0) != 0;
-    k->log_level = env_string("CUMEMTRACE_LOG", "warn");
+    k->flush_ms = uint32_t(env_number("CUMEMTRACE_FLUSH_MS", 100, 1, 100));
+    k->granule_bytes = env_number("CUMEMTRACE_GRANULE", 2ull << 20, 1, 1ull << 30);
+    k->buffer_limit_bytes = env_number("CUMEMTRACE_BUFFER_MB", 256, 1, 1 << 16) << 20;
+    k->disabled = env_flag("CUMEMTRACE_DISABLE");
+    k->log_level = env_log_level("CUMEMTRACE_LOG");
     return k;
   }();
   return *c;

@@ -1,6 +1,7 @@
 #include "context_probe.h"
 
 #include "driver_api.h"
+#include "errno_guard.h"
 #include "nvml.h"
 
 namespace cumemtrace::interpose {
@@ -15,6 +16,7 @@ std::string uuid_of(CUdevice dev) {
 
 ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : dev_(dev) {
   if (!call.recording()) return;
+  const ErrnoGuard keep_errno;  // loading NVML may set it (ENOENT when it is missing)
   creates_ = true;
   const DriverApi* d = driver_api();
   if (mode == kPrimary && d && d->primary_ctx_get_state) {
@@ -31,6 +33,7 @@ ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : de
 
 void ContextProbe::record(DriverCall& call, CUresult r, uint64_t ctx) const {
   if (!creates_) return;
+  const ErrnoGuard keep_errno;
   uint64_t cost = 0;
   if (r == CUDA_SUCCESS && measured_) {
     const NvmlFigures after = nvml_query(uuid_of(dev_));

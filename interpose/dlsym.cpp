@@ -13,6 +13,7 @@
 #include "resolve.h"
 
 extern "C" __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
-  if (void* ours = cumemtrace::interpose::hooked_dlsym(handle, name)) return ours;
-  return cumemtrace::interpose::real_dlsym()(handle, name);
+  using namespace cumemtrace::interpose;
+  if (void* ours = hooked_dlsym(handle, name)) return ours == kAbsent ? nullptr : ours;
+  return real_dlsym()(handle, name);
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "loader_lock.h"
 #include "resolve.h"
 
 namespace cumemtrace::interpose {
@@ -18,6 +19,7 @@ void bind(void* lib, F& slot, const char* name) {
 }
 
 DriverApi* load() {
+  const LoaderUse in_loader;
   void* known = any_real_driver_function();
   Dl_info info{};
   if (!known || !dladdr(known, &info) || !info.dli_fname) return nullptr;

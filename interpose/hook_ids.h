@@ -10,12 +10,13 @@ enum class HookId : uint16_t {
 #define DRIVER_HOOK(symbol, body, base, since, params, args) symbol,
 #define RUNTIME_HOOK(symbol, body, params, args) symbol,
 #define PROC_HOOK(symbol, body, base, since, params, args) symbol,
+#define EXEC_HOOK(symbol, body, params, args) symbol,
 #include "hook_table.def"
   kCount
 };
 inline constexpr int kHookCount = static_cast<int>(HookId::kCount);
 
-enum class Layer : uint8_t { kDriver, kRuntime, kProcAddress };
+enum class Layer : uint8_t { kDriver, kRuntime, kProcAddress, kExec };
 
 struct HookInfo {
   const char* symbol;  // exported name, also what dlsym is asked for

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include "hooks_driver.h"
+#include "hooks_exec.h"
 #include "hooks_runtime.h"
 #include "resolve.h"
 
@@ -17,8 +18,14 @@ namespace {
 // here by linking against a symbol no loaded library defines.
 template <class Ret>
 Ret unresolved() {
-  if constexpr (std::is_same_v<Ret, CUresult>) return CUDA_ERROR_NOT_INITIALIZED;
-  else return cudaErrorInitializationError;
+  if constexpr (std::is_same_v<Ret, CUresult>) {
+    return CUDA_ERROR_NOT_INITIALIZED;
+  } else if constexpr (std::is_same_v<Ret, cudaError_t>) {
+    return cudaErrorInitializationError;
+  } else {
+    errno = ENOSYS;  // an exec function libc does not have
+    return -1;
+  }
 }
 
 #define SLOT_WRAPPERS(Ret, symbol, body, params, args)                           \
@@ -32,6 +39,7 @@ Ret unresolved() {
 #define DRIVER_HOOK(symbol, body, base, since, params, args) SLOT_WRAPPERS(CUresult, symbol, body, params, args)
 #define PROC_HOOK(symbol, body, base, since, params, args) SLOT_WRAPPERS(CUresult, symbol, body, params, args)
 #define RUNTIME_HOOK(symbol, body, params, args) SLOT_WRAPPERS(cudaError_t, symbol, body, params, args)
+#define EXEC_HOOK(symbol, body, params, args) SLOT_WRAPPERS(int, symbol, body, params, args)
 #include "hook_table.def"
 
 static_assert(kSlots == 4, "the wrapper table below lists four slots");
@@ -42,6 +50,7 @@ void* const kWrappers[kHookCount][kSlots] = {
 #define DRIVER_HOOK(symbol, body, base, since, params, args) WRAPPER_ROW(symbol)
 #define PROC_HOOK(symbol, body, base, since, params, args) WRAPPER_ROW(symbol)
 #define RUNTIME_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
+#define EXEC_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #include "hook_table.def"
 };
 
@@ -50,6 +59,7 @@ const HookInfo kInfo[kHookCount] = {
   {#symbol, base, since, Layer::kDriver, std::string_view(#symbol).ends_with("_ptsz")},
 #define PROC_HOOK(symbol, body, base, since, params, args) {#symbol, base, since, Layer::kProcAddress, false},
 #define RUNTIME_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kRuntime, false},
+#define EXEC_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExec, false},
 #include "hook_table.def"
 };
 
@@ -60,12 +70,17 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
 
 }  // namespace cumemtrace::interpose
 
-// The exported entry points: slot 0 of each.
-#define EXPORT_HOOK(Ret, symbol, params, args)                 \
-  extern "C" CUMEMTRACE_EXPORT Ret symbol params {            \
-    return cumemtrace::interpose::symbol##_slot<0> args;      \
+// The exported entry points. Their real function depends on who calls (resolve.h), so
+// they pass their return address along; slot 0's wrapper is only for is_wrapper.
+#define EXPORT_HOOK(Ret, symbol, body, params, args)                                                      \
+  extern "C" CUMEMTRACE_EXPORT Ret symbol params {                                                         \
+    using namespace cumemtrace::interpose;                                                                 \
+    auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
+    if (!real) return unresolved<Ret>();                                                                   \
+    return body(HookId::symbol, real, CUMEMTRACE_EXPAND args);                                             \
   }
-#define DRIVER_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, params, args)
-#define PROC_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, params, args)
-#define RUNTIME_HOOK(symbol, body, params, args) EXPORT_HOOK(cudaError_t, symbol, params, args)
+#define DRIVER_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
+#define PROC_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
+#define RUNTIME_HOOK(symbol, body, params, args) EXPORT_HOOK(cudaError_t, symbol, body, params, args)
+#define EXEC_HOOK(symbol, body, params, args) EXPORT_HOOK(int, symbol, body, params, args)
 #include "hook_table.def"

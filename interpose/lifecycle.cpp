@@ -2,6 +2,7 @@
 // trace starts with the first CUDA event (tracker.cpp), not with the process.
 #include <pthread.h>
 
+#include "loader_lock.h"
 #include "thread_state.h"
 #include "trace_start.h"
 #include "tracker.h"
@@ -10,9 +11,16 @@
 namespace cumemtrace::interpose {
 namespace {
 
-void prepare_fork() { tracker_prepare_fork(); }
-void after_fork_parent() { tracker_after_fork_parent(); }
+void prepare_fork() {
+  loader_prepare_fork();  // before the tracker: nothing holds the tracker while in the loader
+  tracker_prepare_fork();
+}
+void after_fork_parent() {
+  tracker_after_fork_parent();
+  loader_after_fork_parent();
+}
 void after_fork_child() {
+  loader_after_fork_child();
   mark_trace_start();
   reset_thread_state_after_fork();
   tracker_after_fork_child();

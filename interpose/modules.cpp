@@ -13,6 +13,7 @@
 #include <cumemtrace/trace_format.h>
 
 #include "encode.h"
+#include "loader_lock.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -55,6 +56,7 @@ void ModuleScanner::scan_if_changed(std::string& out) {
     int visited = 0;
     std::vector<Found> found;
   } ctx;
+  const LoaderUse in_loader;
   dl_iterate_phdr(
       [](dl_phdr_info* i, size_t size, void* p) {
         auto* c = static_cast<Ctx*>(p);

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <vector>
 
+#include "loader_lock.h"
 #include "log.h"
 
 namespace cumemtrace::interpose {
@@ -44,6 +45,7 @@ bool bind(void* lib, F& f, const char* name) {
 }
 
 const Nvml* load() {
+  const LoaderUse in_loader;
   void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     // Once per process: the report cannot split nvidia-smi's figure without it.

@@ -2,10 +2,16 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
+#include <mutex>
 
 #include <cstring>
 #include <string_view>
 
+#include "errno_guard.h"
+#include "loader_lock.h"
 #include "log.h"
 
 namespace cumemtrace::interpose {
@@ -39,13 +45,92 @@ DlsymFn real_dlsym() {
   return fn;
 }
 
-void* resolve_exported(HookId id) {
-  void* fn = real_dlsym()(RTLD_NEXT, hook_info(id).symbol);
-  if (fn) {
-    g_slot_real[static_cast<int>(id)][0].store(fn, std::memory_order_release);
-    note_real(id, fn);
+namespace {
+
+// Per-library answers for hooks with no global definition (resolve.h). Entries are
+// written once, under the mutex, and read without it: `fn` is published last.
+struct CallerEntry {
+  std::atomic<uint64_t> start{0}, end{0};
+  std::atomic<void*> fn{nullptr};
+};
+constexpr int kCallerEntries = 8;
+CallerEntry g_callers[kHookCount][kCallerEntries];
+std::atomic<bool> g_no_global[kHookCount];
+std::mutex g_callers_mu;
+
+struct ObjectRange {
+  uint64_t start = 0, end = 0;
+};
+
+// The address range of the loaded object whose load base is `base`.
+ObjectRange object_range(const void* base) {
+  struct Ctx {
+    uint64_t base;
+    ObjectRange out;
+  } ctx{reinterpret_cast<uint64_t>(base), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* i, size_t, void* p) {
+        auto* c = static_cast<Ctx*>(p);
+        uint64_t lo = ~0ull, hi = 0;
+        for (int k = 0; k < i->dlpi_phnum; ++k) {
+          if (i->dlpi_phdr[k].p_type != PT_LOAD) continue;
+          lo = std::min<uint64_t>(lo, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr);
+          hi = std::max<uint64_t>(hi, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr + i->dlpi_phdr[k].p_memsz);
+        }
+        if (lo > c->base || hi <= c->base) return 0;
+        c->out = {lo, hi};
+        return 1;
+      },
+      &ctx);
+  return ctx.out;
+}
+
+void* resolve_for_caller(HookId id, const void* caller) {
+  auto& entries = g_callers[static_cast<int>(id)];
+  const auto at = reinterpret_cast<uint64_t>(caller);
+  for (auto& e : entries) {
+    void* fn = e.fn.load(std::memory_order_acquire);
+    if (!fn) break;
+    if (at >= e.start.load(std::memory_order_relaxed) && at < e.end.load(std::memory_order_relaxed)) return fn;
   }
+  const ErrnoGuard keep_errno;
+  const LoaderUse in_loader;
+  Dl_info info{};
+  if (!dladdr(caller, &info) || !info.dli_fname || !*info.dli_fname) return nullptr;
+  // RTLD_NOLOAD: a handle to the caller's library as loaded; dlsym on it searches that
+  // library and its dependencies, the scope its own references resolve in.
+  void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  if (!lib) return nullptr;
+  void* fn = real_dlsym()(lib, hook_info(id).symbol);
+  dlclose(lib);
+  if (!fn || is_wrapper(fn)) return nullptr;
+  note_real(id, fn);
+  const ObjectRange range = object_range(info.dli_fbase);
+  std::lock_guard lock(g_callers_mu);
+  for (auto& e : entries) {
+    if (e.fn.load(std::memory_order_relaxed)) continue;
+    e.start.store(range.start, std::memory_order_relaxed);
+    e.end.store(range.end, std::memory_order_relaxed);
+    e.fn.store(fn, std::memory_order_release);
+    break;
+  }  // a full table only means this library's calls take the slow path each time
   return fn;
+}
+
+}  // namespace
+
+void* resolve_exported(HookId id, const void* caller) {
+  const int i = static_cast<int>(id);
+  if (!g_no_global[i].load(std::memory_order_relaxed)) {
+    void* fn = real_dlsym()(RTLD_NEXT, hook_info(id).symbol);
+    if (fn) {
+      g_slot_real[i][0].store(fn, std::memory_order_release);
+      note_real(id, fn);
+      return fn;
+    }
+    g_no_global[i].store(true, std::memory_order_relaxed);
+  }
+  return resolve_for_caller(id, caller);
 }
 
 bool is_wrapper(const void* fn) {
@@ -76,7 +161,9 @@ void* hooked_dlsym(void* handle, const char* name) {
   // RTLD_DEFAULT would find our own export first; what the program would have got
   // without us is the next definition after this library.
   void* real = real_dlsym()(handle == RTLD_DEFAULT ? RTLD_NEXT : handle, name);
-  return real ? substitute(static_cast<HookId>(i), real) : nullptr;
+  const ErrnoGuard keep_errno;  // as the real lookup left it
+  if (!real) return handle == RTLD_DEFAULT ? kAbsent : nullptr;
+  return substitute(static_cast<HookId>(i), real);
 }
 
 void* substitute_proc(const char* base, int version, uint64_t flags, void* real) {

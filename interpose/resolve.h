@@ -23,11 +23,20 @@ using DlsymFn = void* (*)(void*, const char*);
 DlsymFn real_dlsym();
 
 extern std::atomic<void*> g_slot_real[kHookCount][kSlots];
-void* resolve_exported(HookId id);  // slot 0, on first use
+
+// The real function behind an exported hook, for a call from `caller` (a return address).
+// Normally the next definition in the global scope (RTLD_NEXT), found once. When there
+// is none, the caller's library was loaded with dlopen(RTLD_LOCAL) and brought its own
+// libcudart/libcuda (how Python loads extension modules): then it is the definition
+// visible from the caller's library, found once per library.
+void* resolve_exported(HookId id, const void* caller);
 
 inline void* real_fn(HookId id, int slot) {
-  void* fn = g_slot_real[static_cast<int>(id)][slot].load(std::memory_order_acquire);
-  return fn || slot != 0 ? fn : resolve_exported(id);
+  return g_slot_real[static_cast<int>(id)][slot].load(std::memory_order_acquire);
+}
+inline void* exported_real(HookId id, const void* caller) {
+  void* fn = real_fn(id, 0);
+  return fn ? fn : resolve_exported(id, caller);
 }
 
 // Generated in hooks.cpp from the table.
@@ -37,8 +46,12 @@ void* slot_wrapper(HookId id, int slot);
 // `id`): one of our wrappers, or `real` itself when all slots are taken.
 void* substitute(HookId id, void* real);
 
-// dlsym for a name we track (handle is not RTLD_NEXT); nullptr when the name is not
-// ours or has no real definition, so the caller falls through to the real dlsym.
+// dlsym for a name we track (handle is not RTLD_NEXT): our wrapper for the definition
+// the program would have found; nullptr when the name is not ours, or has no definition
+// in `handle`, so that the caller falls through to the real dlsym; kAbsent when it has
+// no definition but our own export (RTLD_DEFAULT): the program must get NULL, as without
+// us, with dlerror() already saying why.
+inline void* const kAbsent = reinterpret_cast<void*>(~uintptr_t{0});
 void* hooked_dlsym(void* handle, const char* name);
 
 // cuGetProcAddress / cudaGetDriverEntryPointByVersion: `real` is what the driver

@@ -10,6 +10,7 @@
 #include <cumemtrace/trace_format.h>
 
 #include "encode.h"
+#include "loader_lock.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -21,6 +22,7 @@ struct OwnRange {
 // Address range of libcumemtrace.so's code, found once from this function's address.
 OwnRange own_range() {
   static const OwnRange r = [] {
+    const LoaderUse in_loader;
     OwnRange range;
     Dl_info info{};
     if (!dladdr(reinterpret_cast<void*>(&own_range), &info)) return range;
@@ -58,7 +60,11 @@ void capture_stack(RawStack& out, uint32_t depth) {
   if (depth == 0) return;
   const OwnRange own = own_range();
   void* ips[RawStack::kMax + kOwnFramesMax];
-  const int n = unw_backtrace(ips, static_cast<int>(std::min(depth, RawStack::kMax) + kOwnFramesMax));
+  int n;
+  {
+    const LoaderUse in_loader;
+    n = unw_backtrace(ips, static_cast<int>(std::min(depth, RawStack::kMax) + kOwnFramesMax));
+  }
   // Our frames are dropped wherever they are: a driver hook reached through a runtime
   // hook has some of ours in the middle of the stack too.
   for (int i = 0; i < n && out.count < depth && out.count < RawStack::kMax; ++i) {

@@ -1,6 +1,7 @@
 #include "trace_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "config.h"
 #include "encode.h"
 #include "hook_ids.h"
+#include "log.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -111,11 +113,21 @@ void announce_in_manifest(const std::string& path) {
     if (getcwd(cwd, sizeof cwd)) line = std::string(cwd) + "/" + path;
   }
   line += '\n';
-  // No O_CREAT: the manifest belongs to `cumemtrace run`, which made it.
-  const int fd = open(manifest.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  // No O_CREAT: the manifest belongs to `cumemtrace run`, which made it. And only a
+  // file that is one: a stray CUMEMTRACE_MANIFEST=/etc/passwd must not get a line.
+  const int fd = open(manifest.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return;
-  // One write with O_APPEND: lines from several processes never interleave.
-  [[maybe_unused]] const ssize_t n = write(fd, line.data(), line.size());
+  struct stat st {};
+  char head[format::kManifestMarker.size()];
+  const bool ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+                    pread(fd, head, sizeof head, 0) == ssize_t(sizeof head) &&
+                    std::string_view(head, sizeof head) == format::kManifestMarker;
+  if (ours) {
+    // One write with O_APPEND: lines from several processes never interleave.
+    [[maybe_unused]] const ssize_t n = write(fd, line.data(), line.size());
+  } else {
+    log_warn("CUMEMTRACE_MANIFEST={} is not a manifest made by `cumemtrace run`; left alone", manifest);
+  }
   close(fd);
 }
 

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "driver_api.h"
 #include "encode.h"
+#include "errno_guard.h"
 #include "pending_buffer.h"
 #include "stack.h"
 #include "thread_state.h"
@@ -28,11 +29,6 @@ uint64_t now_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
-
-struct ErrnoGuard {
-  int saved = errno;
-  ~ErrnoGuard() { errno = saved; }
-};
 
 struct DeviceState {
   explicit DeviceState(uint64_t granule) : frag(granule) {}

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config.h"
+#include "errno_guard.h"
 #include "log.h"
 #include "modules.h"
 #include "trace_file.h"
@@ -25,17 +26,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Writer {
-  std::mutex mu;
+  std::mutex mu;  // the fields below up to `opened`
   std::condition_variable cv;
   bool wake = false, stop = false, done = false;
+  bool opened = false;  // the file exists and starts with its preamble
+
+  // Writing, by this thread's loop or by an exec on another thread (flush_before_exec).
+  std::mutex io_mu;
   int fd = -1;
   bool broken = false;
+  ModuleScanner modules;
+  std::string buf;
 };
 
 // Replaced (never destroyed) in a forked child, whose copy may be locked by a thread
 // that does not exist there.
 Writer* g_writer = nullptr;
 
+// With io_mu held.
 void write_out(Writer& w, std::string& bytes) {
   size_t done = 0;
   while (!w.broken && done < bytes.size()) {
@@ -54,13 +62,39 @@ void write_out(Writer& w, std::string& bytes) {
   bytes.clear();
 }
 
-void flush(Writer& w, ModuleScanner& modules, std::string& buf) {
-  modules.scan_if_changed(buf);
-  write_out(w, buf);
+// Writes new modules and every pending record; when the trace is broken, drops them
+// instead, so memory stays bounded.
+void flush(Writer& w) {
+  std::lock_guard io(w.io_mu);
   std::vector<std::string> chunks;
+  if (!w.broken) {
+    w.modules.scan_if_changed(w.buf);
+    write_out(w, w.buf);
+  }
   take_pending(chunks);
   for (auto& c : chunks) write_out(w, c);
   give_back_pending(chunks);
+}
+
+void open_trace(Writer& w) {
+  std::string path = expand_output_pattern(config().output_pattern);
+  {
+    std::lock_guard io(w.io_mu);
+    w.fd = create_trace_file(path);
+    if (w.fd < 0) {
+      log_warn("cannot create trace file {} ({}); tracing is off, the program goes on", path, std::strerror(errno));
+      stop_tracing();
+      w.broken = true;
+    } else {
+      log_info("tracing to {}", path);
+      announce_in_manifest(path);
+      w.buf = trace_preamble(trace_start());
+      write_out(w, w.buf);
+    }
+  }
+  std::lock_guard lock(w.mu);
+  w.opened = true;
+  w.cv.notify_all();
 }
 
 void* run(void* arg) {
@@ -70,21 +104,7 @@ void* run(void* arg) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
 
-  std::string path = expand_output_pattern(config().output_pattern);
-  w.fd = create_trace_file(path);
-  std::string buf;
-  if (w.fd < 0) {
-    log_warn("cannot create trace file {} ({}); tracing is off, the program goes on", path, std::strerror(errno));
-    stop_tracing();
-    w.broken = true;
-  } else {
-    log_info("tracing to {}", path);
-    announce_in_manifest(path);
-    buf = trace_preamble(trace_start());
-    write_out(w, buf);
-  }
-
-  ModuleScanner modules;
+  open_trace(w);
   const auto snapshot_every = std::chrono::milliseconds(config().snapshot_ms);
   auto next_snapshot = Clock::now() + snapshot_every;
   for (;;) {
@@ -96,28 +116,27 @@ void* run(void* arg) {
       stopping = w.stop;
     }
     if (stopping) break;
-    if (w.broken) {
-      std::vector<std::string> dropped;  // keep memory bounded; nothing is written any more
-      take_pending(dropped);
-      give_back_pending(dropped);
-      continue;
+    if (tracing_enabled()) {
+      if (config().snapshot_ms && Clock::now() >= next_snapshot) {
+        append_snapshot(format::SnapshotReason::kPeriodic, sample_devices());
+        next_snapshot = Clock::now() + snapshot_every;
+      } else if (peak_rose_since_snapshot()) {
+        // NVML's figure near every peak, so the report can split it at the peak.
+        append_snapshot(format::SnapshotReason::kPeak, sample_devices());
+      }
     }
-    if (config().snapshot_ms && Clock::now() >= next_snapshot) {
-      append_snapshot(format::SnapshotReason::kPeriodic, sample_devices());
-      next_snapshot = Clock::now() + snapshot_every;
-    } else if (peak_rose_since_snapshot()) {
-      // NVML's figure near every peak, so the report can split it at the peak.
-      append_snapshot(format::SnapshotReason::kPeak, sample_devices());
-    }
-    flush(w, modules, buf);
+    flush(w);
   }
 
-  if (!w.broken) {
-    append_snapshot(format::SnapshotReason::kExit, sample_devices());
-    append_end();
-    flush(w, modules, buf);
+  append_snapshot(format::SnapshotReason::kExit, sample_devices());
+  append_end();
+  flush(w);
+  {
+    std::lock_guard io(w.io_mu);
+    if (w.fd >= 0) close(w.fd);
+    w.fd = -1;
+    w.broken = true;  // nothing more goes to this file, even from a late exec
   }
-  if (w.fd >= 0) close(w.fd);
   std::lock_guard lock(w.mu);
   w.done = true;
   w.cv.notify_all();
@@ -157,6 +176,19 @@ void finish_writer() {
   // Bounded: a writer stuck on a hung filesystem must not keep the process from exiting.
   if (!w->cv.wait_for(lock, std::chrono::seconds(5), [&] { return w->done; }))
     log_warn("trace writer did not finish within 5 s; the trace may be incomplete");
+}
+
+void flush_before_exec() {
+  Writer* w = g_writer;
+  if (!w) return;
+  const ErrnoGuard keep_errno;
+  {
+    // The writer creates the file lazily; an exec right after the first event must not
+    // leave an empty file behind. Bounded: never hold an exec up for long.
+    std::unique_lock lock(w->mu);
+    if (!w->cv.wait_for(lock, std::chrono::seconds(1), [&] { return w->opened || w->done; }) || w->done) return;
+  }
+  flush(*w);
 }
 
 void writer_after_fork_child() {

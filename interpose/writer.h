@@ -14,6 +14,10 @@ namespace cumemtrace::interpose {
 void start_writer();  // from the first tracked event (tracker.cpp)
 void wake_writer();   // flush soon (after a failed allocation)
 void finish_writer(); // at exit: exit snapshot, end record, final flush; bounded wait
+// Before an exec replaces the image (no destructor runs then): writes what is pending,
+// so the trace keeps every event up to the exec. The trace then ends without an
+// EndRecord, as after a kill; if the exec fails, tracing simply goes on.
+void flush_before_exec();
 void writer_after_fork_child();
 
 }  // namespace cumemtrace::interpose

@@ -175,6 +175,11 @@ enum class SnapshotReason : uint32_t {
 
 inline constexpr uint64_t kUnknown64 = ~0ull;  // "not measured" in u64 fields
 
+// First line of the file named by CUMEMTRACE_MANIFEST (made by `cumemtrace run`); each
+// traced process appends its trace's path and '\n'. The library appends only to a
+// private regular file of its own user that starts with this line.
+inline constexpr std::string_view kManifestMarker = "# cumemtrace manifest\n";
+
 struct SnapshotRecord {
   uint64_t time_ns;
   uint32_t reason;          // SnapshotReason

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace sim {
 
@@ -21,6 +22,24 @@ Config read_config();
 // reports it; ordinary allocations are carved from it too).
 constexpr uint64_t kGranule = 2ull << 20;
 
-inline uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+// `v` rounded up to a multiple of `to`, or nothing when that does not fit in
+// 64 bits. Sizes come straight from the application: cuMemAlloc(SIZE_MAX) once
+// rounded to 0 and was handed the address of the next real allocation.
+inline std::optional<uint64_t> round_up(uint64_t v, uint64_t to) {
+    uint64_t r = v % to;
+    if (r == 0) return v;
+    if (v > UINT64_MAX - (to - r)) return std::nullopt;
+    return v + (to - r);
+}
+
+// a * b, or nothing when it overflows (cuMemAllocPitch's pitch x height).
+inline std::optional<uint64_t> multiply(uint64_t a, uint64_t b) {
+    uint64_t product;
+    if (__builtin_mul_overflow(a, b, &product)) return std::nullopt;
+    return product;
+}
+
+// a + b, capped at UINT64_MAX: device use from absurd SIMCUDA_* settings.
+inline uint64_t add_saturating(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 }  // namespace sim

@@ -23,12 +23,13 @@ CUresult create(CUcontext *pctx, unsigned int flags, CUdevice dev) {
     if (CUresult r = check_init()) return r;
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (ctx_stack().full()) return CUDA_ERROR_OUT_OF_MEMORY;
     State &s = state();
     s.created_contexts.push_back(std::make_unique<Ctx>(Ctx{dev, false, false, 0, flags}));
     Ctx *c = s.created_contexts.back().get();
     s.all_contexts.insert(c);
     context_went_live(c);
-    ctx_stack().push_back(c);
+    ctx_stack().push(c);
     *pctx = to_handle(c);
     return CUDA_SUCCESS;
 }
@@ -40,7 +41,7 @@ CUresult destroy(CUcontext ctx) {
     if (!valid_ctx(c) || c->primary) return CUDA_ERROR_INVALID_CONTEXT;
     context_died(c);
     auto &stack = ctx_stack();
-    if (!stack.empty() && stack.back() == c) stack.pop_back();
+    if (!stack.empty() && stack.top() == c) stack.pop();
     return CUDA_SUCCESS;
 }
 
@@ -48,7 +49,8 @@ CUresult push(CUcontext ctx) {
     SIM_LOCKED;
     if (CUresult r = check_init()) return r;
     if (!valid_ctx(from_handle(ctx))) return CUDA_ERROR_INVALID_CONTEXT;
-    ctx_stack().push_back(from_handle(ctx));
+    if (ctx_stack().full()) return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx_stack().push(from_handle(ctx));
     return CUDA_SUCCESS;
 }
 
@@ -57,8 +59,8 @@ CUresult pop(CUcontext *pctx) {
     if (CUresult r = check_init()) return r;
     auto &stack = ctx_stack();
     if (stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-    if (pctx) *pctx = to_handle(stack.back());
-    stack.pop_back();
+    if (pctx) *pctx = to_handle(stack.top());
+    stack.pop();
     return CUDA_SUCCESS;
 }
 
@@ -120,14 +122,14 @@ SIM_API CUresult cuCtxSetCurrent(CUcontext ctx) {
     if (CUresult r = check_init()) return r;
     auto &stack = ctx_stack();
     if (!ctx) {
-        if (!stack.empty()) stack.pop_back();
+        if (!stack.empty()) stack.pop();
         return CUDA_SUCCESS;
     }
     if (!valid_ctx(from_handle(ctx))) return CUDA_ERROR_INVALID_CONTEXT;
     if (stack.empty())
-        stack.push_back(from_handle(ctx));
+        stack.push(from_handle(ctx));
     else
-        stack.back() = from_handle(ctx);
+        stack.set_top(from_handle(ctx));
     return CUDA_SUCCESS;
 }
 

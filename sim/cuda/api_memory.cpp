@@ -47,9 +47,13 @@ SIM_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
     if (CUresult r = require_ctx(&ctx)) return r;
     if (!dptr || !pPitch || WidthInBytes == 0 || Height == 0) return CUDA_ERROR_INVALID_VALUE;
     if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) return CUDA_ERROR_INVALID_VALUE;
-    uint64_t pitch = round_up(WidthInBytes, 512);
-    CUresult r = heap_alloc(ctx, pitch * Height, dptr);
-    if (r == CUDA_SUCCESS) *pPitch = pitch;
+    // A pitch or a pitch x height past 64 bits cannot exist: out of memory,
+    // like any other size beyond the device (not a wrapped-around small block).
+    auto pitch = round_up(WidthInBytes, 512);
+    auto bytes = pitch ? multiply(*pitch, Height) : std::nullopt;
+    if (!bytes) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = heap_alloc(ctx, *bytes, dptr);
+    if (r == CUDA_SUCCESS) *pPitch = *pitch;
     return r;
 }
 

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <type_traits>
+
 namespace sim {
 namespace {
 
@@ -11,10 +13,13 @@ State *g_state = nullptr;
 uint64_t g_generation = 1;
 
 struct ThreadStack {
-    uint64_t generation = 0;
-    std::vector<Ctx *> stack;
+    uint64_t generation;  // 0 (zero-initialized): never used yet
+    CtxStack stack;
 };
+// Zero-initialized, no constructor or destructor: see CtxStack.
 thread_local ThreadStack t_stack;
+static_assert(std::is_trivially_destructible_v<ThreadStack>);
+static_assert(std::is_trivially_default_constructible_v<ThreadStack>);
 
 // A child of fork() inherits the parent's driver state on paper but, on real
 // hardware, cannot use the parent's contexts. Keep the lock consistent across
@@ -72,7 +77,7 @@ void reset_state() {
     state();
 }
 
-std::vector<Ctx *> &ctx_stack() {
+CtxStack &ctx_stack() {
     if (t_stack.generation != g_generation) {
         t_stack.stack.clear();
         t_stack.generation = g_generation;
@@ -82,8 +87,8 @@ std::vector<Ctx *> &ctx_stack() {
 
 Ctx *current_ctx() {
     auto &s = ctx_stack();
-    if (s.empty() || !s.back()->alive) return nullptr;
-    return s.back();
+    if (s.empty() || !s.top()->alive) return nullptr;
+    return s.top();
 }
 
 CUresult check_init() {
@@ -116,8 +121,11 @@ uint64_t footprint_granules(int device) {
 uint64_t device_used_bytes(int device) {
     State &s = state();
     const Device &d = *s.devices[device];
-    uint64_t bytes = footprint_granules(device) * kGranule + uint64_t(d.live_contexts) * s.cfg.context_bytes;
-    if (d.live_contexts > 0) bytes += s.cfg.hidden_bytes;
+    // Saturating: SIMCUDA_CONTEXT_BYTES/HIDDEN_BYTES may be absurd, and a
+    // wrapped sum would show a full device as nearly empty.
+    uint64_t bytes = multiply(footprint_granules(device), kGranule).value_or(UINT64_MAX);
+    bytes = add_saturating(bytes, multiply(uint64_t(d.live_contexts), s.cfg.context_bytes).value_or(UINT64_MAX));
+    if (d.live_contexts > 0) bytes = add_saturating(bytes, s.cfg.hidden_bytes);
     return bytes;
 }
 

@@ -100,9 +100,31 @@ State &state();
 // Test-only: forget everything and read the environment again.
 void reset_state();
 
+// The calling thread's context stack (cuCtxPush/Pop/SetCurrent).
+//
+// Trivially destructible on purpose: a thread_local with a destructor (it was
+// a std::vector) is destroyed when the thread exits, and for the main thread
+// that is before atexit handlers run, which may still call the driver (real
+// drivers allow it). So a fixed array: nothing to destroy, valid to the end.
+class CtxStack {
+public:
+    static constexpr int kCapacity = 64;  // deeper pushes: CUDA_ERROR_OUT_OF_MEMORY
+    bool empty() const { return count_ == 0; }
+    bool full() const { return count_ == kCapacity; }
+    Ctx *top() const { return ctx_[count_ - 1]; }  // not empty
+    void set_top(Ctx *c) { ctx_[count_ - 1] = c; }  // not empty
+    void push(Ctx *c) { ctx_[count_++] = c; }        // not full
+    void pop() { --count_; }                         // not empty
+    void clear() { count_ = 0; }
+
+private:
+    Ctx *ctx_[kCapacity];
+    int count_;
+};
+
 // Current context of the calling thread, or null (none, or destroyed).
 Ctx *current_ctx();
-std::vector<Ctx *> &ctx_stack();
+CtxStack &ctx_stack();
 
 // Common preamble of entry points: initialized, not a forked child.
 CUresult check_init();

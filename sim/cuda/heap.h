@@ -6,8 +6,16 @@
 //    while any allocation lives in it;
 //  - requests of 2 MiB or more get their own 2 MiB-aligned run of granules.
 // Pages and runs come from one GranuleSpace, lowest address first.
+//
+// "First fit" means: the lowest address, over all small pages, with room for
+// the rounded request; only when no page has room does a new page come from
+// the GranuleSpace (which may be lower than every existing page). The free
+// space of all small pages lives in one FreeExtents, one range per maximal gap,
+// never merged across a page boundary, so that lowest fitting gap is found in
+// O(log n).
 #pragma once
 
+#include "free_extents.h"
 #include "granule_space.h"
 
 #include <cstdint>
@@ -29,7 +37,7 @@ public:
     Heap(uint64_t base, uint64_t length) : space_(base, length) {}
 
     // Granules the request would add to the footprint right now (0 if it fits
-    // in an existing small page).
+    // in an existing small page); UINT64_MAX for a size that cannot exist.
     uint64_t granules_needed(uint64_t size) const;
     // Caller has checked capacity for granules_needed(size).
     std::optional<uint64_t> allocate(uint64_t size, Ctx *ctx);
@@ -41,15 +49,16 @@ public:
     void release_all_of(const Ctx *ctx);
 
 private:
-    struct Page {
-        std::map<uint64_t, uint64_t> blocks;  // addr -> rounded size
+    struct Live {
+        HeapBlock block;
+        uint64_t reserved;  // rounded to 512 B (small) or to whole granules (run)
     };
-    std::optional<uint64_t> fit_in_page(const Page &page, uint64_t page_addr, uint64_t rounded) const;
+    void free_small(uint64_t addr, uint64_t reserved);
 
     GranuleSpace space_;
-    std::map<uint64_t, Page> pages_;        // small pages by address
-    std::map<uint64_t, HeapBlock> blocks_;  // every live allocation by address
-    std::map<uint64_t, uint64_t> runs_;     // large allocations: addr -> reserved bytes
+    FreeExtents gaps_;                       // free space inside small pages
+    std::map<uint64_t, uint32_t> pages_;     // small page -> live allocations in it
+    std::map<uint64_t, Live> blocks_;        // every live allocation by address
     uint64_t granules_ = 0;
 };
 

@@ -32,20 +32,31 @@ std::optional<uint64_t> Pool::first_fit(uint64_t rounded) const {
     return std::nullopt;
 }
 
+namespace {
+// Granules a fresh run for `size` would take, or nothing when `size` rounded
+// to a block or to granules does not fit in 64 bits.
+std::optional<uint64_t> run_bytes(uint64_t size) {
+    auto rounded = round_up(size, kBlockAlign);
+    return rounded ? round_up(*rounded, kGranule) : std::nullopt;
+}
+}  // namespace
+
 uint64_t Pool::granules_needed(uint64_t size) const {
-    uint64_t rounded = round_up(size, kBlockAlign);
-    if (first_fit(rounded)) return 0;
-    return round_up(rounded, kGranule) / kGranule;
+    auto grow = run_bytes(size);
+    if (!grow) return UINT64_MAX;  // can never fit
+    if (first_fit(*round_up(size, kBlockAlign))) return 0;
+    return *grow / kGranule;
 }
 
 std::optional<uint64_t> Pool::allocate(uint64_t size, Ctx *ctx, GranuleSpace &space) {
-    uint64_t rounded = round_up(size, kBlockAlign);
+    auto grow = run_bytes(size);
+    if (!grow) return std::nullopt;
+    uint64_t rounded = *round_up(size, kBlockAlign);
     auto at = first_fit(rounded);
     if (!at) {
-        uint64_t grow = round_up(rounded, kGranule);
-        at = space.take(grow, kGranule);
+        at = space.take(*grow, kGranule);
         if (!at) return std::nullopt;
-        for (uint64_t g = 0; g < grow; g += kGranule) granules_.insert(*at + g);
+        for (uint64_t g = 0; g < *grow; g += kGranule) granules_.insert(*at + g);
     }
     blocks_.emplace(*at, PoolBlock{*at, size, rounded, ctx});
     used_ += rounded;

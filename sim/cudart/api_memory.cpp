@@ -49,7 +49,10 @@ SIM_API cudaError_t cudaMalloc3D(cudaPitchedPtr *pitchedDevPtr, cudaExtent exten
     CUdeviceptr p = 0;
     size_t pitch = 0;
     // One pitched block of height * depth rows, which is what cudaMalloc3D is.
-    CUresult r = api->cuMemAllocPitch(&p, &pitch, extent.width, extent.height * extent.depth, kPitchElementSize);
+    // Rows past 64 bits would wrap to a small block: out of memory instead.
+    size_t rows;
+    if (__builtin_mul_overflow(extent.height, extent.depth, &rows)) return result(cudaErrorMemoryAllocation);
+    CUresult r = api->cuMemAllocPitch(&p, &pitch, extent.width, rows, kPitchElementSize);
     if (r == CUDA_SUCCESS) *pitchedDevPtr = cudaPitchedPtr{reinterpret_cast<void *>(p), pitch, extent.width, extent.height};
     return result(r);
 }

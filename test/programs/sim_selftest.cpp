@@ -2,8 +2,10 @@
 // promises and the other tests rely on.
 #include "selftest_support.h"
 
+#include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
+#include <utility>
 
 namespace {
 // What the dynamic linker resolves the name to: the same pointer cuGetProcAddress
@@ -232,6 +234,19 @@ TEST_CASE("contexts are per thread and primary release frees the context's memor
     CHECK(simcuda_device_context_count(0) == 0);
 }
 
+TEST_CASE("the context stack holds 64 per thread; a deeper push is OUT_OF_MEMORY") {
+    FreshDriver fresh;  // the primary is the first entry
+    for (int i = 1; i < 64; ++i) REQUIRE(cuCtxPushCurrent(fresh.primary) == CUDA_SUCCESS);
+    CHECK(cuCtxPushCurrent(fresh.primary) == CUDA_ERROR_OUT_OF_MEMORY);
+    CUcontext created = nullptr;
+    CHECK(cuCtxCreate(&created, nullptr, 0, 0) == CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(created == nullptr);
+    CHECK(simcuda_device_context_count(0) == 1);
+    CUcontext popped;
+    for (int i = 0; i < 64; ++i) REQUIRE(cuCtxPopCurrent(&popped) == CUDA_SUCCESS);
+    CHECK(cuCtxPopCurrent(&popped) == CUDA_ERROR_INVALID_CONTEXT);
+}
+
 TEST_CASE("device identity") {
     FreshDriver fresh(0, 2);
     CUuuid uuid;
@@ -243,4 +258,61 @@ TEST_CASE("device identity") {
     size_t total;
     REQUIRE(cuDeviceTotalMem(&total, 0) == CUDA_SUCCESS);
     CHECK(total == 150754820096ull);
+}
+
+TEST_CASE("impossible sizes are OUT_OF_MEMORY, never a block that wrapped around") {
+    FreshDriver fresh;
+    constexpr size_t kMax = SIZE_MAX;
+    CUdeviceptr p = 0xdead;
+    size_t pitch = 0xbeef;
+    // Rounding these up to 512 B or 2 MiB used to wrap to a tiny block that
+    // shared its address with the next real allocation.
+    for (size_t size : {kMax, kMax - 511, kMax - size_t(2 * MiB) + 2, size_t(1) << 63, (size_t(1) << 40) * 300}) {
+        INFO("size " << size);
+        CHECK(cuMemAlloc(&p, size) == CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK(p == 0xdead);
+        CHECK(cuMemAllocAsync(&p, size, nullptr) == CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK(p == 0xdead);
+        void *host = reinterpret_cast<void *>(0xdead);
+        CHECK(cuMemAllocHost(&host, size) == CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK(cuMemHostAlloc(&host, size, 0) == CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK(host == reinterpret_cast<void *>(0xdead));
+        CHECK(cuMemAllocManaged(&p, size, CU_MEM_ATTACH_GLOBAL) == CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK(p == 0xdead);
+    }
+    // Pitch rounding and pitch x height overflow separately.
+    for (auto [width, height] : {std::pair<size_t, size_t>{kMax, kMax}, {kMax, 1}, {size_t(1) << 40, size_t(1) << 40},
+                                 {512, kMax / 256}}) {
+        INFO("width " << width << " height " << height);
+        CHECK(cuMemAllocPitch(&p, &pitch, width, height, 4) == CUDA_ERROR_OUT_OF_MEMORY);
+        CHECK(p == 0xdead);
+        CHECK(pitch == 0xbeef);
+    }
+    CHECK(simcuda_device_footprint_bytes(0) == 0);
+    CHECK(must_alloc(512) == kBase0);  // nothing was placed
+    CUdeviceptr async = 0;
+    REQUIRE(cuMemAllocAsync(&async, 512, nullptr) == CUDA_SUCCESS);
+    CHECK(async == 0x7f4000000000ull);
+    REQUIRE(cuMemFreeAsync(async, nullptr) == CUDA_SUCCESS);
+
+    // VMM: sizes that are granule multiples but cannot exist.
+    CUmemAllocationProp prop = {};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CUmemGenericAllocationHandle h = 0x77;
+    const size_t huge = kMax - 2 * MiB + 1;  // the largest multiple of 2 MiB
+    CHECK(cuMemCreate(&h, huge, &prop, 0) == CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(h == 0x77);
+    CUdeviceptr va = 0xdead;
+    CHECK(cuMemAddressReserve(&va, huge, 0, 0, 0) == CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(cuMemAddressReserve(&va, huge, 0, 0x7f8000000000ull, 0) == CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(cuMemAddressReserve(&va, 2 * MiB, size_t(1) << 63, 0, 0) == CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK(va == 0xdead);
+    REQUIRE(cuMemAddressReserve(&va, 4 * MiB, 0, 0, 0) == CUDA_SUCCESS);
+    REQUIRE(cuMemCreate(&h, 2 * MiB, &prop, 0) == CUDA_SUCCESS);
+    CHECK(cuMemMap(va + 2 * MiB, huge, 0, h, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemMap(va, 2 * MiB, huge, h, 0) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemUnmap(va + 2 * MiB, huge) == CUDA_ERROR_INVALID_VALUE);
+    REQUIRE(cuMemRelease(h) == CUDA_SUCCESS);
+    REQUIRE(cuMemAddressFree(va, 4 * MiB) == CUDA_SUCCESS);
 }

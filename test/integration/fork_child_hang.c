@@ -1,0 +1,23 @@
+// A single-threaded program forks repeatedly; each child makes one CUDA call and exits.
+// Under the preload a child can deadlock forever in dl_iterate_phdr (libunwind, from
+// capture_stack) when the fork happened while the writer thread was inside
+// dl_iterate_phdr (ModuleScanner::scan_if_changed). Exit status 1 if a child hung.
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  int forks = argc > 1 ? atoi(argv[1]) : 1500, hung = 0;
+  cudaFree(0);
+  for (int f = 0; f < forks; f++) {
+    pid_t pid = fork();
+    if (pid == 0) { void *p; (void)cudaMalloc(&p, 1024); _exit(0); }
+    int st, k;
+    for (k = 0; k < 500 && waitpid(pid, &st, WNOHANG) != pid; k++) usleep(10000);
+    if (k == 500) { fprintf(stderr, "child %d hung\n", pid); hung++; kill(pid, SIGKILL); waitpid(pid, &st, 0); }
+  }
+  printf("%d of %d children hung\n", hung, forks);
+  return hung != 0;
+}

@@ -1,0 +1,112 @@
+// What hostile testing found, pinned down: each case failed before its fix.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "harness.h"
+
+using namespace harness;
+
+namespace {
+
+std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
+
+}  // namespace
+
+TEST_CASE("a library dlopen'ed RTLD_LOCAL that links the runtime works and is traced") {
+  TempDir dir;
+  const std::vector<std::string> cmd{here("rtld_local_main"), here("librtld_local_lib.so"), "local"};
+  const Result plain = run(cmd);
+  const Result t = traced(dir, cmd);
+  REQUIRE(plain.out.find("cudaMalloc=0 ") != std::string::npos);
+  CHECK(t.out == plain.out);  // it used to get error 3 from every hooked call
+  CHECK(t.exit_code == plain.exit_code);
+  const auto r = report(only_trace(dir));
+  CHECK(device(r, 0).at("counts_by_api").at("cudaMalloc").at("allocs") == 1);
+  CHECK(device(r, 0).at("counts_by_api").at("cuMemAlloc_v2").at("allocs") == 1);
+  CHECK(device(r, 0).at("end").at("device_bytes") == 1000 + 2000);
+}
+
+TEST_CASE("errno survives context creation where NVML is missing") {
+  TempDir dir, libs;
+  // Only the driver and runtime: loading NVML fails with ENOENT inside the hook.
+  for (const char* lib : {"libcuda.so.1", "libcudart.so.13"})
+    std::filesystem::create_symlink(std::filesystem::canonical(std::string(CUMEMTRACE_SIM_DIR) + "/" + lib),
+                                    libs.path + "/" + lib);
+  const Env env{{"LD_LIBRARY_PATH", libs.path}};
+  const Result plain = run({here("errno_context")}, env);
+  const Result t = traced(dir, {here("errno_context")}, env);
+  CHECK(plain.exit_code == 0);
+  CHECK(t.out == plain.out);
+  CHECK(t.exit_code == 0);
+  CHECK(t.err.find("NVML not available") != std::string::npos);  // said once, on stderr
+}
+
+TEST_CASE("dlsym(RTLD_DEFAULT) finds no CUDA function in a process that loaded none") {
+  TempDir dir;
+  const Result plain = run({here("dlsym_absent")});
+  const Result t = traced(dir, {here("dlsym_absent")});
+  CHECK(plain.out == "cudaMalloc absent (dlerror set), cuMemAlloc_v2 absent\n");
+  CHECK(t.out == plain.out);
+}
+
+TEST_CASE("exec keeps every event of the image it replaces") {
+  TempDir dir;
+  // 100 allocations, then execv of itself, which makes 100 more and exits.
+  const Result t = traced(dir, {here("exec_loses_events")}, {{"CUMEMTRACE_OUTPUT", dir.path + "/x.trace"}});
+  REQUIRE(t.exit_code == 0);
+  const auto first = report(dir.path + "/x.trace");    // the image exec replaced: no End record
+  const auto second = report(dir.path + "/x.trace.1");  // same pid, so the next free name
+  CHECK(device(first, 0).at("counts").at("allocs") == 100);
+  CHECK(first.at("trace").at("complete") == false);
+  CHECK(device(second, 0).at("counts").at("allocs") == 100);
+  CHECK(second.at("trace").at("complete") == true);
+}
+
+TEST_CASE("forked children never hang in their first unwind") {
+  TempDir dir;
+  // Each of 300 children of a single-threaded parent makes one CUDA call and exits; a
+  // 1 ms flush keeps the writer inside dl_iterate_phdr often. The program kills and
+  // counts a child that takes over 5 s.
+  const Result t = traced(dir, {here("fork_child_hang"), "300"},
+                          {{"CUMEMTRACE_FLUSH_MS", "1"}, {"CUMEMTRACE_OUTPUT", dir.path + "/f-%p.trace"}});
+  CHECK(t.out == "0 of 300 children hung\n");
+  CHECK(t.exit_code == 0);
+}
+
+TEST_CASE("a manifest path that is not a manifest of `cumemtrace run` gets no line") {
+  TempDir dir;
+  const std::string victim = dir.path + "/passwd";
+  std::ofstream(victim) << "root:x:0:0::/root:/bin/sh\n";
+  chmod(victim.c_str(), 0644);
+  const Result t = traced(dir, {program("prog_runtime"), "basic"}, {{"CUMEMTRACE_MANIFEST", victim}});
+  CHECK(t.exit_code == 0);
+  std::stringstream content;
+  content << std::ifstream(victim).rdbuf();
+  CHECK(content.str() == "root:x:0:0::/root:/bin/sh\n");
+  CHECK(t.err.find("is not a manifest") != std::string::npos);
+}
+
+TEST_CASE("garbage in the configuration warns and falls back, never wraps around") {
+  TempDir dir;
+  // 2^44 MiB would wrap to a 0-byte buffer limit (every event dropped); "yes please" and
+  // "loud" are not values at all.
+  const Result t = traced(dir, {program("prog_runtime"), "basic"},
+                          {{"CUMEMTRACE_BUFFER_MB", "17592186044416"},
+                           {"CUMEMTRACE_GRANULE", "18446744073709551615"},
+                           {"CUMEMTRACE_DISABLE", "yes please"},
+                           {"CUMEMTRACE_LOG", "loud"}});
+  CHECK(t.exit_code == 0);
+  CHECK(t.err.find("CUMEMTRACE_BUFFER_MB=\"17592186044416\" is above the largest value allowed") != std::string::npos);
+  CHECK(t.err.find("CUMEMTRACE_GRANULE=\"18446744073709551615\" is above") != std::string::npos);
+  CHECK(t.err.find("CUMEMTRACE_DISABLE=\"yes please\" is not one of") != std::string::npos);
+  CHECK(t.err.find("CUMEMTRACE_LOG=\"loud\" is not a log level") != std::string::npos);
+  const auto r = report(only_trace(dir));
+  CHECK(r.at("trace").at("events_dropped") == 0);
+  CHECK(device(r, 0).at("counts").at("allocs") == 7);
+  CHECK(r.at("process").at("granule_bytes") == (1ull << 30));
+}

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "loader_lock.h"
+#include "log.h"
 #include "resolve.h"
 
 namespace cumemtrace::interpose {
@@ -22,10 +23,17 @@ DriverApi* load() {
   const LoaderUse in_loader;
   void* known = any_real_driver_function();
   Dl_info info{};
-  if (!known || !dladdr(known, &info) || !info.dli_fname) return nullptr;
+  if (!known || !dladdr(known, &info) || !info.dli_fname) {
+    log_debug("driver queries: no real driver function known yet");
+    return nullptr;
+  }
   // RTLD_NOLOAD: only a handle to the library already in the process, never a new load.
   void* lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (!lib) return nullptr;
+  if (!lib) {
+    log_warn("driver queries: cannot reach {} ({}); devices will be unknown", info.dli_fname, dlerror());
+    return nullptr;
+  }
+  log_debug("driver queries through {}", info.dli_fname);
   auto* api = new DriverApi{};  // lives as long as the process
   bind(lib, api->pointer_get_attribute, "cuPointerGetAttribute");
   bind(lib, api->ctx_get_device, "cuCtxGetDevice");

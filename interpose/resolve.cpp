@@ -20,8 +20,10 @@ std::atomic<void*> g_slot_real[kHookCount][kSlots];
 namespace {
 std::atomic<void*> g_any_driver_fn{nullptr};
 
+// Remembers a function of the real libcuda, for driver_api.cpp to find the library by.
 void note_real(HookId id, void* fn) {
-  if (fn && hook_info(id).layer != Layer::kRuntime) {
+  const Layer layer = hook_info(id).layer;
+  if (fn && (layer == Layer::kDriver || layer == Layer::kProcAddress)) {
     void* expected = nullptr;
     g_any_driver_fn.compare_exchange_strong(expected, fn, std::memory_order_acq_rel);
   }

@@ -174,12 +174,20 @@ step check-pytorch 180 "$OUT/check_pytorch.txt" \
   "$PY" "$here/check_pytorch.py" --cli "$CLI" --trace-pattern "$WORK/train-{run}-{pid}.trace" \
   --json-out "$WORK/check_pytorch.json" "$WORK/train.jsonl"
 
+# --- 5b. other frameworks: CuPy and JAX load CUDA from RTLD_LOCAL extension modules -------
+for fw in cupy jax; do
+  step "framework-$fw" 90 /dev/null "$CLI" run -o "$WORK/fw-$fw-%p.trace" -- \
+    "$PY" "$here/frameworks.py" "$fw" "$WORK/frameworks.jsonl"
+done
+step check-frameworks 60 "$WORK/check_frameworks.txt" "$PY" "$here/check_frameworks.py" --cli "$CLI" \
+  --log "$WORK/frameworks.jsonl" --trace-glob "$WORK/fw-{mode}-*.trace"
+
 # --- 6. gather ---------------------------------------------------------------------------
 ls -l "$WORK" >>"$LOG" 2>&1
 cp "$WORK/train.jsonl" "$OUT/train.jsonl" 2>/dev/null
 {
   for f in static_runtime.out check_static.txt oom.out check_oom.txt alloc-plain.jsonl alloc-depth0.jsonl \
-    alloc-depth32.jsonl; do
+    alloc-depth32.jsonl check_frameworks.txt frameworks.jsonl; do
     echo "===== $f ====="
     cat "$WORK/$f" 2>/dev/null || echo "(missing)"
     echo

@@ -67,6 +67,15 @@ TEST_CASE("exec keeps every event of the image it replaces") {
   CHECK(second.at("trace").at("complete") == true);
 }
 
+TEST_CASE("an exec before the first CUDA call does not cost the device of later allocations") {
+  TempDir dir;
+  const Result t = traced(dir, {here("vfork_exec_first")});
+  REQUIRE(t.out == "true exited 0, cudaMalloc 0\n");
+  const auto r = report(only_trace(dir));
+  CHECK(device(r, 0).at("counts").at("allocs") == 1);
+  CHECK(device(r, 0).at("name") == "NVIDIA H200 (simulated)");
+}
+
 TEST_CASE("forked children never hang in their first unwind") {
   TempDir dir;
   // Each of 300 children of a single-threaded parent makes one CUDA call and exits; a

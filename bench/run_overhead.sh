@@ -10,6 +10,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
+# The library dlopens NVML by name; the simulated one lives beside the simulated driver.
+export LD_LIBRARY_PATH="$build/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 loop=$build/bench/alloc_loop
 preload=$build/lib/libcumemtrace.so
 rounds=${ROUNDS:-5} pairs=${PAIRS:-100000} live=${LIVE:-100000}

@@ -7,13 +7,30 @@
 // the caller's return address in place. Getting this wrong is a known way to make
 // `import torch` hang under CUDA interposers. This file is built with
 // -fno-stack-protector and optimization so the compiler emits a jump, and
-// test/interpose checks RTLD_NEXT through it.
+// test/integration checks RTLD_NEXT through it. In sanitizer builds this file is not
+// instrumented: the sanitizer runtime's own start-up calls dlsym(RTLD_NEXT, ...) before
+// it can check memory, and everything that path runs lives here.
 #include <dlfcn.h>
 
 #include "resolve.h"
 
+namespace cumemtrace::interpose {
+
+DlsymFn real_dlsym() {
+  static DlsymFn fn = [] {
+    // dlvsym is not hooked, so this cannot recurse into our dlsym.
+    auto f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
+    if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
+    return f;
+  }();
+  return fn;
+}
+
+}  // namespace cumemtrace::interpose
+
 extern "C" __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
   using namespace cumemtrace::interpose;
-  if (void* ours = hooked_dlsym(handle, name)) return ours == kAbsent ? nullptr : ours;
+  if (maybe_tracked(handle, name))
+    if (void* ours = hooked_dlsym(handle, name)) return ours == kAbsent ? nullptr : ours;
   return real_dlsym()(handle, name);
 }

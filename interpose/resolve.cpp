@@ -37,16 +37,6 @@ int find_symbol(std::string_view name) {
 }
 }  // namespace
 
-DlsymFn real_dlsym() {
-  static DlsymFn fn = [] {
-    // dlvsym is not hooked, so this cannot recurse into our dlsym.
-    auto f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
-    if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
-    return f;
-  }();
-  return fn;
-}
-
 namespace {
 
 // Per-library answers for hooks with no global definition (resolve.h). Entries are
@@ -157,7 +147,6 @@ void* substitute(HookId id, void* real) {
 }
 
 void* hooked_dlsym(void* handle, const char* name) {
-  if (!name || handle == RTLD_NEXT || name[0] != 'c' || name[1] != 'u') return nullptr;
   const int i = find_symbol(name);
   if (i < 0) return nullptr;
   // RTLD_DEFAULT would find our own export first; what the program would have got

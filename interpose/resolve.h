@@ -10,6 +10,8 @@
 // caller asked for are kept without our having to know which one it was.
 #pragma once
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -45,6 +47,12 @@ void* slot_wrapper(HookId id, int slot);
 // The pointer to give the program in place of `real` (the driver's/runtime's answer for
 // `id`): one of our wrappers, or `real` itself when all slots are taken.
 void* substitute(HookId id, void* real);
+
+// Whether dlsym(handle, name) may be ours to answer: every tracked name starts with "cu",
+// and RTLD_NEXT is always forwarded (dlsym.cpp says why).
+inline bool maybe_tracked(void* handle, const char* name) {
+  return name && handle != RTLD_NEXT && name[0] == 'c' && name[1] == 'u';
+}
 
 // dlsym for a name we track (handle is not RTLD_NEXT): our wrapper for the definition
 // the program would have found; nullptr when the name is not ours, or has no definition

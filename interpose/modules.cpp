@@ -14,6 +14,7 @@
 
 #include "encode.h"
 #include "loader_lock.h"
+#include "object_range.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -66,14 +67,10 @@ void ModuleScanner::scan_if_changed(std::string& out) {
         }
         // The first object is the main program, which glibc names "".
         const bool main_program = c->visited++ == 0;
-        Found f{i->dlpi_addr, ~0ull, 0, i->dlpi_name && *i->dlpi_name ? i->dlpi_name : "", {}};
+        const AddressRange range = load_segments_range(*i);
+        if (range.end == 0) return 0;
+        Found f{i->dlpi_addr, range.start, range.end, i->dlpi_name && *i->dlpi_name ? i->dlpi_name : "", {}};
         if (f.path.empty() && main_program) f.path = main_program_path();
-        for (int k = 0; k < i->dlpi_phnum; ++k) {
-          if (i->dlpi_phdr[k].p_type != PT_LOAD) continue;
-          f.start = std::min<uint64_t>(f.start, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr);
-          f.end = std::max<uint64_t>(f.end, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr + i->dlpi_phdr[k].p_memsz);
-        }
-        if (f.end == 0) return 0;
         f.build_id = build_id_of(i);
         c->found.push_back(std::move(f));
         return 0;

@@ -12,6 +12,7 @@
 
 #include "errno_guard.h"
 #include "loader_lock.h"
+#include "object_range.h"
 #include "log.h"
 
 namespace cumemtrace::interpose {
@@ -50,33 +51,6 @@ CallerEntry g_callers[kHookCount][kCallerEntries];
 std::atomic<bool> g_no_global[kHookCount];
 std::mutex g_callers_mu;
 
-struct ObjectRange {
-  uint64_t start = 0, end = 0;
-};
-
-// The address range of the loaded object whose load base is `base`.
-ObjectRange object_range(const void* base) {
-  struct Ctx {
-    uint64_t base;
-    ObjectRange out;
-  } ctx{reinterpret_cast<uint64_t>(base), {}};
-  dl_iterate_phdr(
-      [](dl_phdr_info* i, size_t, void* p) {
-        auto* c = static_cast<Ctx*>(p);
-        uint64_t lo = ~0ull, hi = 0;
-        for (int k = 0; k < i->dlpi_phnum; ++k) {
-          if (i->dlpi_phdr[k].p_type != PT_LOAD) continue;
-          lo = std::min<uint64_t>(lo, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr);
-          hi = std::max<uint64_t>(hi, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr + i->dlpi_phdr[k].p_memsz);
-        }
-        if (lo > c->base || hi <= c->base) return 0;
-        c->out = {lo, hi};
-        return 1;
-      },
-      &ctx);
-  return ctx.out;
-}
-
 void* resolve_for_caller(HookId id, const void* caller) {
   auto& entries = g_callers[static_cast<int>(id)];
   const auto at = reinterpret_cast<uint64_t>(caller);
@@ -97,7 +71,7 @@ void* resolve_for_caller(HookId id, const void* caller) {
   dlclose(lib);
   if (!fn || is_wrapper(fn)) return nullptr;
   note_real(id, fn);
-  const ObjectRange range = object_range(info.dli_fbase);
+  const AddressRange range = loaded_object_range(info.dli_fbase);
   std::lock_guard lock(g_callers_mu);
   for (auto& e : entries) {
     if (e.fn.load(std::memory_order_relaxed)) continue;

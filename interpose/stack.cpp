@@ -11,39 +11,18 @@
 
 #include "encode.h"
 #include "loader_lock.h"
+#include "object_range.h"
 
 namespace cumemtrace::interpose {
 namespace {
 
-struct OwnRange {
-  uint64_t start = 0, end = 0;
-};
-
 // Address range of libcumemtrace.so's code, found once from this function's address.
-OwnRange own_range() {
-  static const OwnRange r = [] {
+AddressRange own_range() {
+  static const AddressRange r = [] {
     const LoaderUse in_loader;
-    OwnRange range;
     Dl_info info{};
-    if (!dladdr(reinterpret_cast<void*>(&own_range), &info)) return range;
-    struct Ctx {
-      uint64_t base;
-      OwnRange* out;
-    } ctx{reinterpret_cast<uint64_t>(info.dli_fbase), &range};
-    dl_iterate_phdr(
-        [](dl_phdr_info* i, size_t, void* p) {
-          auto* c = static_cast<Ctx*>(p);
-          uint64_t lo = ~0ull, hi = 0;
-          for (int k = 0; k < i->dlpi_phnum; ++k) {
-            if (i->dlpi_phdr[k].p_type != PT_LOAD) continue;
-            lo = std::min<uint64_t>(lo, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr);
-            hi = std::max<uint64_t>(hi, i->dlpi_addr + i->dlpi_phdr[k].p_vaddr + i->dlpi_phdr[k].p_memsz);
-          }
-          if (lo > c->base || hi <= c->base) return 0;
-          *c->out = {lo, hi};
-          return 1;
-        },
-        &ctx);
+    const AddressRange range = dladdr(reinterpret_cast<void*>(&own_range), &info) ? loaded_object_range(info.dli_fbase)
+                                                                                   : AddressRange{};
     // Per-thread caching: each thread keeps its own unwind cache, no shared lock.
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     return range;
@@ -58,7 +37,7 @@ constexpr uint32_t kOwnFramesMax = 16;  // room for our own frames, dropped belo
 void capture_stack(RawStack& out, uint32_t depth) {
   out.count = 0;
   if (depth == 0) return;
-  const OwnRange own = own_range();
+  const AddressRange own = own_range();
   void* ips[RawStack::kMax + kOwnFramesMax];
   int n;
   {
@@ -69,7 +48,7 @@ void capture_stack(RawStack& out, uint32_t depth) {
   // hook has some of ours in the middle of the stack too.
   for (int i = 0; i < n && out.count < depth && out.count < RawStack::kMax; ++i) {
     const auto ip = reinterpret_cast<uint64_t>(ips[i]);
-    if (ip < own.start || ip >= own.end) out.ip[out.count++] = ip;
+    if (!own.contains(ip)) out.ip[out.count++] = ip;
   }
 }
 

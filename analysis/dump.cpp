@@ -19,6 +19,7 @@ std::string op_name(Op op) {
     case Op::kReserveFree: return "reserve-free";
     case Op::kPoolTrim: return "pool-trim";
     case Op::kContextCreate: return "context-create";
+    case Op::kRetain: return "retain";
   }
   return "op" + std::to_string(int(op));
 }

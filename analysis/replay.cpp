@@ -76,6 +76,11 @@ void Replayer::apply(const Event& e, size_t index) {
       }
       break;
     case Op::kPoolTrim: ++s.counts.pool_trims; break;
+    case Op::kRetain:
+      // One more reference to a physical handle: it takes one more release to go.
+      if (e.result != 0) break;
+      if (auto h = handles_.find(e.handle); h != handles_.end()) ++h->second.references;
+      break;
     case Op::kContextCreate:
       if (e.result != 0) break;
       ++s.counts.contexts;
@@ -105,7 +110,7 @@ void Replayer::alloc(const Event& e, size_t index) {
       handles_.erase(old);
       ++s.counts.anomalies;
     }
-    handles_[e.handle] = Handle{a, false, 0};
+    handles_[e.handle] = Handle{a, 1, 0};
     add_live(s, a);
     if (!restored) ++s.counts.allocs;
     return;
@@ -131,11 +136,11 @@ void Replayer::free(const Event& e) {
   // cuMemRelease names a handle, not an address.
   if (e.kind == Kind::kVmmPhysical || (e.address == 0 && e.handle != 0)) {
     auto it = handles_.find(e.handle);
-    if (it == handles_.end() || it->second.released) {
+    if (it == handles_.end() || it->second.released()) {
       ++s.counts.unknown_frees;
       return;
     }
-    it->second.released = true;
+    --it->second.references;
     ++dev(it->second.alloc.device).counts.frees;
     drop_handle_if_gone(it);
     return;
@@ -152,7 +157,7 @@ void Replayer::free(const Event& e) {
 }
 
 void Replayer::drop_handle_if_gone(std::map<uint64_t, Handle>::iterator it) {
-  if (!it->second.released || it->second.maps > 0) return;
+  if (!it->second.released() || it->second.maps > 0) return;
   remove_live(dev(it->second.alloc.device), it->second.alloc);
   handles_.erase(it);
 }

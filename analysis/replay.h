@@ -108,8 +108,9 @@ class Replayer {
  private:
   struct Handle {
     LiveAlloc alloc;
-    bool released = false;
+    uint32_t references = 1;  // cuMemCreate's, plus one per retain (kRetain)
     uint32_t maps = 0;
+    bool released() const { return references == 0; }
   };
   struct Mapping {
     uint64_t size = 0;

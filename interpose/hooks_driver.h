@@ -95,6 +95,14 @@ CUresult on_mem_release(HookId id, auto real, CUmemGenericAllocationHandle handl
   return r;
 }
 
+CUresult on_mem_retain(HookId id, auto real, CUmemGenericAllocationHandle* handle, void* addr) {
+  DriverCall call(id);
+  const CUresult r = real(handle, addr);
+  call.record({.op = Op::kRetain, .kind = Kind::kVmmPhysical, .result = r, .address = bits(addr),
+               .handle = out(r, handle), .device = -1});  // the tracker puts it on the handle's device
+  return r;
+}
+
 CUresult on_mem_map(HookId id, auto real, CUdeviceptr ptr, size_t size, size_t offset,
                     CUmemGenericAllocationHandle handle, unsigned long long flags) {
   DriverCall call(id);

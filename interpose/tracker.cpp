@@ -66,7 +66,8 @@ struct Physical {  // a cuMemCreate handle: its memory lasts until released AND 
   uint64_t size;
   int32_t device;
   uint32_t maps;
-  bool released;
+  uint32_t references;  // cuMemCreate's, plus one per cuMemRetainAllocationHandle
+  bool released() const { return references == 0; }
 };
 struct Mapping {
   uint64_t size;
@@ -113,7 +114,7 @@ struct State {
     switch (op) {
       case Op::kAlloc:
         if (Kind(ev.kind) == Kind::kVmmPhysical) {
-          physical[ev.handle] = {ev.size, ev.device, 0, false};
+          physical[ev.handle] = {ev.size, ev.device, 0, 1};
           peak_rises += device(ev.device).add(Kind::kVmmPhysical, 0, ev.size, ev.time_ns);
         } else {
           // A reused address means we missed its free (e.g. made before we loaded).
@@ -132,8 +133,8 @@ struct State {
           if (it == physical.end()) return unknown(ev);
           ev.device = it->second.device;
           ev.size = it->second.size;
-          it->second.released = true;
-          if (it->second.maps == 0) drop_physical(ev.handle);
+          if (it->second.released()) return unknown(ev);  // more releases than references
+          if (--it->second.references == 0 && it->second.maps == 0) drop_physical(ev.handle);
         } else {
           auto it = allocations.find(ev.address);
           if (it == allocations.end()) return unknown(ev);
@@ -160,7 +161,7 @@ struct State {
         while (it != mappings.end() && it->first < ev.address + ev.size) {
           device(it->second.device).remove(Kind::kVmmMap, it->first, it->second.size);
           auto p = physical.find(it->second.handle);
-          if (p != physical.end() && --p->second.maps == 0 && p->second.released) drop_physical(p->first);
+          if (p != physical.end() && --p->second.maps == 0 && p->second.released()) drop_physical(p->first);
           it = mappings.erase(it);
         }
         break;
@@ -174,6 +175,14 @@ struct State {
         if (it == reservations.end()) return unknown(ev);
         device(-1).remove(Kind::kVmmReserve, ev.address, it->second);
         reservations.erase(it);
+        break;
+      }
+      case Op::kRetain: {
+        auto p = physical.find(ev.handle);
+        if (p == physical.end()) return unknown(ev);
+        ev.device = p->second.device;
+        ev.size = p->second.size;
+        ++p->second.references;
         break;
       }
       case Op::kPoolTrim:

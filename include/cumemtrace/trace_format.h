@@ -104,6 +104,8 @@ enum class Op : uint8_t {
   kReserveFree = 6,    // cuMemAddressFree
   kPoolTrim = 7,       // cuMemPoolTrimTo(handle = pool, size = bytes to keep)
   kContextCreate = 8,  // a context came into being on `device`; size = NVML delta
+  kRetain = 9,         // 1.1: cuMemRetainAllocationHandle: one more reference to the
+                       // physical `handle`, which then takes one more cuMemRelease
 };
 
 enum class Kind : uint8_t {

@@ -99,6 +99,26 @@ TEST_CASE("an unmapped-then-released handle is gone at the release") {
   CHECK(replay_until(t, TraceBuilder::kStart + 4).devices().at(0).device_bytes == 0);
 }
 
+TEST_CASE("a retained handle takes one release per reference") {
+  TraceBuilder b;
+  b.process();
+  auto create = TraceBuilder::ev(1, Op::kAlloc, Kind::kVmmPhysical, 0, 2 << 20);
+  create.handle = 5;
+  auto retain = TraceBuilder::ev(2, Op::kRetain, Kind::kVmmPhysical, 0x700000000, 0);
+  retain.handle = 5;
+  auto release = TraceBuilder::ev(3, Op::kFree, Kind::kVmmPhysical, 0, 0);
+  release.handle = 5;
+  auto again = release;
+  again.time_ns = TraceBuilder::kStart + 4;
+  for (auto& e : {create, retain, release, again}) b.event(e);
+  const Trace t = parse(b);
+  CHECK(replay_until(t, TraceBuilder::kStart + 3).devices().at(0).device_bytes == (2u << 20));
+  const auto end = replay_until(t, TraceBuilder::kStart + 4);
+  CHECK(end.devices().at(0).device_bytes == 0);
+  CHECK(end.devices().at(0).counts.unknown_frees == 0);
+  CHECK(end.devices().at(0).counts.frees == 2);
+}
+
 TEST_CASE("frees of unknown memory are counted and change nothing") {
   TraceBuilder b;
   b.process().alloc(1, 0x1000, 100);

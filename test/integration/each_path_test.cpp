@@ -111,6 +111,10 @@ TEST_CASE("a program linked to the driver: VMM physical memory lasts until relea
   CHECK(device(r, 0).at("end").at("device_bytes") == 0);
   CHECK(device(r, 0).at("counts").at("maps") == 1);
   CHECK(device(r, 0).at("counts").at("unmaps") == 1);
+  // cuMemRetainAllocationHandle took a second reference, so the second cuMemRelease is
+  // not a release of something unknown.
+  CHECK(device(r, 0).at("counts").at("unknown_frees") == 0);
+  CHECK(device(r, 0).at("counts_by_api").at("cuMemRelease").at("frees") == 2);
   // cuCtxCreate_v4 on device 1, then 512 B there.
   CHECK(peak(r, 1) == 512);
   CHECK(device(r, 1).at("counts").at("contexts") == 1);

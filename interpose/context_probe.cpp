@@ -26,7 +26,8 @@ ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : de
     if (d->primary_ctx_get_state(dev, &flags, &active) == CUDA_SUCCESS && active) creates_ = false;
   }
   if (!creates_) return;
-  const NvmlFigures before = nvml_query(uuid_of(dev));
+  uuid_ = uuid_of(dev);  // once: the driver is asked for it only here
+  const NvmlFigures before = nvml_query(uuid_);
   measured_ = before.process_used != format::kUnknown64;
   used_before_ = before.process_used;
 }
@@ -36,7 +37,7 @@ void ContextProbe::record(DriverCall& call, CUresult r, uint64_t ctx) const {
   const ErrnoGuard keep_errno;
   uint64_t cost = 0;
   if (r == CUDA_SUCCESS && measured_) {
-    const NvmlFigures after = nvml_query(uuid_of(dev_));
+    const NvmlFigures after = nvml_query(uuid_);
     if (after.process_used != format::kUnknown64 && after.process_used > used_before_)
       cost = after.process_used - used_before_;
   }

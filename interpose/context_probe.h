@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <string>
 
 #include "call.h"
 
@@ -20,6 +21,7 @@ class ContextProbe {
 
  private:
   CUdevice dev_;
+  std::string uuid_;  // NVML's name for the device, for both measurements
   bool creates_ = false;
   uint64_t used_before_ = 0;
   bool measured_ = false;

@@ -309,11 +309,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   }
   if (d.op == Op::kAlloc && d.result != 0 && !(flags & format::kEventRestored)) {
     // The moment of an OOM: freeze the picture (with what NVML says) right after it.
-    const DeviceSamples samples = sample_devices();
-    {
-      std::lock_guard lock(s.mu);
-      s.append_snapshot(format::SnapshotReason::kFailedAllocation, samples);
-    }
+    append_snapshot(format::SnapshotReason::kFailedAllocation, sample_devices());
     wake_writer();
   }
   return ev;

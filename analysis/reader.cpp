@@ -256,6 +256,7 @@ class Parser {
     Snapshot s;
     s.time_ns = r.time_ns;
     s.reason = static_cast<SnapshotReason>(r.reason);
+    s.flags = r.flags;
     s.events_dropped = r.events_dropped;
     if (r.device_count > 0) {
       if (r.entry_bytes < sizeof(int32_t)) return "bad snapshot entry size " + std::to_string(r.entry_bytes);

@@ -46,6 +46,7 @@ void Replayer::remove_live(DeviceState& s, const LiveAlloc& a) {
 
 void Replayer::apply(const Event& e, size_t index) {
   DeviceState& s = dev(e.device);
+  if (graph(e)) return observe(s, e, index);
   switch (e.op) {
     case Op::kAlloc: alloc(e, index); break;
     case Op::kFree: free(e); break;
@@ -154,6 +155,17 @@ void Replayer::free(const Event& e) {
   remove_live(owner, it->second);
   ++owner.counts.frees;
   by_address_.erase(it);
+}
+
+bool Replayer::graph(const Event& e) {
+  if (e.result != 0 && !(e.flags & format::kEventRestored)) return false;
+  if (e.op == Op::kAlloc && (e.flags & format::kEventCaptured)) {
+    graph_[e.address] = e.size;
+    ++dev(e.device).counts.graph_allocs;
+    return true;
+  }
+  if (e.op != Op::kFree) return false;
+  return graph_.erase(e.address) == 1 || (e.flags & format::kEventCaptured);
 }
 
 void Replayer::drop_handle_if_gone(std::map<uint64_t, Handle>::iterator it) {

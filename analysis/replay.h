@@ -11,6 +11,9 @@
 //   - kReserve/kReserveFree are address space only, kept apart from device bytes.
 //   - A kAlloc with result != 0 is a failed allocation (an OOM, usually); it is kept
 //     with the tracked bytes of its device at that moment.
+//   - An allocation made on a stream under capture (kEventCaptured) is a graph memory
+//     node: no device memory when made, so it is only remembered, to pair its free. A
+//     captured free of an ordinary allocation runs with the graph, unseen: not applied.
 //   - A free of an address never seen (flag kEventUnknownAddress, or simply not live
 //     because events were dropped) is counted, never trusted further.
 // After every event the touched device's figures are read: the peak of tracked device
@@ -60,6 +63,7 @@ struct DeviceCounts {
   uint64_t pool_trims = 0;
   uint64_t contexts = 0;
   uint64_t anomalies = 0;       // an address allocated twice, or overlapping ranges
+  uint64_t graph_allocs = 0;    // made on a stream under capture (graph memory nodes)
 };
 
 struct DeviceState {
@@ -126,6 +130,7 @@ class Replayer {
   void map(const Event& e);
   void unmap(const Event& e);
   void drop_handle_if_gone(std::map<uint64_t, Handle>::iterator it);
+  bool graph(const Event& e);
   void observe(DeviceState& s, const Event& e, size_t index);
 
   uint64_t granule_;
@@ -134,6 +139,7 @@ class Replayer {
   std::map<uint64_t, Handle> handles_;        // vmm-physical, by handle
   std::map<uint64_t, Mapping> mappings_;      // by mapped address
   std::map<uint64_t, LiveAlloc> reservations_;
+  std::map<uint64_t, uint64_t> graph_;        // graph memory nodes: address -> size
   std::vector<FailedAlloc> failed_;
 };
 

@@ -71,7 +71,8 @@ json counts(const DeviceCounts& c) {
   return {{"allocs", c.allocs},       {"frees", c.frees},           {"failed", c.failed},
           {"unknown_frees", c.unknown_frees}, {"maps", c.maps},     {"unmaps", c.unmaps},
           {"reserves", c.reserves},   {"reserve_frees", c.reserve_frees}, {"pool_trims", c.pool_trims},
-          {"contexts", c.contexts},   {"anomalies", c.anomalies}};
+          {"contexts", c.contexts},   {"anomalies", c.anomalies},
+          {"graph_allocs", c.graph_allocs}};
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ format::EventRecord DriverCall::record_before(const EventDraft& e) {
   if (!recording_) return {};
   ThreadState& t = thread_state();
   t.recorded = true;
-  return track(e, t.runtime_depth ? t.runtime_api : static_cast<uint16_t>(id_), 0);
+  return track(e, t.runtime_depth ? t.runtime_api : static_cast<uint16_t>(id_), e.flags);
 }
 
 void DriverCall::restore_if_failed(const format::EventRecord& freed, int32_t result) {
@@ -30,7 +30,7 @@ void DriverCall::restore_if_failed(const format::EventRecord& freed, int32_t res
   const EventDraft back{.op = format::Op::kAlloc, .kind = format::Kind(freed.kind), .result = result,
                         .address = freed.address, .size = freed.size, .stream = freed.stream,
                         .handle = freed.handle, .device = freed.device};
-  track(back, freed.api, format::kEventRestored);
+  track(back, freed.api, format::kEventRestored | (freed.flags & format::kEventCaptured));
 }
 
 RuntimeCall::RuntimeCall(HookId id) : id_(id) {
@@ -53,7 +53,7 @@ void RuntimeCall::fallback(const EventDraft& e) {
   ThreadState& t = thread_state();
   if (t.recorded || t.driver_depth || !tracing_enabled()) return;
   t.recorded = true;
-  track(e, t.runtime_api, format::kEventRuntimeLayer);
+  track(e, t.runtime_api, format::kEventRuntimeLayer | e.flags);
 }
 
 }  // namespace cumemtrace::interpose

@@ -27,6 +27,7 @@ struct EventDraft {
   uint64_t stream = 0;
   uint64_t handle = 0;
   int32_t device = kDeviceFromCall;
+  uint32_t flags = 0;  // EventFlags the hook knows (kEventCaptured)
 };
 
 // Output argument if the call succeeded, else 0 (never read an unset out-pointer).

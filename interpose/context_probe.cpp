@@ -1,5 +1,6 @@
 #include "context_probe.h"
 
+#include "capture.h"
 #include "driver_api.h"
 #include "errno_guard.h"
 #include "nvml.h"
@@ -19,14 +20,19 @@ ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : de
   const ErrnoGuard keep_errno;  // loading NVML may set it (ENOENT when it is missing)
   creates_ = true;
   const DriverApi* d = driver_api();
-  if (mode == kPrimary && d && d->primary_ctx_get_state) {
+  if (mode == kPrimary) {
+    // During a stream capture the driver may not be asked (capture.h); a capture needs a
+    // live context on its device, so a retain then almost surely creates nothing.
+    const OwnCudaCalls own;
     unsigned flags = 0;
     int active = 0;
     // Retaining an already active primary context creates nothing.
-    if (d->primary_ctx_get_state(dev, &flags, &active) == CUDA_SUCCESS && active) creates_ = false;
+    if (!own || (d && d->primary_ctx_get_state &&
+                 d->primary_ctx_get_state(dev, &flags, &active) == CUDA_SUCCESS && active))
+      creates_ = false;
   }
   if (!creates_) return;
-  uuid_ = uuid_of(dev);  // once: the driver is asked for it only here
+  uuid_ = uuid_of(dev);  // once: the driver is asked for it only here (not during a capture)
   const NvmlFigures before = nvml_query(uuid_);
   measured_ = before.process_used != format::kUnknown64;
   used_before_ = before.process_used;

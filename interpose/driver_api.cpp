@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "capture.h"
 #include "loader_lock.h"
 #include "log.h"
 #include "resolve.h"
@@ -60,6 +61,8 @@ const DriverApi* driver_api() {
 }
 
 int32_t device_of(uint64_t address) {
+  const OwnCudaCalls own;
+  if (!own) return kDeviceNotAsked;
   const DriverApi* d = driver_api();
   if (!d) return -1;
   int ordinal = -1;
@@ -73,8 +76,10 @@ int32_t device_of(uint64_t address) {
 
 DeviceFacts device_facts(int32_t ordinal) {
   DeviceFacts f;
+  const OwnCudaCalls own;
+  f.asked = bool(own);
   const DriverApi* d = driver_api();
-  if (!d || ordinal < 0) return f;
+  if (!own || !d || ordinal < 0) return f;
   char name[256] = {};
   if (d->device_get_name && d->device_get_name(name, sizeof name - 1, ordinal) == CUDA_SUCCESS) f.name = name;
   size_t total = 0;
@@ -94,9 +99,10 @@ DeviceFacts device_facts(int32_t ordinal) {
 }
 
 uint64_t pool_reserved_bytes(uint64_t pool) {
+  const OwnCudaCalls own;
   const DriverApi* d = driver_api();
   cuuint64_t bytes = 0;
-  if (!pool || !d || !d->mem_pool_get_attribute ||
+  if (!own || !pool || !d || !d->mem_pool_get_attribute ||
       d->mem_pool_get_attribute(reinterpret_cast<CUmemoryPool>(pool), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &bytes) !=
           CUDA_SUCCESS)
     return ~0ull;

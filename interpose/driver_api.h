@@ -24,10 +24,16 @@ struct DriverApi {
 // nullptr until the program has reached a real driver function through us.
 const DriverApi* driver_api();
 
-// Device ordinal of a live device pointer, else of the current context; -1 unknown.
+// Each query below asks the driver only outside stream captures (capture.h); during one
+// it answers "not asked" and asks nothing.
+
+// Device ordinal of a live device pointer, else of the current context; -1 unknown;
+// kDeviceNotAsked during a capture.
+inline constexpr int32_t kDeviceNotAsked = -3;
 int32_t device_of(uint64_t address);
 
 struct DeviceFacts {
+  bool asked = false;  // false: a capture was open, nothing was asked
   std::string name;
   uint64_t total_bytes = 0;
   uint8_t uuid[16] = {};
@@ -36,8 +42,9 @@ struct DeviceFacts {
 };
 DeviceFacts device_facts(int32_t ordinal);
 
-// Bytes a memory pool holds (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), or kUnknown64.
-// Only ever asked of a device's default pool, which cannot be destroyed under us.
+// Bytes a memory pool holds (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), or kUnknown64 (also
+// during a capture). Only ever asked of a device's default pool, which cannot be
+// destroyed under us.
 uint64_t pool_reserved_bytes(uint64_t pool);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", NVML's spelling of a UUID.

@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include "call.h"
+#include "capture.h"
 #include "context_probe.h"
 #include "resolve.h"
 
@@ -44,27 +45,33 @@ CUresult on_mem_alloc_managed(HookId id, auto real, CUdeviceptr* dptr, size_t si
   return r;
 }
 
+// On a capturing stream, stream-ordered calls become nodes of the graph (kEventCaptured).
+inline uint32_t captured(CUstream stream) { return stream_capturing(bits(stream)) ? format::kEventCaptured : 0; }
+
 CUresult on_mem_alloc_async(HookId id, auto real, CUdeviceptr* dptr, size_t size, CUstream stream) {
   DriverCall call(id);
+  const uint32_t flags = captured(stream);
   const CUresult r = real(dptr, size, stream);
   call.record({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, dptr), .size = size,
-               .stream = bits(stream)});
+               .stream = bits(stream), .flags = flags});
   return r;
 }
 
 CUresult on_mem_alloc_pool(HookId id, auto real, CUdeviceptr* dptr, size_t size, CUmemoryPool pool,
                            CUstream stream) {
   DriverCall call(id);
+  const uint32_t flags = captured(stream);
   const CUresult r = real(dptr, size, pool, stream);
   call.record({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, dptr), .size = size,
-               .stream = bits(stream), .handle = bits(pool)});
+               .stream = bits(stream), .handle = bits(pool), .flags = flags});
   return r;
 }
 
 CUresult on_mem_free_async(HookId id, auto real, CUdeviceptr dptr, CUstream stream) {
   DriverCall call(id);
-  const auto freed =
-      dptr ? call.record_before({.op = Op::kFree, .address = dptr, .stream = bits(stream)}) : format::EventRecord{};
+  const auto freed = dptr ? call.record_before({.op = Op::kFree, .address = dptr, .stream = bits(stream),
+                                                .flags = captured(stream)})
+                           : format::EventRecord{};
   const CUresult r = real(dptr, stream);
   call.restore_if_failed(freed, r);
   return r;

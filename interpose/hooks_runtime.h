@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "call.h"
+#include "hooks_driver.h"
 #include "resolve.h"
 
 namespace cumemtrace::interpose {
@@ -43,18 +44,20 @@ cudaError_t on_cuda_malloc_managed(HookId id, auto real, void** p, size_t size, 
 
 cudaError_t on_cuda_malloc_async(HookId id, auto real, void** p, size_t size, cudaStream_t stream) {
   RuntimeCall call(id);
+  const uint32_t flags = captured(stream);
   const cudaError_t r = real(p, size, stream);
   call.fallback({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, p), .size = size,
-                 .stream = bits(stream)});
+                 .stream = bits(stream), .flags = flags});
   return r;
 }
 
 cudaError_t on_cuda_malloc_pool(HookId id, auto real, void** p, size_t size, cudaMemPool_t pool,
                                 cudaStream_t stream) {
   RuntimeCall call(id);
+  const uint32_t flags = captured(stream);
   const cudaError_t r = real(p, size, pool, stream);
   call.fallback({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, p), .size = size,
-                 .stream = bits(stream), .handle = bits(pool)});
+                 .stream = bits(stream), .handle = bits(pool), .flags = flags});
   return r;
 }
 
@@ -67,8 +70,9 @@ cudaError_t on_cuda_free(HookId id, auto real, void* p) {
 
 cudaError_t on_cuda_free_async(HookId id, auto real, void* p, cudaStream_t stream) {
   RuntimeCall call(id);
+  const uint32_t flags = captured(stream);
   const cudaError_t r = real(p, stream);
-  if (p) call.fallback({.op = Op::kFree, .result = r, .address = bits(p), .stream = bits(stream)});
+  if (p) call.fallback({.op = Op::kFree, .result = r, .address = bits(p), .stream = bits(stream), .flags = flags});
   return r;
 }
 

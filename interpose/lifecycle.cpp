@@ -2,7 +2,9 @@
 // trace starts with the first CUDA event (tracker.cpp), not with the process.
 #include <pthread.h>
 
+#include "capture.h"
 #include "loader_lock.h"
+#include "owner.h"
 #include "thread_state.h"
 #include "trace_start.h"
 #include "tracker.h"
@@ -20,6 +22,8 @@ void after_fork_parent() {
   loader_after_fork_parent();
 }
 void after_fork_child() {
+  own_this_process();
+  capture_after_fork_child();
   loader_after_fork_child();
   mark_trace_start();
   reset_thread_state_after_fork();
@@ -28,6 +32,7 @@ void after_fork_child() {
 }
 
 __attribute__((constructor)) void on_load() {
+  own_this_process();
   mark_trace_start();
   pthread_atfork(prepare_fork, after_fork_parent, after_fork_child);
 }

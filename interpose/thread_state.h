@@ -12,6 +12,7 @@ struct ThreadState {
   uint16_t runtime_api;     // HookId of the outermost runtime call, tags driver events
   bool recorded;            // an event was recorded during the current runtime call
   uint32_t tid;             // cached gettid(); 0 until first use
+  uint32_t asked_device_plus_one;  // device the driver last named for this thread's event, + 1
 };
 
 ThreadState& thread_state();

@@ -9,6 +9,7 @@
 
 #include <cumemtrace/fragmentation.h>
 
+#include "capture.h"
 #include "config.h"
 #include "driver_api.h"
 #include "encode.h"
@@ -91,6 +92,7 @@ struct State {
   uint64_t peak_rises = 0;                        // times some device's peak rose
   uint64_t peak_rises_at_snapshot = 0;            // ... as of the last snapshot
   std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
+  std::unordered_map<uint64_t, uint64_t> graph_allocations;  // kEventCaptured allocs: address -> size
 
   DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
 
@@ -111,6 +113,7 @@ struct State {
     device(ev.device);  // even a failed call puts its device in the snapshots
     // A failed call changed nothing (failed allocs are OOMs), except a restore.
     if (ev.result != 0 && !(ev.flags & format::kEventRestored)) return;
+    if (apply_graph(ev)) return;
     switch (op) {
       case Op::kAlloc:
         if (Kind(ev.kind) == Kind::kVmmPhysical) {
@@ -191,6 +194,31 @@ struct State {
     }
   }
 
+  // Graph memory nodes (kEventCaptured): their addresses are remembered so that their
+  // frees, captured or not, are known, but they hold no device memory when made. A
+  // captured free of an ordinary allocation happens when the graph runs: not applied.
+  bool apply_graph(format::EventRecord& ev) {
+    const auto op = Op(ev.op);
+    if (op == Op::kAlloc && (ev.flags & format::kEventCaptured)) {
+      graph_allocations[ev.address] = ev.size;
+      return true;
+    }
+    if (op != Op::kFree) return false;
+    if (auto g = graph_allocations.find(ev.address); g != graph_allocations.end()) {
+      ev.kind = uint8_t(Kind::kAsyncPool);
+      ev.size = g->second;
+      graph_allocations.erase(g);
+      return true;
+    }
+    if (!(ev.flags & format::kEventCaptured)) return false;
+    if (auto it = allocations.find(ev.address); it != allocations.end()) {
+      ev.device = it->second.device;
+      ev.kind = uint8_t(it->second.kind);
+      ev.size = it->second.size;
+    }
+    return true;
+  }
+
   static void unknown(format::EventRecord& ev) {
     ev.flags |= format::kEventUnknownAddress;
     ev.kind = uint8_t(Kind::kUnknown);
@@ -198,8 +226,9 @@ struct State {
 
   void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples) {
     peak_rises_at_snapshot = peak_rises;
+    const uint32_t flags = samples.capture_open ? format::kSnapshotCaptureOpen : 0;
     const format::SnapshotRecord head{now_ns(), uint32_t(reason), uint32_t(devices.size()),
-                                      uint32_t(sizeof(format::DeviceSnapshot)), 0, events_dropped};
+                                      uint32_t(sizeof(format::DeviceSnapshot)), flags, events_dropped};
     const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
                                  uint32_t(sizeof head + devices.size() * sizeof(format::DeviceSnapshot))};
     put_bytes(pending, &h, sizeof h);
@@ -217,8 +246,8 @@ struct State {
       e.arena_count = f.arena_count;
       e.gap_bytes = f.gap_bytes;
       e.largest_gap = f.largest_gap;
-      const auto n = samples.find(dev);
-      const DeviceSample sample = n != samples.end() ? n->second : DeviceSample{};
+      const auto n = samples.devices.find(dev);
+      const DeviceSample sample = n != samples.devices.end() ? n->second : DeviceSample{};
       e.nvml_process_used = sample.nvml.process_used;
       e.nvml_device_free = sample.nvml.device_free;
       e.nvml_device_total = sample.nvml.device_total;
@@ -271,12 +300,23 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   ev.op = uint8_t(d.op);
   ev.kind = uint8_t(d.kind);
   ev.flags = flags;
+  ThreadState& t = thread_state();
   if (ev.device == kDeviceFromCall)
     ev.device = d.op == Op::kAlloc || d.op == Op::kContextCreate ? device_of(d.address) : -1;
+  if (ev.device == kDeviceNotAsked) {
+    // A stream capture is open: no driver call. The thread's last asked device stands in.
+    ev.device = t.asked_device_plus_one ? int32_t(t.asked_device_plus_one) - 1 : -1;
+    ev.flags |= format::kEventDeviceInferred;
+  } else if (ev.device >= 0 && d.device == kDeviceFromCall) {
+    t.asked_device_plus_one = uint32_t(ev.device) + 1;
+  }
 
   DeviceFacts facts;
-  const bool describe = !described(ev.device);
-  if (describe) facts = device_facts(ev.device);
+  bool describe = !described(ev.device);
+  if (describe) {
+    facts = device_facts(ev.device);
+    describe = facts.asked;  // during a capture: described by a later event
+  }
 
   State& s = state();
   {
@@ -337,8 +377,12 @@ DeviceSamples sample_devices() {
     pools = s.default_pools;
   }
   DeviceSamples out;
-  for (const auto& [dev, uuid] : uuids) out[dev].nvml = nvml_query(uuid);
-  for (const auto& [dev, pool] : pools) out[dev].pool_reserved = pool_reserved_bytes(pool);
+  // NVML is not CUDA: a capture does not see it (checked on the H200, docs/validation.md).
+  for (const auto& [dev, uuid] : uuids) out.devices[dev].nvml = nvml_query(uuid);
+  const OwnCudaCalls own;
+  out.capture_open = !own;
+  if (own)
+    for (const auto& [dev, pool] : pools) out.devices[dev].pool_reserved = pool_reserved_bytes(pool);
   return out;
 }
 

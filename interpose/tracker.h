@@ -38,9 +38,12 @@ struct DeviceSample {
   NvmlFigures nvml;
   uint64_t pool_reserved = format::kUnknown64;
 };
-using DeviceSamples = std::map<int32_t, DeviceSample>;
+struct DeviceSamples {
+  std::map<int32_t, DeviceSample> devices;  // by device ordinal
+  bool capture_open = false;  // the driver was not asked (capture.h): pool figures unknown
+};
 
-// Appends a SnapshotRecord of the state now, with `samples` keyed by device ordinal.
+// Appends a SnapshotRecord of the state now, with `samples`.
 void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples);
 
 // Whether some device's tracked peak rose since the last snapshot.
@@ -49,7 +52,8 @@ bool peak_rose_since_snapshot();
 // Appends the EndRecord.
 void append_end();
 
-// Samples every tracked device (call outside the tracker's lock: NVML and the driver).
+// Samples every tracked device (call outside the tracker's lock: NVML and the driver;
+// the driver only when no stream capture is open).
 DeviceSamples sample_devices();
 
 // Tracing stops for good (after the final flush at exit, or when no trace can be written).

@@ -93,6 +93,7 @@ struct DeviceSnapshot {
 struct Snapshot {
   uint64_t time_ns = 0;
   format::SnapshotReason reason{};
+  uint32_t flags = 0;  // format::SnapshotFlags
   uint64_t events_dropped = 0;
   std::vector<DeviceSnapshot> devices;
 

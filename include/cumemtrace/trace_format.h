@@ -26,7 +26,8 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 1;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 2;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+                                              // 1.2: capture flags (events, snapshots)
 
 #pragma pack(push, 1)
 
@@ -146,6 +147,12 @@ enum EventFlags : uint32_t {
                                    // result is then a cudaError_t, not a CUresult
   kEventRestored = 1u << 2,        // an alloc putting back what the preceding free of the
                                    // same address removed: that free then failed (result)
+  kEventCaptured = 1u << 3,        // 1.2: made on a stream under capture. An alloc is a graph
+                                   // memory node's virtual address: no device memory now, so
+                                   // never counted. A free is a node of the graph: it happens
+                                   // when the graph runs, unseen, so it is not applied either.
+  kEventDeviceInferred = 1u << 4,  // 1.2: the driver was not asked (a stream capture was open):
+                                   // `device` is that of the thread's last event that was asked
 };
 
 struct EventRecord {
@@ -175,6 +182,12 @@ enum class SnapshotReason : uint32_t {
                           // one per flush), so NVML's figure is sampled near every peak
 };
 
+enum SnapshotFlags : uint32_t {
+  // 1.2: a stream capture was open, so the tracer asked the driver nothing: driver-sourced
+  // figures (pool_reserved_bytes) are kUnknown64. NVML's are still read (NVML is not CUDA).
+  kSnapshotCaptureOpen = 1u << 0,
+};
+
 inline constexpr uint64_t kUnknown64 = ~0ull;  // "not measured" in u64 fields
 
 // First line of the file named by CUMEMTRACE_MANIFEST (made by `cumemtrace run`); each
@@ -187,7 +200,7 @@ struct SnapshotRecord {
   uint32_t reason;          // SnapshotReason
   uint32_t device_count;    // DeviceSnapshot entries that follow
   uint32_t entry_bytes;     // size of each entry (grows with minor versions)
-  uint32_t reserved;
+  uint32_t flags;           // SnapshotFlags (1.2; zero before)
   uint64_t events_dropped;  // events lost so far because the writer fell behind
 };
 

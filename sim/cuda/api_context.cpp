@@ -118,6 +118,7 @@ SIM_API CUresult cuCtxPopCurrent(CUcontext *pctx) { return pop(pctx); }
 SIM_API CUresult cuCtxPopCurrent_v2(CUcontext *pctx) { return pop(pctx); }
 
 SIM_API CUresult cuCtxSetCurrent(CUcontext ctx) {
+    const CaptureSafeCall safe;  // the runtime sets it on every new thread
     SIM_LOCKED;
     if (CUresult r = check_init()) return r;
     auto &stack = ctx_stack();
@@ -135,6 +136,7 @@ SIM_API CUresult cuCtxSetCurrent(CUcontext ctx) {
 
 SIM_API CUresult cuCtxGetCurrent(CUcontext *pctx) {
     SIM_LOCKED;
+    const CaptureSafeCall safe;  // the runtime asks it before every call
     if (CUresult r = check_init()) return r;
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     *pctx = to_handle(current_ctx());

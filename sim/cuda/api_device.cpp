@@ -25,6 +25,7 @@ SIM_API CUresult cuDriverGetVersion(int *version) {
 
 SIM_API CUresult cuDeviceGetCount(int *count) {
     SIM_LOCKED;
+    const CaptureSafeCall safe;
     if (CUresult r = check_init()) return r;
     if (!count) return CUDA_ERROR_INVALID_VALUE;
     *count = state().cfg.devices;

@@ -23,6 +23,10 @@ constexpr ErrorText kErrors[] = {
     SIM_ERR(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
     SIM_ERR(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
     SIM_ERR(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
+    SIM_ERR(CUDA_ERROR_ILLEGAL_STATE, "the operation cannot be performed in the present state"),
+    SIM_ERR(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing"),
+    SIM_ERR(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "operation failed due to a previous error during capture"),
+    SIM_ERR(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "attempt to terminate a thread-local capture sequence from another thread"),
     SIM_ERR(CUDA_ERROR_UNKNOWN, "unknown error"),
 };
 #undef SIM_ERR

@@ -30,27 +30,40 @@ CUresult alloc_from(Pool &pool, CUdeviceptr *dptr, size_t size, Ctx *ctx) {
     return CUDA_SUCCESS;
 }
 
+// On a capturing stream an allocation becomes a graph memory node: a virtual address,
+// no device memory until the graph runs (capture.h).
+CUresult alloc_in_graph(CUdeviceptr *dptr, size_t size) {
+    if (!dptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
+    *dptr = graph_alloc(size);
+    return CUDA_SUCCESS;
+}
+
 CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream s) {
     SIM_LOCKED;
+    const CaptureSafeCall safe;
     Ctx *ctx;
     if (CUresult r = stream_ctx(s, &ctx)) return r;
+    if (capture_of(s)) return alloc_in_graph(dptr, size);
     return alloc_from(pool_for_device(ctx->device), dptr, size, ctx);
 }
 
 CUresult alloc_from_pool_async(CUdeviceptr *dptr, size_t size, CUmemoryPool handle, CUstream s) {
     SIM_LOCKED;
+    const CaptureSafeCall safe;
     Ctx *ctx;
     if (CUresult r = stream_ctx(s, &ctx)) return r;
     Pool *pool = find_pool(handle);
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    if (capture_of(s)) return alloc_in_graph(dptr, size);
     return alloc_from(*pool, dptr, size, ctx);
 }
 
 CUresult free_async(CUdeviceptr dptr, CUstream s) {
     SIM_LOCKED;
+    const CaptureSafeCall safe;
     Ctx *ctx;
     if (CUresult r = stream_ctx(s, &ctx)) return r;
-    if (dptr == 0) return CUDA_SUCCESS;
+    if (dptr == 0 || graph_free(dptr)) return CUDA_SUCCESS;
     auto where = locate(dptr);
     if (!where || where->kind != Kind::Pool || where->start != dptr) return CUDA_ERROR_INVALID_VALUE;
     where->pool->release(dptr);

@@ -83,6 +83,13 @@ const Row kRows[] = {
     ROW_PTSZ("cuStreamSynchronize", 7000, cuStreamSynchronize),
     ROW_PTSZ("cuStreamGetCtx", 9020, cuStreamGetCtx),
     ROW_PTSZ("cuStreamGetCtx", 12050, cuStreamGetCtx_v2),
+    ROW_PTSZ("cuStreamBeginCapture", 10000, cuStreamBeginCapture),
+    ROW_PTSZ("cuStreamBeginCapture", 10010, cuStreamBeginCapture_v2),
+    ROW_PTSZ("cuStreamEndCapture", 10000, cuStreamEndCapture),
+    ROW_PTSZ("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
+    ROW_PTSZ("cuStreamGetCaptureInfo", 11030, cuStreamGetCaptureInfo_v2),
+    ROW_PTSZ("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3),
+    ROW("cuThreadExchangeStreamCaptureMode", 10010, cuThreadExchangeStreamCaptureMode),
 
     ROW("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
     ROW("cuDeviceGetMemPool", 11020, cuDeviceGetMemPool),

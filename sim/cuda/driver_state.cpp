@@ -99,7 +99,7 @@ Ctx *current_ctx() {
 CUresult check_init() {
     State &s = state();
     if (s.forked_child || !s.initialized) return CUDA_ERROR_NOT_INITIALIZED;
-    return CUDA_SUCCESS;
+    return capture_guard();
 }
 
 CUresult require_ctx(Ctx **out) {

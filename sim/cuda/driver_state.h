@@ -8,6 +8,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "capture.h"
 #include "granule_space.h"
 #include "heap.h"
 #include "pool.h"
@@ -86,6 +87,7 @@ struct State {
     std::map<uint64_t, Reservation> reservations;  // start -> range
     std::map<uint64_t, Mapping> mappings;          // start -> range
     std::map<uint64_t, HostBlock> host;            // pinned and managed host memory
+    CaptureState capture;                          // stream captures in progress
 };
 
 // Address regions, per device ordinal d (docs/simulated-driver.md).

@@ -50,7 +50,11 @@ void load() {
               fetch("cuMemAllocFromPoolAsync", g_api.cuMemAllocFromPoolAsync) &&
               fetch("cuMemAllocFromPoolAsync", g_api.cuMemAllocFromPoolAsync_ptsz, kPtsz) &&
               fetch("cuMemFreeAsync", g_api.cuMemFreeAsync) &&
-              fetch("cuMemFreeAsync", g_api.cuMemFreeAsync_ptsz, kPtsz);
+              fetch("cuMemFreeAsync", g_api.cuMemFreeAsync_ptsz, kPtsz) &&
+              fetch("cuStreamBeginCapture", g_api.cuStreamBeginCapture) &&
+              fetch("cuStreamEndCapture", g_api.cuStreamEndCapture) &&
+              fetch("cuStreamIsCapturing", g_api.cuStreamIsCapturing) &&
+              fetch("cuThreadExchangeStreamCaptureMode", g_api.cuThreadExchangeStreamCaptureMode);
     if (ok) g_loaded = &g_api;
 }
 

@@ -41,6 +41,10 @@ struct DriverApi {
     PFN_cuMemAllocFromPoolAsync_v11020_ptsz cuMemAllocFromPoolAsync_ptsz;
     PFN_cuMemFreeAsync_v11020 cuMemFreeAsync;
     PFN_cuMemFreeAsync_v11020_ptsz cuMemFreeAsync_ptsz;
+    PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture;
+    PFN_cuStreamEndCapture_v10000 cuStreamEndCapture;
+    PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
+    PFN_cuThreadExchangeStreamCaptureMode_v10010 cuThreadExchangeStreamCaptureMode;
 };
 
 // The table, loaded on first call; null when libcuda.so.1 (or one of the

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
+#include <thread>
 #include <utility>
 
 namespace {
@@ -315,4 +316,83 @@ TEST_CASE("impossible sizes are OUT_OF_MEMORY, never a block that wrapped around
     CHECK(cuMemUnmap(va + 2 * MiB, huge) == CUDA_ERROR_INVALID_VALUE);
     REQUIRE(cuMemRelease(h) == CUDA_SUCCESS);
     REQUIRE(cuMemAddressFree(va, 4 * MiB) == CUDA_SUCCESS);
+}
+
+// Stream capture (capture.h): what a capture prohibits, from which threads.
+namespace {
+unsigned long long violations() {
+    auto fn = reinterpret_cast<unsigned long long (*)()>(exported("simcuda_capture_violations"));
+    return fn ? fn() : ~0ull;
+}
+
+// Runs `call` on a new thread in `mode` and returns its result.
+template <class Call>
+CUresult on_other_thread(CUstreamCaptureMode mode, Call call) {
+    CUresult r = CUDA_ERROR_UNKNOWN;
+    CUcontext ctx = nullptr;
+    REQUIRE(cuCtxGetCurrent(&ctx) == CUDA_SUCCESS);
+    std::thread t([&] {
+        cuCtxSetCurrent(ctx);
+        CUstreamCaptureMode m = mode;
+        cuThreadExchangeStreamCaptureMode(&m);
+        r = call();
+    });
+    t.join();
+    return r;
+}
+}  // namespace
+
+TEST_CASE("a global capture: a memory query from another thread fails and invalidates it") {
+    FreshDriver fresh;
+    CUstream s;
+    REQUIRE(cuStreamCreate(&s, 0) == CUDA_SUCCESS);
+    const unsigned long long before = violations();
+    REQUIRE(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+    size_t free_bytes = 0, total = 0;
+    CHECK(on_other_thread(CU_STREAM_CAPTURE_MODE_GLOBAL, [&] { return cuMemGetInfo(&free_bytes, &total); }) ==
+          CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(violations() == before + 1);
+    CUstreamCaptureStatus status;
+    CHECK(cuStreamIsCapturing(s, &status) == CUDA_SUCCESS);
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    CUgraph g;
+    CHECK(cuStreamEndCapture(s, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    CHECK(cuStreamIsCapturing(s, &status) == CUDA_SUCCESS);
+    CHECK(status == CU_STREAM_CAPTURE_STATUS_NONE);
+    CHECK(cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS);  // no capture: allowed again
+}
+
+TEST_CASE("a capture: the capturing thread's own allocation fails; stream-ordered ones become graph nodes") {
+    FreshDriver fresh;
+    CUstream s;
+    REQUIRE(cuStreamCreate(&s, 0) == CUDA_SUCCESS);
+    REQUIRE(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+    CUdeviceptr node = 0, p = 0;
+    CHECK(cuMemAllocAsync(&node, 3 * MiB, s) == CUDA_SUCCESS);
+    CHECK(node == 0x6f0000000000ull);
+    CHECK(simcuda_device_footprint_bytes(0) == 0);  // a graph node takes no device memory
+    CHECK(cuMemFreeAsync(node, s) == CUDA_SUCCESS);
+    CHECK(cuMemAlloc(&p, 512) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g;
+    CHECK(cuStreamEndCapture(s, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+}
+
+TEST_CASE("thread-local and relaxed captures do not reach other threads; relaxed threads are never stopped") {
+    FreshDriver fresh;
+    CUstream s;
+    REQUIRE(cuStreamCreate(&s, 0) == CUDA_SUCCESS);
+    size_t free_bytes = 0, total = 0;
+    auto query = [&] { return cuMemGetInfo(&free_bytes, &total); };
+    const unsigned long long before = violations();
+    REQUIRE(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+    CHECK(on_other_thread(CU_STREAM_CAPTURE_MODE_GLOBAL, query) == CUDA_SUCCESS);
+    CUgraph g;
+    CHECK(cuStreamEndCapture(s, &g) == CUDA_SUCCESS);
+    REQUIRE(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL) == CUDA_SUCCESS);
+    CHECK(on_other_thread(CU_STREAM_CAPTURE_MODE_RELAXED, query) == CUDA_SUCCESS);
+    CHECK(on_other_thread(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, query) == CUDA_SUCCESS);
+    CHECK(on_other_thread(CU_STREAM_CAPTURE_MODE_GLOBAL, [&] { return cuStreamEndCapture(s, &g); }) ==
+          CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+    CHECK(cuStreamEndCapture(s, &g) == CUDA_SUCCESS);
+    CHECK(violations() == before);
 }

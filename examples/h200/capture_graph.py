@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""One CUDA graph capture as PyTorch users write it, in PyTorch's default global capture
+mode: ten 64 MiB tensors made on a side stream and used on the capture stream
+(record_stream), inside torch.cuda.graph(g); then a replay. A CUDA call from any other
+thread during the capture (a tracer's snapshot, say) makes it fail with
+cudaErrorStreamCaptureInvalidated.
+
+Prints one line: "capture ok" or "capture failed: <error>". Exit status 0 or 1."""
+import sys
+import time
+
+import torch
+
+
+def main():
+    dev = torch.device("cuda", 0)
+    side = torch.cuda.Stream()
+    static_in = torch.randn(16 << 20, device=dev)  # 64 MiB of float32
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.graph(g):
+            outs = []
+            for i in range(10):
+                with torch.cuda.stream(side):
+                    t = torch.empty(16 << 20, device=dev)  # 64 MiB
+                t.record_stream(torch.cuda.current_stream())
+                t.copy_(static_in).mul_(i + 1)
+                outs.append(t)
+                time.sleep(0.005)  # the capture lasts over several 10 ms snapshot periods
+            static_out = sum(o.sum() for o in outs)
+        g.replay()
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - the error is the result
+        print(f"capture failed: {e}".splitlines()[0])
+        return 1
+    expected = static_in.sum().item() * 55
+    got = static_out.item()
+    ok = abs(got - expected) <= 1e-3 * abs(expected) + 1
+    print("capture ok" if ok else f"capture replayed a wrong value: {got} != {expected}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One CUDA graph capture as PyTorch users write it, in PyTorch's default global capture
-mode: ten 64 MiB tensors made on a side stream and used on the capture stream
-(record_stream), inside torch.cuda.graph(g); then a replay. A CUDA call from any other
+mode: ten 64 MiB tensors, each worked on by a side stream forked into and joined back to
+the capture (wait_stream, record_stream), inside torch.cuda.graph(g); then a replay. A CUDA call from any other
 thread during the capture (a tracer's snapshot, say) makes it fail with
 cudaErrorStreamCaptureInvalidated.
 
@@ -20,15 +20,19 @@ def main():
     g = torch.cuda.CUDAGraph()
     try:
         with torch.cuda.graph(g):
+            cur = torch.cuda.current_stream()
             outs = []
             for i in range(10):
+                t = torch.empty(16 << 20, device=dev)  # 64 MiB, from the graph's private pool
+                t.copy_(static_in)
+                side.wait_stream(cur)  # fork the side stream into the capture ...
                 with torch.cuda.stream(side):
-                    t = torch.empty(16 << 20, device=dev)  # 64 MiB
-                t.record_stream(torch.cuda.current_stream())
-                t.copy_(static_in).mul_(i + 1)
+                    t.mul_(i + 1)
+                t.record_stream(side)
+                cur.wait_stream(side)  # ... and join it back
                 outs.append(t)
                 time.sleep(0.005)  # the capture lasts over several 10 ms snapshot periods
-            static_out = sum(o.sum() for o in outs)
+            static_out = torch.stack([o.sum() for o in outs]).sum()
         g.replay()
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001 - the error is the result

@@ -245,6 +245,16 @@ class Parser {
         t_.api_names[r.id] = std::move(name);
         return {};
       }
+      case RecordType::kGpuProcesses: {
+        GpuProcessesRecord r{};
+        c.fixed(r);
+        if (uint64_t(r.count) * sizeof(GpuProcess) > c.left())
+          return "list of " + std::to_string(r.count) + " GPU processes does not fit its payload";
+        GpuProcesses g{r.time_ns, r.device, std::vector<GpuProcess>(r.count)};
+        for (auto& p : g.processes) c.fixed(p);
+        t_.gpu_processes.push_back(std::move(g));
+        return {};
+      }
     }
     ++t_.unknown_records;  // a newer writer's record: skip it by its length
     return {};
@@ -269,6 +279,7 @@ class Parser {
     for (uint32_t i = 0; i < r.device_count; ++i) {
       format::DeviceSnapshot raw{};
       raw.nvml_process_used = raw.nvml_device_free = raw.nvml_device_total = raw.pool_reserved_bytes = kUnknown64;
+      raw.nvml_read_ns = raw.event_seq = kUnknown64;
       Cursor entry(c.here(), r.entry_bytes);
       entry.fixed(raw);
       c.skip(r.entry_bytes);
@@ -287,6 +298,9 @@ class Parser {
       d.nvml_device_free = raw.nvml_device_free;
       d.nvml_device_total = raw.nvml_device_total;
       d.pool_reserved_bytes = raw.pool_reserved_bytes;
+      d.nvml_read_ns = raw.nvml_read_ns;
+      d.event_seq = raw.event_seq;
+      d.moment = raw.moment;
       s.devices.push_back(d);
     }
     t_.snapshots.push_back(std::move(s));

@@ -251,23 +251,28 @@ Replayer replay_until(const Trace& trace, uint64_t t) {
   return r;
 }
 
-std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, const Replayer& final) {
-  std::multimap<size_t, int32_t> stops;  // event index -> device whose peak it is
-  for (const auto& [d, s] : final.devices())
-    if (s.peak_event != kNoEvent) stops.emplace(s.peak_event, d);
-  std::map<int32_t, std::vector<LiveAlloc>> out;
-  if (stops.empty()) return out;
+std::vector<std::vector<LiveAlloc>> live_after(const Trace& trace, const std::vector<std::pair<size_t, int32_t>>& stops) {
+  std::vector<std::vector<LiveAlloc>> out(stops.size());
+  std::multimap<size_t, size_t> order;  // event index -> position in stops
+  for (size_t i = 0; i < stops.size(); ++i) order.emplace(stops[i].first, i);
   Replayer r(trace.granule());
-  auto stop = stops.begin();
-  for (size_t i = 0; i < trace.events.size() && stop != stops.end(); ++i) {
+  auto stop = order.begin();
+  for (size_t i = 0; i < trace.events.size() && stop != order.end(); ++i) {
     r.apply(trace.events[i], i);
-    for (; stop != stops.end() && stop->first == i; ++stop) {
-      std::vector<LiveAlloc> held;
-      for (auto& a : r.live(stop->second))
-        if (format::holds_device_memory(a.kind)) held.push_back(a);
-      out[stop->second] = std::move(held);
-    }
+    for (; stop != order.end() && stop->first == i; ++stop)
+      for (auto& a : r.live(stops[stop->second].second))
+        if (format::holds_device_memory(a.kind)) out[stop->second].push_back(a);
   }
+  return out;
+}
+
+std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, const Replayer& final) {
+  std::vector<std::pair<size_t, int32_t>> stops;
+  for (const auto& [d, s] : final.devices())
+    if (s.peak_event != kNoEvent) stops.emplace_back(s.peak_event, d);
+  auto lives = live_after(trace, stops);
+  std::map<int32_t, std::vector<LiveAlloc>> out;
+  for (size_t i = 0; i < stops.size(); ++i) out[stops[i].second] = std::move(lives[i]);
   return out;
 }
 

@@ -153,4 +153,9 @@ Replayer replay_until(const Trace& trace, uint64_t t);
 // hold device memory) live on it just after its peak event.
 std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, const Replayer& final);
 
+// Second pass in general: for each (event index, device) stop, the allocations holding
+// device memory live on that device just after that event; keyed by the stop's position
+// in `stops`.
+std::vector<std::vector<LiveAlloc>> live_after(const Trace& trace, const std::vector<std::pair<size_t, int32_t>>& stops);
+
 }  // namespace cumemtrace

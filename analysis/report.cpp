@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "moments.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -61,8 +63,6 @@ std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, co
   return out;
 }
 
-uint64_t abs_diff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
-
 uint64_t context_bytes_until(const Trace& t, int32_t device, uint64_t until_ns) {
   uint64_t sum = 0;
   for (const auto& e : t.events)
@@ -70,61 +70,55 @@ uint64_t context_bytes_until(const Trace& t, int32_t device, uint64_t until_ns) 
   return sum;
 }
 
-NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_ns) {
+NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64_t peak_ns) {
   NvmlSplit n;
-  const Snapshot* best = nullptr;
-  const DeviceSnapshot* best_dev = nullptr;
-  for (const auto& s : t.snapshots) {
-    const DeviceSnapshot* d = s.find(device);
-    if (!d || d->nvml_process_used == format::kUnknown64) continue;
-    if (!best || abs_diff(s.time_ns, peak_ns) < abs_diff(best->time_ns, peak_ns)) {
-      best = &s;
-      best_dev = d;
-    }
-  }
-  if (!best) return n;
+  const Choice c = choose_reading(t, device, peak_bytes, peak_ns);
+  const std::optional<Reading>& r = c.reading;
+  n.at_peak = c.at;
+  n.same_moment = c.same;
+  if (!r) return n;
+  const DeviceSnapshot& d = *r->device;
   n.known = true;
-  n.snapshot_time_ns = best->time_ns;
-  n.reason = best->reason;
-  n.process_used = best_dev->nvml_process_used;
-  n.tracked = best_dev->arena_bytes;
-  n.context = context_bytes_until(t, device, best->time_ns);
+  n.snapshot_time_ns = r->snapshot->time_ns;
+  n.reason = r->snapshot->reason;
+  n.device_bytes = d.device_bytes;
+  n.process_used = d.nvml_process_used;
+  n.tracked = d.arena_bytes;
+  n.context = context_bytes_until(t, device, n.snapshot_time_ns);
   // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
-  const uint64_t pool = best_dev->pool_reserved_bytes, async_live = best_dev->live_bytes[int(format::Kind::kAsyncPool)];
+  const uint64_t pool = d.pool_reserved_bytes, async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
   n.pool_slack = pool != format::kUnknown64 && pool > async_live ? pool - async_live : 0;
   const uint64_t accounted = n.tracked + n.context + n.pool_slack;
   n.untracked = n.process_used > accounted ? n.process_used - accounted : 0;
   return n;
 }
 
-// The snapshot taken right after a failed allocation, else the nearest one in time.
+// The reading right after a failed allocation when it is of one moment (nothing came
+// between the failure and it), else the nearest reading of one moment, else any.
 void attach_snapshot(const Trace& t, FailedRow& row) {
-  const Snapshot* chosen = nullptr;
-  const DeviceSnapshot* dev = nullptr;
-  for (const auto& s : t.snapshots) {
-    if (s.reason != SnapshotReason::kFailedAllocation || s.time_ns < row.time_ns) continue;
-    if (const DeviceSnapshot* d = s.find(row.device)) {
-      chosen = &s;
-      dev = d;
-      break;
-    }
+  const Choice c = choose_reading(t, row.device, row.live_device_bytes, row.time_ns);
+  const std::optional<Reading>& r = c.reading;
+  row.snapshot_at_failure = c.at;
+  row.snapshot_same_moment = c.same;
+  if (r) {
+    const DeviceSnapshot& d = *r->device;
+    row.snapshot_known = true;
+    row.snapshot_time_ns = r->snapshot->time_ns;
+    row.snapshot_reason = r->snapshot->reason;
+    row.snapshot_device_bytes = d.device_bytes;
+    row.snapshot_arena_bytes = d.arena_bytes;
+    row.snapshot_pool_reserved = d.pool_reserved_bytes;
+    row.snapshot_async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
+    row.device_free = d.nvml_device_free;
+    row.device_total = d.nvml_device_total;
+    row.process_used = d.nvml_process_used;
   }
-  if (!chosen) {
-    for (const auto& s : t.snapshots) {
-      const DeviceSnapshot* d = s.find(row.device);
-      if (d && (!chosen || abs_diff(s.time_ns, row.time_ns) < abs_diff(chosen->time_ns, row.time_ns))) {
-        chosen = &s;
-        dev = d;
-      }
-    }
+  if (const GpuProcesses* g = processes_near(t, row.device, row.time_ns)) {
+    row.processes_known = true;
+    const uint32_t self = t.process ? t.process->pid : 0;
+    for (const auto& p : g->processes)
+      if (p.pid != self) row.other_processes.push_back(p);
   }
-  if (!chosen) return;
-  row.snapshot_known = true;
-  row.snapshot_time_ns = chosen->time_ns;
-  row.snapshot_reason = chosen->reason;
-  row.device_free = dev->nvml_device_free;
-  row.device_total = dev->nvml_device_total;
-  row.process_used = dev->nvml_process_used;
 }
 
 uint64_t last_time(const Trace& t) {
@@ -209,7 +203,7 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
       dr.frag_at_end = s.frag.figures();
       dr.counts = s.counts;
       dr.context_bytes = s.context_bytes;
-      if (s.peak_event != kNoEvent) dr.nvml = nvml_split(trace, ordinal, s.peak_time_ns);
+      if (s.peak_event != kNoEvent) dr.nvml = nvml_split(trace, ordinal, s.peak_bytes, s.peak_time_ns);
       if (auto p = at_peak.find(ordinal); p != at_peak.end()) {
         dr.top_sites = group_sites(p->second, stacks);
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
@@ -260,9 +254,24 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     rep.contexts.push_back(std::move(row));
   }
 
-  for (const auto& f : final.failed()) {
+  // Failed allocations, retries folded into attempts; each diagnosed with what was live
+  // on its device at its first attempt.
+  std::vector<size_t> firsts;  // index into final.failed() of each row's first attempt
+  for (size_t i = 0; i < final.failed().size(); ++i) {
+    const FailedAlloc& f = final.failed()[i];
+    const CallSite cs = stacks.call_site(f.event.stack_id);
+    if (!rep.failed.empty()) {
+      FailedRow& prev = rep.failed.back();
+      if (prev.device == f.event.device && prev.size == f.event.size && prev.call_site == cs.node &&
+          f.event.time_ns - prev.last_attempt_ns <= FailedRow::kAttemptWindowNs) {
+        ++prev.attempts;
+        prev.last_attempt_ns = f.event.time_ns;
+        continue;
+      }
+    }
     FailedRow row;
-    row.time_ns = f.event.time_ns;
+    row.call_site = cs.node;
+    row.time_ns = row.last_attempt_ns = f.event.time_ns;
     row.device = f.event.device;
     row.size = f.event.size;
     row.kind = f.event.kind;
@@ -270,7 +279,6 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     row.result = f.event.result;
     row.runtime_layer = f.event.flags & format::kEventRuntimeLayer;
     row.tid = f.event.tid;
-    CallSite cs = stacks.call_site(f.event.stack_id);
     row.library = cs.library;
     row.frames = stacks.frames(cs.node, opt.frames);
     row.live_device_bytes = f.live_device_bytes;
@@ -278,6 +286,28 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     if (row.device_total == format::kUnknown64)
       if (const DeviceInfo* info = trace.device(row.device)) row.device_total = info->total_bytes;
     rep.failed.push_back(std::move(row));
+    firsts.push_back(i);
+  }
+  std::vector<std::pair<size_t, int32_t>> stops;
+  for (size_t i : firsts) stops.emplace_back(final.failed()[i].event_index, final.failed()[i].event.device);
+  auto lives = live_after(trace, stops);
+  for (size_t k = 0; k < rep.failed.size(); ++k) {
+    FailedRow& row = rep.failed[k];
+    FailureFacts facts;
+    facts.request = row.size;
+    facts.library = row.library;
+    facts.device_free = row.device_free;
+    facts.process_used = row.process_used;
+    facts.reading_at_failure = row.snapshot_at_failure;
+    facts.tracked_footprint = row.snapshot_arena_bytes;
+    facts.pool_reserved = row.snapshot_pool_reserved;
+    facts.async_live = row.snapshot_async_live;
+    for (const auto& p : row.other_processes)
+      if (p.used_bytes != format::kUnknown64) facts.other_processes_bytes += p.used_bytes;
+    facts.live = std::move(lives[k]);
+    row.diagnosis = diagnose(facts, stacks);
+    row.sites_at_failure = group_sites(facts.live, stacks);
+    keep_top(row.sites_at_failure, stacks, opt);
   }
   return rep;
 }

@@ -11,6 +11,7 @@
 
 #include "cumemtrace/fragmentation.h"
 #include "cumemtrace/reader.h"
+#include "diagnosis.h"
 #include "replay.h"
 #include "stacks.h"
 
@@ -40,11 +41,15 @@ struct LibraryRow {
   uint64_t bytes_by_kind[format::kKindCount] = {};  // the same bytes, split by Kind
 };
 
-// NVML's figure for the process near the peak, split by what we can account for.
+// NVML's figure for the process at (or near) the peak, split by what we can account for.
+// moments.h says which reading is chosen.
 struct NvmlSplit {
   bool known = false;
+  bool same_moment = false;  // NVML's and the tracker's figures are of one moment
+  bool at_peak = false;      // ... taken while tracked bytes equalled the peak
   uint64_t snapshot_time_ns = 0;
   format::SnapshotReason reason{};
+  uint64_t device_bytes = 0;  // the reading's own tracked device bytes
   uint64_t process_used = 0;
   uint64_t tracked = 0;    // the snapshot's arena bytes
   uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
@@ -92,6 +97,13 @@ struct LeakGroup {
 };
 
 struct FailedRow {
+  // PyTorch retries a failed cudaMalloc after freeing its cache: failures of the same size
+  // from the same call site on the same device, each within kAttemptWindowNs of the
+  // previous one, are one failure with several attempts.
+  static constexpr uint64_t kAttemptWindowNs = 1'000'000'000;
+  uint32_t attempts = 1;
+  uint64_t last_attempt_ns = 0;
+  uint32_t call_site = 0;
   uint64_t time_ns = 0;
   int32_t device = -1;
   uint64_t size = 0;
@@ -104,11 +116,21 @@ struct FailedRow {
   std::vector<Frame> frames;
   uint64_t live_device_bytes = 0;
   bool snapshot_known = false;
+  bool snapshot_same_moment = false;  // the reading's figures are of one moment (moments.h)
+  bool snapshot_at_failure = false;   // ... taken right after the failure, nothing between
   uint64_t snapshot_time_ns = 0;
   format::SnapshotReason snapshot_reason{};
+  uint64_t snapshot_device_bytes = 0;  // the reading's own tracked device bytes
+  uint64_t snapshot_arena_bytes = 0;
+  uint64_t snapshot_pool_reserved = format::kUnknown64;
+  uint64_t snapshot_async_live = 0;
   uint64_t device_free = format::kUnknown64;
   uint64_t device_total = format::kUnknown64;
   uint64_t process_used = format::kUnknown64;
+  bool processes_known = false;
+  std::vector<format::GpuProcess> other_processes;  // NVML's list nearest the failure, less this process
+  Diagnosis diagnosis;
+  std::vector<SiteRow> sites_at_failure;  // live on the device at the first attempt, top --top
 };
 
 // A CUDA context coming into being: who put its hundreds of MiB on which GPU.

@@ -17,6 +17,7 @@ std::string reason_name(format::SnapshotReason r) {
     case format::SnapshotReason::kFailedAllocation: return "failed-allocation";
     case format::SnapshotReason::kExit: return "exit";
     case format::SnapshotReason::kPeak: return "peak";
+    case format::SnapshotReason::kSampledPeak: return "sampled-peak";
   }
   return "unknown";
 }
@@ -136,6 +137,9 @@ json to_json(const Report& rep) {
     if (d.nvml.known) {
       o["nvml_at_peak"] = {{"snapshot_time_ns", d.nvml.snapshot_time_ns},
                            {"snapshot_reason", reason_name(d.nvml.reason)},
+                           {"at_peak", d.nvml.at_peak},
+                           {"same_moment", d.nvml.same_moment},
+                           {"device_bytes", d.nvml.device_bytes},
                            {"process_used", d.nvml.process_used},
                            {"tracked", d.nvml.tracked},
                            {"context", d.nvml.context},
@@ -179,12 +183,31 @@ json to_json(const Report& rep) {
     if (f.snapshot_known) {
       o["snapshot"] = {{"time_ns", f.snapshot_time_ns},
                        {"reason", reason_name(f.snapshot_reason)},
+                       {"at_failure", f.snapshot_at_failure},
+                       {"same_moment", f.snapshot_same_moment},
+                       {"device_bytes", f.snapshot_device_bytes},
                        {"process_used", maybe(f.process_used)}};
     } else {
       o["snapshot"] = nullptr;
     }
+    o["attempts"] = f.attempts;
+    o["last_attempt_time_ns"] = f.last_attempt_ns;
     o["device_free"] = maybe(f.device_free);
     o["device_total"] = maybe(f.device_total);
+    json figures = json::object();
+    for (const auto& [name, value] : f.diagnosis.figures) figures[name] = value;
+    o["diagnosis"] = {{"cause", cause_name(f.diagnosis.cause)},
+                      {"summary", f.diagnosis.summary},
+                      {"figures", std::move(figures)},
+                      {"advice", f.diagnosis.advice}};
+    o["call_sites_at_failure"] = sites(f.sites_at_failure);
+    if (f.processes_known) {
+      json others = json::array();
+      for (const auto& p : f.other_processes) others.push_back({{"pid", p.pid}, {"used_bytes", maybe(p.used_bytes)}});
+      o["other_processes"] = std::move(others);
+    } else {
+      o["other_processes"] = nullptr;
+    }
     failed.push_back(std::move(o));
   }
   j["failed_allocations"] = std::move(failed);

@@ -40,6 +40,7 @@ std::string reason_name(format::SnapshotReason r) {
     case format::SnapshotReason::kFailedAllocation: return "after a failed allocation";
     case format::SnapshotReason::kExit: return "at exit";
     case format::SnapshotReason::kPeak: return "after a new peak";
+    case format::SnapshotReason::kSampledPeak: return "at a sampled peak";
   }
   return "reason " + std::to_string(uint32_t(r));
 }
@@ -108,9 +109,18 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   }
   if (d.nvml.known) {
     const auto& n = d.nvml;
-    out << "  NVML (nvidia-smi) process usage near the peak (snapshot " << reason_name(n.reason) << " at "
-        << since(rep, n.snapshot_time_ns) << "): " << iec_exact(n.process_used) << " = tracked " << iec(n.tracked)
-        << " + context " << iec(n.context);
+    if (n.at_peak) {
+      out << "  NVML (nvidia-smi) process usage at the peak (read " << reason_name(n.reason) << " at "
+          << since(rep, n.snapshot_time_ns) << "): ";
+    } else if (n.same_moment) {
+      out << "  NVML: the peak itself was not sampled; nearest reading of one moment " << reason_name(n.reason)
+          << " at " << since(rep, n.snapshot_time_ns) << ", when tracked device bytes were "
+          << iec_exact(n.device_bytes) << ": ";
+    } else {
+      out << "  NVML (snapshot " << reason_name(n.reason) << " at " << since(rep, n.snapshot_time_ns)
+          << "; NOT of one moment: events may have come between NVML's reading and the tracked figures): ";
+    }
+    out << iec_exact(n.process_used) << " = tracked " << iec(n.tracked) << " + context " << iec(n.context);
     if (n.pool_slack) out << " + async pool reserve " << iec(n.pool_slack);
     out << " + untracked " << iec(n.untracked) << "\n";
   } else if (d.device >= 0) {
@@ -176,18 +186,40 @@ void write_text(std::ostream& out, const Report& rep) {
     out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
         << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result << " "
         << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid << ")\n";
+    if (f.attempts > 1)
+      out << "     " << f.attempts << " attempts of the same size from the same call site (the last at "
+          << since(rep, f.last_attempt_ns) << ")\n";
     out << "     tracked live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
     if (f.snapshot_known) {
-      out << "     NVML (snapshot " << reason_name(f.snapshot_reason) << " at " << since(rep, f.snapshot_time_ns)
-          << "): free " << (f.device_free == kUnknown64 ? "?" : iec_exact(f.device_free)) << " of "
+      out << "     NVML (snapshot " << reason_name(f.snapshot_reason) << " at " << since(rep, f.snapshot_time_ns);
+      if (f.snapshot_at_failure)
+        out << ", right after the failure";
+      else if (f.snapshot_same_moment)
+        out << ", not at the failure: tracked device bytes then " << iec_exact(f.snapshot_device_bytes);
+      else
+        out << ", not of one moment";
+      out << "): free " << (f.device_free == kUnknown64 ? "?" : iec_exact(f.device_free)) << " of "
           << (f.device_total == kUnknown64 ? "?" : iec_exact(f.device_total));
       if (f.process_used != kUnknown64) out << ", this process using " << iec_exact(f.process_used);
       out << "\n";
+      for (const auto& p : f.other_processes)
+        out << "     another process on this GPU: pid " << p.pid << " using "
+            << (p.used_bytes == kUnknown64 ? std::string("?") : iec_exact(p.used_bytes)) << "\n";
     } else if (f.device_total != kUnknown64) {
       out << "     no snapshot; device total " << iec_exact(f.device_total) << "\n";
     }
     out << "     from " << f.library << ":\n";
     frames(out, f.frames, "       ");
+    const Diagnosis& dg = f.diagnosis;
+    out << "     Why it failed: " << cause_name(dg.cause) << ": " << dg.summary << "\n";
+    for (const auto& [name, value] : dg.figures)
+      out << "       " << name << ": "
+          << (name.find("allocations") != std::string::npos ? std::to_string(value) : iec_exact(value)) << "\n";
+    for (const auto& a : dg.advice) out << "       advice: " << a << "\n";
+    if (dg.cause == Cause::kDemand && !f.sites_at_failure.empty()) {
+      out << "     live on the device at the failure, by call site:\n";
+      sites(out, f.sites_at_failure, 0);
+    }
   }
 
   out << "\nContexts created (each holds device memory no allocation shows)\n";

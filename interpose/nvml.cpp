@@ -1,9 +1,12 @@
 #include "nvml.h"
 
 #include <dlfcn.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -82,7 +85,7 @@ const Nvml* nvml() {
 
 // NVML's index of the GPU with this UUID (CUDA ordinals and NVML indices differ under
 // CUDA_VISIBLE_DEVICES), by enumeration: every NVML version has these three calls.
-int32_t index_of(const Nvml& n, const std::string& uuid) {
+int32_t enumerate_index(const Nvml& n, const std::string& uuid) {
   unsigned count = 0;
   if (n.count(&count) != kNvmlSuccess) return -1;
   for (unsigned i = 0; i < count; ++i) {
@@ -92,6 +95,40 @@ int32_t index_of(const Nvml& n, const std::string& uuid) {
       return static_cast<int32_t>(i);
   }
   return -1;
+}
+
+// Enumerating every GPU on each reading would cost a sampled peak on an 8-GPU node eight
+// times what it must: the index of a UUID never changes while the process lives. The
+// cache takes no lock (a fork must never find one held): a slot is claimed, filled, then
+// published; two threads may both fill one for the same UUID, which is harmless.
+struct IndexSlot {
+  std::atomic<bool> ready{false};
+  char uuid[64];
+  int32_t index;
+};
+constexpr int kIndexSlots = 64;
+IndexSlot g_index_slots[kIndexSlots];
+std::atomic<int> g_index_used{0};
+
+int32_t index_of(const Nvml& n, const std::string& uuid) {
+  const int used = std::min(g_index_used.load(std::memory_order_acquire), kIndexSlots);
+  for (int i = 0; i < used; ++i)
+    if (g_index_slots[i].ready.load(std::memory_order_acquire) && uuid == g_index_slots[i].uuid)
+      return g_index_slots[i].index;
+  const int32_t index = enumerate_index(n, uuid);
+  const int slot = g_index_used.fetch_add(1, std::memory_order_acq_rel);
+  if (index >= 0 && slot < kIndexSlots && uuid.size() < sizeof g_index_slots[slot].uuid) {
+    std::memcpy(g_index_slots[slot].uuid, uuid.c_str(), uuid.size() + 1);
+    g_index_slots[slot].index = index;
+    g_index_slots[slot].ready.store(true, std::memory_order_release);
+  }
+  return index;
+}
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
 }  // namespace
@@ -118,11 +155,16 @@ NvmlFigures nvml_query(const std::string& uuid) {
     }
     if (r != kNvmlSuccess) break;
     f.process_used = 0;
+    f.processes_known = true;
     const auto pid = static_cast<unsigned>(getpid());
-    for (unsigned i = 0; i < count; ++i)
-      if (procs[i].pid == pid && procs[i].usedGpuMemory != kNvmlValueNotAvailable) f.process_used = procs[i].usedGpuMemory;
+    for (unsigned i = 0; i < count; ++i) {
+      const bool known = procs[i].usedGpuMemory != kNvmlValueNotAvailable;
+      if (procs[i].pid == pid && known) f.process_used = procs[i].usedGpuMemory;
+      f.processes.push_back({procs[i].pid, 0, known ? procs[i].usedGpuMemory : format::kUnknown64});
+    }
     break;
   }
+  f.read_ns = monotonic_ns();
   return f;
 }
 

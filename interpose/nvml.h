@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <cumemtrace/trace_format.h>
 
@@ -14,6 +15,9 @@ struct NvmlFigures {
   uint64_t process_used = format::kUnknown64;       // this process's used memory on it
   uint64_t device_free = format::kUnknown64;
   uint64_t device_total = format::kUnknown64;
+  uint64_t read_ns = format::kUnknown64;            // CLOCK_MONOTONIC after the reading
+  bool processes_known = false;
+  std::vector<format::GpuProcess> processes;        // every compute process on the GPU
 };
 
 // `uuid` in NVML's spelling (driver_api.h: nvml_uuid_string). Unknown fields stay

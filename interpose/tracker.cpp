@@ -37,6 +37,7 @@ struct DeviceState {
   uint64_t live_count = 0;
   uint64_t device_bytes = 0;  // sum over holds_device_memory kinds
   uint64_t peak = 0, peak_time = 0;
+  uint64_t sampled_peak = 0;  // device_bytes at the last kSampledPeak snapshot
   FragmentationIndex frag;
 
   // Returns whether the peak rose.
@@ -224,7 +225,23 @@ struct State {
     ev.kind = uint8_t(Kind::kUnknown);
   }
 
-  void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples) {
+  uint64_t seq() const { return events_written + events_dropped; }
+
+  // Whether the allocation just applied lifts its device past the last sampled peak by
+  // the margin (trace_format.h: sampled_peak_margin); if so, that is the new sampled peak.
+  bool crosses_sampled_peak(const format::EventRecord& ev) {
+    if (Op(ev.op) != Op::kAlloc || ev.result != 0 || !format::holds_device_memory(Kind(ev.kind))) return false;
+    DeviceState& ds = device(ev.device);
+    if (ds.device_bytes < ds.sampled_peak + format::sampled_peak_margin(ds.sampled_peak)) return false;
+    ds.sampled_peak = ds.device_bytes;
+    return true;
+  }
+
+  // False (nothing appended) when `same_moment_only` and events came after the samples'
+  // readings began.
+  bool append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples, bool same_moment_only) {
+    const bool same = seq() == samples.seq_before;
+    if (same_moment_only && !same) return false;
     peak_rises_at_snapshot = peak_rises;
     const uint32_t flags = samples.capture_open ? format::kSnapshotCaptureOpen : 0;
     const format::SnapshotRecord head{now_ns(), uint32_t(reason), uint32_t(devices.size()),
@@ -252,8 +269,22 @@ struct State {
       e.nvml_device_free = sample.nvml.device_free;
       e.nvml_device_total = sample.nvml.device_total;
       e.pool_reserved_bytes = sample.pool_reserved;
+      e.nvml_read_ns = sample.nvml.read_ns;
+      e.event_seq = seq();
+      e.moment = same && sample.nvml.process_used != format::kUnknown64 ? format::kMomentSame : 0;
       put_bytes(pending, &e, sizeof e);
     }
+    for (const auto& [dev, sample] : samples.devices) {
+      if (!sample.nvml.processes_known || !devices.count(dev)) continue;
+      const auto& procs = sample.nvml.processes;
+      const format::GpuProcessesRecord g{sample.nvml.read_ns, dev, uint32_t(procs.size())};
+      const format::RecordHeader gh{uint16_t(format::RecordType::kGpuProcesses), 0,
+                                    uint32_t(sizeof g + procs.size() * sizeof(format::GpuProcess))};
+      put_bytes(pending, &gh, sizeof gh);
+      put_bytes(pending, &g, sizeof g);
+      if (!procs.empty()) put_bytes(pending, procs.data(), procs.size() * sizeof(format::GpuProcess));
+    }
+    return true;
   }
 };
 
@@ -319,6 +350,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   }
 
   State& s = state();
+  bool sample_peak = false;
   {
     std::lock_guard lock(s.mu);
     if (describe && !described(ev.device)) {
@@ -340,6 +372,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       s.new_nodes.clear();
     }
     s.apply(ev);
+    sample_peak = s.crosses_sampled_peak(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
       put_record(s.pending, format::RecordType::kEvent, ev);
       ++s.events_written;
@@ -349,8 +382,12 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   }
   if (d.op == Op::kAlloc && d.result != 0 && !(flags & format::kEventRestored)) {
     // The moment of an OOM: freeze the picture (with what NVML says) right after it.
-    append_snapshot(format::SnapshotReason::kFailedAllocation, sample_devices());
+    take_snapshot(format::SnapshotReason::kFailedAllocation);
     wake_writer();
+  } else if (sample_peak) {
+    // NVML's figure while the peak holds: the next free may come a millisecond later,
+    // too soon for the writer thread (issue: a 15 GiB peak freed at once by empty_cache).
+    take_snapshot(format::SnapshotReason::kSampledPeak);
   }
   return ev;
 }
@@ -367,16 +404,20 @@ void give_back_pending(std::vector<std::string>& chunks) {
   s.pending.give_back(chunks);
 }
 
+namespace {
+
+// NVML and the driver, outside the tracker's lock (the driver only outside captures).
 DeviceSamples sample_devices() {
   State& s = state();
   std::map<int32_t, std::string> uuids;
   std::map<int32_t, uint64_t> pools;
+  DeviceSamples out;
   {
     std::lock_guard lock(s.mu);
     uuids = s.device_uuids;
     pools = s.default_pools;
+    out.seq_before = s.seq();
   }
-  DeviceSamples out;
   // NVML is not CUDA: a capture does not see it (checked on the H200, docs/validation.md).
   for (const auto& [dev, uuid] : uuids) out.devices[dev].nvml = nvml_query(uuid);
   const OwnCudaCalls own;
@@ -386,10 +427,15 @@ DeviceSamples sample_devices() {
   return out;
 }
 
-void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples) {
+}  // namespace
+
+void take_snapshot(format::SnapshotReason reason) {
   State& s = state();
-  std::lock_guard lock(s.mu);
-  s.append_snapshot(reason, samples);
+  for (int attempt = 1;; ++attempt) {
+    const DeviceSamples samples = sample_devices();
+    std::lock_guard lock(s.mu);
+    if (s.append_snapshot(reason, samples, attempt < 3)) return;
+  }
 }
 
 bool peak_rose_since_snapshot() {

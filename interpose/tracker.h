@@ -41,10 +41,13 @@ struct DeviceSample {
 struct DeviceSamples {
   std::map<int32_t, DeviceSample> devices;  // by device ordinal
   bool capture_open = false;  // the driver was not asked (capture.h): pool figures unknown
+  uint64_t seq_before = 0;    // events seen by the tracker before the readings began
 };
 
-// Appends a SnapshotRecord of the state now, with `samples`.
-void append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples);
+// Takes a snapshot of one moment: samples NVML (and the driver), then appends the
+// tracker's figures if no event came in between (kMomentSame); else samples again, at
+// most three times, and the last one goes in without kMomentSame. Call outside the lock.
+void take_snapshot(format::SnapshotReason reason);
 
 // Whether some device's tracked peak rose since the last snapshot.
 bool peak_rose_since_snapshot();
@@ -52,9 +55,6 @@ bool peak_rose_since_snapshot();
 // Appends the EndRecord.
 void append_end();
 
-// Samples every tracked device (call outside the tracker's lock: NVML and the driver;
-// the driver only when no stream capture is open).
-DeviceSamples sample_devices();
 
 // Tracing stops for good (after the final flush at exit, or when no trace can be written).
 void stop_tracing();

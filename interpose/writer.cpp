@@ -118,17 +118,17 @@ void* run(void* arg) {
     if (stopping) break;
     if (tracing_enabled()) {
       if (config().snapshot_ms && Clock::now() >= next_snapshot) {
-        append_snapshot(format::SnapshotReason::kPeriodic, sample_devices());
+        take_snapshot(format::SnapshotReason::kPeriodic);
         next_snapshot = Clock::now() + snapshot_every;
       } else if (peak_rose_since_snapshot()) {
         // NVML's figure near every peak, so the report can split it at the peak.
-        append_snapshot(format::SnapshotReason::kPeak, sample_devices());
+        take_snapshot(format::SnapshotReason::kPeak);
       }
     }
     flush(w);
   }
 
-  append_snapshot(format::SnapshotReason::kExit, sample_devices());
+  take_snapshot(format::SnapshotReason::kExit);
   append_end();
   flush(w);
   {

@@ -88,6 +88,18 @@ struct DeviceSnapshot {
   uint64_t nvml_device_free = format::kUnknown64;
   uint64_t nvml_device_total = format::kUnknown64;
   uint64_t pool_reserved_bytes = format::kUnknown64;  // trace format 1.1
+  uint64_t nvml_read_ns = format::kUnknown64;         // 1.3: when NVML was read
+  uint64_t event_seq = format::kUnknown64;            // 1.3: events seen at these figures
+  uint32_t moment = 0;                                // 1.3: format::MomentFlags
+  // One moment: the NVML figures and the tracked figures were taken with no event between.
+  bool same_moment() const { return moment & format::kMomentSame; }
+};
+
+// 1.3: NVML's list of compute processes on one GPU at one reading.
+struct GpuProcesses {
+  uint64_t time_ns = 0;
+  int32_t device = -1;
+  std::vector<format::GpuProcess> processes;
 };
 
 struct Snapshot {
@@ -138,6 +150,7 @@ struct Trace {
   std::unordered_map<uint32_t, StackNode> stack_nodes;
   std::vector<Event> events;        // in file order
   std::vector<Snapshot> snapshots;  // in file order
+  std::vector<GpuProcesses> gpu_processes;  // in file order (1.3)
   std::unordered_map<uint64_t, Symbol> symbols;  // by ip
   std::optional<EndInfo> end;
 

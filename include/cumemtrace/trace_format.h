@@ -26,8 +26,10 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 2;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 3;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: capture flags (events, snapshots)
+                                              // 1.3: snapshots of one moment, sampled peaks,
+                                              //      other processes on each GPU
 
 #pragma pack(push, 1)
 
@@ -57,6 +59,8 @@ enum class RecordType : uint16_t {
   kSymbol = 7,     // SymbolRecord + function + file   (appended by the symbolizer)
   kEnd = 8,        // EndRecord: the process finished its trace cleanly
   kApiName = 9,    // ApiNameRecord + name: gives EventRecord::api its meaning
+  kGpuProcesses = 10,  // 1.3: GpuProcessesRecord + count × GpuProcess: NVML's list of
+                       // processes using a GPU, written with each snapshot that read NVML
 };
 
 // Written once, first. The command line is argv joined with '\0'.
@@ -180,7 +184,17 @@ enum class SnapshotReason : uint32_t {
   kExit = 3,              // at process exit
   kPeak = 4,              // 1.1: the tracked peak rose since the last snapshot (at most
                           // one per flush), so NVML's figure is sampled near every peak
+  kSampledPeak = 5,       // 1.3: a device's tracked bytes rose past its last sampled peak
+                          // by kSampledPeakMargin: NVML read by the allocating thread right
+                          // after the allocation, while the peak held (see `moment` flags)
 };
+
+// A sampled peak is taken when tracked bytes exceed the last sampled peak by
+// max(1 % of it, 64 MiB): at most total/64 MiB of them per device over a whole run
+// (about 2,200 on an H200), each costing one NVML query in the allocating thread.
+inline constexpr uint64_t sampled_peak_margin(uint64_t last) {
+  return last / 100 > (64ull << 20) ? last / 100 : (64ull << 20);
+}
 
 enum SnapshotFlags : uint32_t {
   // 1.2: a stream capture was open, so the tracer asked the driver nothing: driver-sourced
@@ -223,6 +237,32 @@ struct DeviceSnapshot {
   // 1.1: memory the device's default stream-ordered pool holds (live async allocations
   // plus what it keeps for reuse: CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), or kUnknown64.
   uint64_t pool_reserved_bytes;
+  // 1.3: when NVML was read for this entry (CLOCK_MONOTONIC), or kUnknown64 ...
+  uint64_t nvml_read_ns;
+  // ... and how many events (recorded and dropped) the tracker had seen when it took this
+  // entry's own figures. With kMomentSame, none came between the NVML reading and them.
+  uint64_t event_seq;
+  uint32_t moment;  // MomentFlags
+  uint32_t reserved2;
+};
+
+enum MomentFlags : uint32_t {
+  // 1.3: no event happened between NVML's reading and the tracker's figures of this
+  // entry: process_used and device_bytes/arena_bytes describe one moment. Without it
+  // (NVML was not read, or events kept coming in three attempts) they may not.
+  kMomentSame = 1u << 0,
+};
+
+// 1.3: NVML's list of the compute processes on one GPU at a snapshot, this one included.
+struct GpuProcessesRecord {
+  uint64_t time_ns;  // the NVML reading
+  int32_t device;    // CUDA ordinal (as in DeviceSnapshot)
+  uint32_t count;    // GpuProcess entries that follow
+};
+struct GpuProcess {
+  uint32_t pid;
+  uint32_t reserved;
+  uint64_t used_bytes;  // kUnknown64 when NVML cannot tell
 };
 
 // Appended after the process ended, by `cumemtrace run` / `cumemtrace symbolize`, on the

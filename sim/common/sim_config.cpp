@@ -32,6 +32,9 @@ Config read_config() {
     c.capacity = env_u64("SIMCUDA_CAPACITY", 150754820096ull);
     c.context_bytes = env_u64("SIMCUDA_CONTEXT_BYTES", 512ull << 20);
     c.hidden_bytes = env_u64("SIMCUDA_HIDDEN_BYTES", 0);
+    c.other_bytes = env_u64("SIMCUDA_OTHER_PROCESS_BYTES", 0);
+    c.other_pid = static_cast<uint32_t>(env_u64("SIMCUDA_OTHER_PROCESS_PID", 4242));
+    c.nvml_delay_us = env_u64("SIMNVML_DELAY_US", 0);
     return c;
 }
 

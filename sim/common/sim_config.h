@@ -12,6 +12,9 @@ struct Config {
     uint64_t capacity;         // SIMCUDA_CAPACITY, bytes per device
     uint64_t context_bytes;    // SIMCUDA_CONTEXT_BYTES, device bytes per live context
     uint64_t hidden_bytes;     // SIMCUDA_HIDDEN_BYTES, per device with a live context
+    uint64_t other_bytes;      // SIMCUDA_OTHER_PROCESS_BYTES: another process holds this on every device
+    uint32_t other_pid;        // SIMCUDA_OTHER_PROCESS_PID: its pid, as NVML lists it
+    uint64_t nvml_delay_us;    // SIMNVML_DELAY_US: each NVML process listing takes this long
 };
 
 // Reads the environment now. The driver calls this once (and again only from

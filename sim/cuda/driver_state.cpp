@@ -136,7 +136,8 @@ uint64_t device_used_bytes(int device) {
 
 bool fits(int device, uint64_t granules) {
     uint64_t used = device_used_bytes(device);
-    uint64_t cap = state().cfg.capacity;
+    const Config &cfg = state().cfg;
+    uint64_t cap = cfg.capacity > cfg.other_bytes ? cfg.capacity - cfg.other_bytes : 0;  // another process's share
     return used <= cap && granules <= (cap - used) / kGranule;
 }
 

@@ -41,17 +41,23 @@ nvmlReturn_t running_processes(nvmlDevice_t device, unsigned int *infoCount, nvm
     int ordinal;
     if (nvmlReturn_t r = device_ordinal(device, &ordinal)) return r;
     if (!infoCount) return NVML_ERROR_INVALID_ARGUMENT;
+    if (g_config.nvml_delay_us) usleep(static_cast<useconds_t>(g_config.nvml_delay_us));
     simnvml::DeviceUse use = simnvml::probe(ordinal);
-    unsigned int needed = use.listed ? 1 : 0;
+    const bool other = g_config.other_bytes > 0;
+    unsigned int needed = (use.listed ? 1 : 0) + (other ? 1 : 0);
     // As documented: too small a buffer (or none) reports the count needed.
     if (*infoCount < needed || (needed && !infos)) {
         *infoCount = needed;
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     *infoCount = needed;
-    if (needed)
-        infos[0] = nvmlProcessInfo_t{unsigned(getpid()), use.used_bytes, NVML_VALUE_NOT_AVAILABLE,
-                                     NVML_VALUE_NOT_AVAILABLE};
+    unsigned int i = 0;
+    if (other)
+        infos[i++] = nvmlProcessInfo_t{g_config.other_pid, g_config.other_bytes, NVML_VALUE_NOT_AVAILABLE,
+                                       NVML_VALUE_NOT_AVAILABLE};
+    if (use.listed)
+        infos[i++] = nvmlProcessInfo_t{unsigned(getpid()), use.used_bytes, NVML_VALUE_NOT_AVAILABLE,
+                                       NVML_VALUE_NOT_AVAILABLE};
     return NVML_SUCCESS;
 }
 
@@ -135,7 +141,7 @@ SIM_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *
     int ordinal;
     if (nvmlReturn_t r = device_ordinal(device, &ordinal)) return r;
     if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
-    unsigned long long used = simnvml::probe(ordinal).used_bytes;
+    unsigned long long used = simnvml::probe(ordinal).used_bytes + g_config.other_bytes;
     memory->total = g_config.capacity;
     memory->used = used < g_config.capacity ? used : g_config.capacity;
     memory->free = memory->total - memory->used;

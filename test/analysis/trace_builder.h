@@ -115,6 +115,7 @@ class TraceBuilder {
     uint64_t nvml_total = fmt::kUnknown64;
     uint64_t pool_reserved = fmt::kUnknown64;
     uint64_t async_live = 0;
+    uint32_t moment = 0;  // fmt::MomentFlags (1.3)
   };
   TraceBuilder& snapshot(uint64_t t, fmt::SnapshotReason reason, const std::vector<Dev>& devs,
                          uint32_t entry_bytes = sizeof(fmt::DeviceSnapshot)) {
@@ -134,6 +135,7 @@ class TraceBuilder {
       s.nvml_device_total = d.nvml_total;
       s.pool_reserved_bytes = d.pool_reserved;
       s.live_bytes[int(fmt::Kind::kAsyncPool)] = d.async_live;
+      s.moment = d.moment;
       std::string e = pod(s);
       e.resize(entry_bytes, '\0');
       p += e;

@@ -71,11 +71,15 @@ TEST_CASE("nvidia-smi's figure near the peak splits into tracked, context and un
   const auto r = report(only_trace(dir));
   const auto& n = device(r, 0).at("nvml_at_peak");
   REQUIRE(n.is_object());
-  // A snapshot is taken at the writer's next flush after the peak rose: nearest the peak.
-  CHECK(n.at("snapshot_reason") == "peak");
-  // By then the middle block is gone: 128 MiB in whole granules, plus the 512 MiB context.
-  CHECK(n.at("tracked") == 134217728);
+  // The third 64 MiB block lifts tracked bytes 64 MiB past the last sampled peak: NVML is
+  // read by the allocating thread while the peak holds, before the middle block goes.
+  CHECK(n.at("snapshot_reason") == "sampled-peak");
+  CHECK(n.at("at_peak") == true);
+  CHECK(n.at("same_moment") == true);
+  CHECK(n.at("device_bytes") == 201326592);
+  // 192 MiB in whole granules, plus the 512 MiB context.
+  CHECK(n.at("tracked") == 201326592);
   CHECK(n.at("context") == 536870912);
-  CHECK(n.at("process_used") == 134217728 + 536870912);
+  CHECK(n.at("process_used") == 201326592 + 536870912);
   CHECK(n.at("untracked") == 0);
 }

@@ -1,0 +1,46 @@
+/* One out-of-memory failure per cause the report diagnoses (analysis/diagnosis.h), on a
+   16 GiB simulated device (SIMCUDA_CAPACITY=17179869184) with its 512 MiB context:
+     cached   keeps a 9 GiB buffer, then asks for 9 GiB again (from the same library)
+     pool     frees 10 GiB back to the stream-ordered pool (no sync: it keeps it), then
+              asks cudaMalloc for 8 GiB
+     other    asks for 8 GiB while another process holds 10 GiB
+              (SIMCUDA_OTHER_PROCESS_BYTES=10737418240)
+     hidden   asks for 12 GiB while the driver hides 6 GiB (SIMCUDA_HIDDEN_BYTES=6442450944)
+     demand   keeps seven 2 GiB buffers, then asks for 4 GiB
+     brief    holds 1 GiB for 5 ms, frees it and exits (no failure: the peak's NVML split)
+   Prints the failing call's result; exit 0 when it failed as planned. */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GiB (1ull << 30)
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  const char *c = argv[1];
+  void *p = NULL, *q = NULL;
+  cudaError_t e;
+  if (strcmp(c, "cached") == 0) {
+    if (cudaMalloc(&p, 9 * GiB)) return 3;
+    e = cudaMalloc(&q, 9 * GiB);
+  } else if (strcmp(c, "pool") == 0) {
+    cudaStream_t s;
+    if (cudaStreamCreate(&s) || cudaMallocAsync(&p, 10 * GiB, s) || cudaFreeAsync(p, s)) return 3;
+    e = cudaMalloc(&q, 8 * GiB);
+  } else if (strcmp(c, "other") == 0 || strcmp(c, "hidden") == 0) {
+    e = cudaMalloc(&q, (strcmp(c, "other") == 0 ? 8 : 12) * GiB);
+  } else if (strcmp(c, "demand") == 0) {
+    for (int i = 0; i < 7; ++i)
+      if (cudaMalloc(&p, 2 * GiB)) return 3;
+    e = cudaMalloc(&q, 4 * GiB);
+  } else if (strcmp(c, "brief") == 0) {
+    if (cudaMalloc(&p, GiB)) return 3;
+    usleep(5000);
+    return cudaFree(p) != cudaSuccess;
+  } else {
+    return 2;
+  }
+  printf("%s: %s\n", c, cudaGetErrorName(e));
+  return e == cudaErrorMemoryAllocation ? 0 : 1;
+}

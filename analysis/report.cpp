@@ -70,6 +70,22 @@ uint64_t context_bytes_until(const Trace& t, int32_t device, uint64_t until_ns) 
   return sum;
 }
 
+// Two call-site nodes name the same frame (a retry reaches the allocator's call from
+// another line of its caller: same innermost frame, other path).
+bool same_frame(const Trace& t, uint32_t a, uint32_t b) {
+  if (a == b) return true;
+  const auto x = t.stack_nodes.find(a), y = t.stack_nodes.find(b);
+  return x != t.stack_nodes.end() && y != t.stack_nodes.end() && x->second.ip == y->second.ip;
+}
+
+// Device memory of one reading laid out in granules: the arenas of mapped allocations,
+// plus physical memory (cuMemCreate) not mapped at that moment, which holds memory all the
+// same (XLA creates its 105 GiB pool a moment before it maps it).
+uint64_t footprint(const DeviceSnapshot& d) {
+  const uint64_t phys = d.live_bytes[int(Kind::kVmmPhysical)], mapped = d.live_bytes[int(Kind::kVmmMap)];
+  return d.arena_bytes + (phys > mapped ? phys - mapped : 0);
+}
+
 NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64_t peak_ns) {
   NvmlSplit n;
   const Choice c = choose_reading(t, device, peak_bytes, peak_ns);
@@ -83,7 +99,7 @@ NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64
   n.reason = r->snapshot->reason;
   n.device_bytes = d.device_bytes;
   n.process_used = d.nvml_process_used;
-  n.tracked = d.arena_bytes;
+  n.tracked = footprint(d);
   n.context = context_bytes_until(t, device, n.snapshot_time_ns);
   // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
   const uint64_t pool = d.pool_reserved_bytes, async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
@@ -106,7 +122,7 @@ void attach_snapshot(const Trace& t, FailedRow& row) {
     row.snapshot_time_ns = r->snapshot->time_ns;
     row.snapshot_reason = r->snapshot->reason;
     row.snapshot_device_bytes = d.device_bytes;
-    row.snapshot_arena_bytes = d.arena_bytes;
+    row.snapshot_arena_bytes = footprint(d);
     row.snapshot_pool_reserved = d.pool_reserved_bytes;
     row.snapshot_async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
     row.device_free = d.nvml_device_free;
@@ -262,7 +278,7 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     const CallSite cs = stacks.call_site(f.event.stack_id);
     if (!rep.failed.empty()) {
       FailedRow& prev = rep.failed.back();
-      if (prev.device == f.event.device && prev.size == f.event.size && prev.call_site == cs.node &&
+      if (prev.device == f.event.device && prev.size == f.event.size && same_frame(trace, prev.call_site, cs.node) &&
           f.event.time_ns - prev.last_attempt_ns <= FailedRow::kAttemptWindowNs) {
         ++prev.attempts;
         prev.last_attempt_ns = f.event.time_ns;

@@ -98,8 +98,8 @@ struct LeakGroup {
 
 struct FailedRow {
   // PyTorch retries a failed cudaMalloc after freeing its cache: failures of the same size
-  // from the same call site on the same device, each within kAttemptWindowNs of the
-  // previous one, are one failure with several attempts.
+  // from the same call-site frame (the same ip, whatever called it) on the same device,
+  // each within kAttemptWindowNs of the previous one, are one failure with several attempts.
   static constexpr uint64_t kAttemptWindowNs = 1'000'000'000;
   uint32_t attempts = 1;
   uint64_t last_attempt_ns = 0;
@@ -121,7 +121,7 @@ struct FailedRow {
   uint64_t snapshot_time_ns = 0;
   format::SnapshotReason snapshot_reason{};
   uint64_t snapshot_device_bytes = 0;  // the reading's own tracked device bytes
-  uint64_t snapshot_arena_bytes = 0;
+  uint64_t snapshot_arena_bytes = 0;  // footprint: arenas plus unmapped physical memory
   uint64_t snapshot_pool_reserved = format::kUnknown64;
   uint64_t snapshot_async_live = 0;
   uint64_t device_free = format::kUnknown64;

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <set>
 
+#include "oom_watch.h"
 #include "symbolize.h"
 
 namespace cumemtrace {
@@ -132,9 +133,18 @@ int run_traced(const RunOptions& opt) {
   for (size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &sa, &saved_sa[i]);
   ::sigprocmask(SIG_SETMASK, &saved, nullptr);
 
+  // Polls the manifest while waiting, so that a failed allocation's post-mortem appears
+  // within a fraction of a second (oom_watch.h).
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  OomWatch oom(manifest);
+  for (;;) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child || (done < 0 && errno != EINTR)) break;
+    oom.poll();
+    const timespec pause{0, 200'000'000};
+    ::nanosleep(&pause, nullptr);
   }
+  oom.poll();
   g_child = 0;
   for (size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &saved_sa[i], nullptr);
 

@@ -104,7 +104,7 @@ std::string trace_preamble(const TraceStart& start) {
   return out;
 }
 
-void announce_in_manifest(const std::string& path) {
+void announce_in_manifest(const std::string& path, std::string_view prefix) {
   const std::string& manifest = config().manifest;
   if (manifest.empty()) return;
   std::string line = path;
@@ -112,7 +112,7 @@ void announce_in_manifest(const std::string& path) {
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd)) line = std::string(cwd) + "/" + path;
   }
-  line += '\n';
+  line = std::string(prefix) + line + '\n';
   // No O_CREAT: the manifest belongs to `cumemtrace run`, which made it. And only a
   // file that is one: a stray CUMEMTRACE_MANIFEST=/etc/passwd must not get a line.
   const int fd = open(manifest.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "trace_start.h"
 
@@ -19,7 +20,8 @@ int create_trace_file(std::string& path);
 // FileHeader, ProcessRecord and one ApiNameRecord per hooked entry point.
 std::string trace_preamble(const TraceStart& start);
 
-// Appends "PATH\n" to CUMEMTRACE_MANIFEST if set (how `cumemtrace run` finds traces).
-void announce_in_manifest(const std::string& path);
+// Appends "PREFIX PATH\n" (PATH absolute) to CUMEMTRACE_MANIFEST if set: how `cumemtrace
+// run` finds traces (no prefix) and learns of a failed allocation (format::kManifestOomPrefix).
+void announce_in_manifest(const std::string& path, std::string_view prefix = {});
 
 }  // namespace cumemtrace::interpose

@@ -289,6 +289,7 @@ struct State {
 };
 
 std::atomic<State*> g_state{nullptr};
+std::atomic<uint64_t> g_failed{0};
 std::atomic<bool> g_stopped{false};
 std::mutex g_create_mu;  // trivially destructible in libstdc++: safe at exit
 
@@ -383,6 +384,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   if (d.op == Op::kAlloc && d.result != 0 && !(flags & format::kEventRestored)) {
     // The moment of an OOM: freeze the picture (with what NVML says) right after it.
     take_snapshot(format::SnapshotReason::kFailedAllocation);
+    g_failed.fetch_add(1, std::memory_order_relaxed);
     wake_writer();
   } else if (sample_peak) {
     // NVML's figure while the peak holds: the next free may come a millisecond later,
@@ -438,6 +440,8 @@ void take_snapshot(format::SnapshotReason reason) {
   }
 }
 
+uint64_t failed_allocations() { return g_failed.load(std::memory_order_relaxed); }
+
 bool peak_rose_since_snapshot() {
   State& s = state();
   std::lock_guard lock(s.mu);
@@ -465,6 +469,7 @@ void tracker_after_fork_child() {
   if (State* s = g_state.load(std::memory_order_acquire)) s->mu.unlock();
   g_state.store(nullptr, std::memory_order_release);
   g_described.store(0, std::memory_order_relaxed);
+  g_failed.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace cumemtrace::interpose

@@ -49,6 +49,9 @@ struct DeviceSamples {
 // most three times, and the last one goes in without kMomentSame. Call outside the lock.
 void take_snapshot(format::SnapshotReason reason);
 
+// Failed allocations recorded so far (restores of failed frees not counted).
+uint64_t failed_allocations();
+
 // Whether some device's tracked peak rose since the last snapshot.
 bool peak_rose_since_snapshot();
 

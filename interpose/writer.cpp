@@ -34,6 +34,8 @@ struct Writer {
   // Writing, by this thread's loop or by an exec on another thread (flush_before_exec).
   std::mutex io_mu;
   int fd = -1;
+  std::string path;              // the trace file's name, once created
+  uint64_t failures_announced = 0;
   bool broken = false;
   ModuleScanner modules;
   std::string buf;
@@ -76,6 +78,15 @@ void flush(Writer& w) {
   give_back_pending(chunks);
 }
 
+// After a flush that wrote new failed allocations: tell `cumemtrace run`, which writes
+// the post-mortem beside the trace while the job is still running (or hanging).
+void announce_failures(Writer& w) {
+  const uint64_t failures = failed_allocations();
+  if (failures == w.failures_announced || w.broken || w.path.empty()) return;
+  w.failures_announced = failures;
+  announce_in_manifest(w.path, format::kManifestOomPrefix);
+}
+
 void open_trace(Writer& w) {
   std::string path = expand_output_pattern(config().output_pattern);
   {
@@ -88,6 +99,7 @@ void open_trace(Writer& w) {
     } else {
       log_info("tracing to {}", path);
       announce_in_manifest(path);
+      w.path = path;
       w.buf = trace_preamble(trace_start());
       write_out(w, w.buf);
     }
@@ -126,6 +138,7 @@ void* run(void* arg) {
       }
     }
     flush(w);
+    announce_failures(w);
   }
 
   take_snapshot(format::SnapshotReason::kExit);

@@ -208,6 +208,10 @@ inline constexpr uint64_t kUnknown64 = ~0ull;  // "not measured" in u64 fields
 // traced process appends its trace's path and '\n'. The library appends only to a
 // private regular file of its own user that starts with this line.
 inline constexpr std::string_view kManifestMarker = "# cumemtrace manifest\n";
+// A later line "# oom PATH": the trace at PATH has just written a failed allocation (so
+// `run` can put its post-mortem beside it while the job is still running). Readers of
+// older manifests skip it as a comment.
+inline constexpr std::string_view kManifestOomPrefix = "# oom ";
 
 struct SnapshotRecord {
   uint64_t time_ns;

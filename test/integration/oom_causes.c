@@ -8,9 +8,13 @@
      hidden   asks for 12 GiB while the driver hides 6 GiB (SIMCUDA_HIDDEN_BYTES=6442450944)
      demand   keeps seven 2 GiB buffers, then asks for 4 GiB
      brief    holds 1 GiB for 5 ms, frees it and exits (no failure: the peak's NVML split)
+     hang     fails to allocate 32 GiB, then, still running, waits up to 10 s for the
+              post-mortem `cumemtrace run` writes beside its trace (CUMEMTRACE_OUTPUT with
+              one %p) and says whether it came
    Prints the failing call's result; exit 0 when it failed as planned. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,6 +38,22 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 7; ++i)
       if (cudaMalloc(&p, 2 * GiB)) return 3;
     e = cudaMalloc(&q, 4 * GiB);
+  } else if (strcmp(c, "hang") == 0) {
+    e = cudaMalloc(&q, 32 * GiB);
+    const char *pattern = getenv("CUMEMTRACE_OUTPUT");
+    const char *at = pattern ? strstr(pattern, "%p") : NULL;
+    if (!at) return 4;
+    char path[4096];
+    snprintf(path, sizeof path, "%.*s%d%s.oom.txt", (int)(at - pattern), pattern, (int)getpid(), at + 2);
+    for (int waited = 0; waited < 10000; waited += 50) {
+      if (access(path, R_OK) == 0) {
+        printf("hang: %s, post-mortem appeared while running\n", cudaGetErrorName(e));
+        return e == cudaErrorMemoryAllocation ? 0 : 1;
+      }
+      usleep(50 * 1000);
+    }
+    printf("hang: no post-mortem within 10 s\n");
+    return 1;
   } else if (strcmp(c, "brief") == 0) {
     if (cudaMalloc(&p, GiB)) return 3;
     usleep(5000);

@@ -2,6 +2,8 @@
 // kind of out-of-memory failure with the exact figures it rests on (analysis/diagnosis.h).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "harness.h"
 
 using namespace harness;
@@ -96,4 +98,23 @@ TEST_CASE("out of memory because the live allocations need it: demand, by how mu
   REQUIRE(f.at("call_sites_at_failure").size() == 1);
   CHECK(f.at("call_sites_at_failure").at(0).at("bytes") == 14 * GiB);
   CHECK(f.at("call_sites_at_failure").at(0).at("count") == 7);
+}
+
+TEST_CASE("`run` puts the post-mortem beside the trace while the failing job is still running") {
+  TempDir dir;
+  const std::string pattern = dir.path + "/t-%p.trace";
+  const Result r = run({cli(), "run", "-o", pattern, "--", here("oom_causes"), "hang"},
+                       {{"SIMCUDA_CAPACITY", std::to_string(16 * GiB)}});
+  CHECK(r.out == "hang: cudaErrorMemoryAllocation, post-mortem appeared while running\n");
+  CHECK(r.exit_code == 0);
+  const auto pm = dir.files("t-");
+  REQUIRE(pm.size() == 2);  // the trace and its post-mortem
+  const std::string text = [&] {
+    std::ifstream in(pm[0].ends_with(".oom.txt") ? pm[0] : pm[1]);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }();
+  CHECK(text.find("written by `cumemtrace run` while the job was running") != std::string::npos);
+  CHECK(text.find("Why it failed: demand") != std::string::npos);
+  CHECK(text.find("request: 32.00 GiB (34,359,738,368 B)") != std::string::npos);
+  CHECK(r.err.find(".oom.txt") != std::string::npos);
 }

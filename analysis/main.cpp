@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check_command.h"
 #include "dump.h"
 #include "report.h"
 #include "report_json.h"
@@ -217,6 +218,18 @@ int main(int argc, char** argv) {
   auto* sym = app.add_subcommand("symbolize", "Append symbols to traces (needs the modules' files)");
   sym->add_option("traces", sym_paths, "Trace files")->required();
 
+  CheckOptions check_opt;
+  std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap;
+  auto* chk = app.add_subcommand("check", "Exit 1 when a trace breaks a limit (CI); 0 when all hold");
+  chk->add_option("traces", check_opt.traces, "Trace files")->required();
+  chk->add_option("--max-peak", max_peak, "Peak tracked device bytes (SIZE, or dN:SIZE for one device)");
+  chk->add_option("--max-leaked", max_leaked, "Device memory live at a clean end (SIZE)");
+  chk->add_option("--max-failed", max_failed, "Failed allocations, retries folded (N)");
+  chk->add_option("--max-single", max_single, "Largest single allocation (SIZE, or PCT% of the device)");
+  chk->add_option("--max-gap-ratio", max_gap, "Gap ratio at the peak (0..1)");
+  chk->add_option("--junit", check_opt.junit, "Write JUnit XML here");
+  chk->add_flag("--github", check_opt.github, "Also print GitHub Actions ::error lines");
+
   std::string dump_path;
   auto* dmp = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
   dmp->add_option("trace", dump_path, "Trace file")->required();
@@ -230,7 +243,26 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
 
+  if (*chk) {
+    const std::pair<const std::vector<std::string>*, Limit::What> kinds[] = {
+        {&max_peak, Limit::What::kPeak},     {&max_leaked, Limit::What::kLeaked},
+        {&max_failed, Limit::What::kFailed}, {&max_single, Limit::What::kSingle},
+        {&max_gap, Limit::What::kGapRatio}};
+    for (const auto& [values, what] : kinds) {
+      for (const auto& v : *values) {
+        std::string error;
+        auto l = parse_limit(what, v, &error);
+        if (!l) {
+          std::cerr << "cumemtrace check: --" << limit_name(what) << ": " << error << "\n";
+          return 2;
+        }
+        check_opt.limits.push_back(*l);
+      }
+    }
+  }
+
   try {
+    if (*chk) return run_check(check_opt);
     if (*report) return cmd_report(report_paths, report_json, top, frames);
     if (*live) return cmd_live(live_path, live_at, live_json);
     if (*sym) return cmd_symbolize(sym_paths);

@@ -1,0 +1,71 @@
+#include "check_command.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "junit.h"
+#include "report.h"
+#include "symbolize.h"
+
+namespace cumemtrace {
+namespace {
+
+// GitHub's workflow-command escaping of a message (docs.github.com, "Workflow commands").
+std::string github_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_check(const CheckOptions& opt) {
+  if (opt.limits.empty()) {
+    std::cerr << "cumemtrace check: no limit given (--max-peak, --max-leaked, --max-failed, --max-single, "
+                 "--max-gap-ratio)\n";
+    return 2;
+  }
+  std::vector<TraceCheck> checks;
+  for (const auto& path : opt.traces) {
+    const Trace t = read_trace(path);
+    if (!t.header_ok) {
+      std::cerr << "cumemtrace check: " << path << ": " << (t.error ? t.error->message : "unreadable") << "\n";
+      return 2;
+    }
+    std::unordered_map<uint64_t, Symbol> symbols;
+    if (t.symbols.empty()) symbols = resolve_symbols(t);
+    ReportOptions ro;
+    ro.extra_symbols = &symbols;
+    ro.frames = 1;
+    checks.push_back(check_trace(t, build_report(t, ro), opt.limits));
+  }
+  bool ok = true;
+  for (const auto& c : checks) {
+    for (const auto& r : c.results) {
+      if (r.ok) continue;
+      ok = false;
+      std::cout << "FAIL " << c.path << ": " << r.name << ": " << r.message << "\n";
+      if (opt.github) std::cout << "::error title=cumemtrace " << r.name << "::" << github_escape(r.message) << "\n";
+    }
+  }
+  if (!opt.junit.empty()) {
+    std::ofstream out(opt.junit);
+    write_junit(out, checks);
+    if (!out) {
+      std::cerr << "cumemtrace check: cannot write " << opt.junit << "\n";
+      return 2;
+    }
+  }
+  size_t n = 0;
+  for (const auto& c : checks) n += c.results.size();
+  std::cerr << "cumemtrace check: " << (ok ? "all " : "") << n << " limit checks"
+            << (ok ? " hold" : ", some failed") << "\n";
+  return ok ? 0 : 1;
+}
+
+}  // namespace cumemtrace

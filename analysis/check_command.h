@@ -1,0 +1,22 @@
+// `cumemtrace check TRACE… [limits] [--junit FILE] [--github]` (docs/cli.md). Exit status:
+// 0 when every limit holds, 1 when one does not, 2 for a usage error or a trace that
+// cannot be read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "check.h"
+
+namespace cumemtrace {
+
+struct CheckOptions {
+  std::vector<std::string> traces;
+  std::vector<Limit> limits;
+  std::string junit;    // file to write, or empty
+  bool github = false;  // print ::error workflow commands
+};
+
+int run_check(const CheckOptions& opt);
+
+}  // namespace cumemtrace

@@ -1,0 +1,137 @@
+// `cumemtrace check` against a reference job with figures worked out by hand
+// (iterations.c): both sides of every limit, since a limit is inclusive.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "harness.h"
+
+using namespace harness;
+
+namespace {
+
+std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
+
+struct Traced {
+  TempDir dir;
+  std::string trace;
+  explicit Traced(const std::vector<std::string>& argv, const Env& env = {}) {
+    const Result t = traced(dir, argv, env);
+    REQUIRE(t.exit_code == 0);
+    trace = only_trace(dir);
+  }
+};
+
+Result check(const std::string& trace, std::vector<std::string> args) {
+  std::vector<std::string> argv{cli(), "check", trace};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+}  // namespace
+
+TEST_CASE("check: every limit holds at the measured figure and fails one unit below") {
+  Traced t({here("iterations")});
+  struct Case {
+    std::string option, holds, fails;
+  };
+  const Case cases[] = {
+      {"--max-leaked", "69MiB", "68MiB"},             // 72,351,744 B live at the end
+      {"--max-leaked", "72351744", "72351743"},
+      {"--max-peak", "77MiB", "80740351"},            // 80,740,352 B
+      {"--max-peak", "d0:80.740352MB", "d0:76MiB"},
+      {"--max-single", "64MiB", "67108863"},          // 67,108,864 B
+      {"--max-single", "0.045%", "0.044%"},           // of the sim's 150,754,820,096 B: 0.0445 %
+      {"--max-failed", "0", "0"},                     // no failure: holds both ways
+  };
+  for (const auto& c : cases) {
+    INFO(c.option << " " << c.holds << " / " << c.fails);
+    const Result ok = check(t.trace, {c.option, c.holds});
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.out.empty());
+    if (c.holds == c.fails) continue;
+    const Result bad = check(t.trace, {c.option, c.fails});
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.out.find("FAIL ") == 0);
+  }
+}
+
+TEST_CASE("check: a failed limit is one line naming the figure, the limit and the call site") {
+  Traced t({here("iterations")});
+  const Result r = check(t.trace, {"--max-leaked", "68MiB", "--max-peak", "1GiB"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "FAIL " + t.trace +
+                     ": max-leaked d0: leaked on device 0: 69.00 MiB (72,351,744 B), limit 68.00 MiB (71,303,168 B); "
+                     "top call sites: 64.00 MiB from iterations (main), 5.00 MiB from iterations (main)\n");
+}
+
+TEST_CASE("check: failed allocations counted with retries folded, both sides") {
+  TempDir dir;
+  REQUIRE(traced(dir, {here("oom_causes"), "demand"}, {{"SIMCUDA_CAPACITY", "17179869184"}}).exit_code == 0);
+  const std::string trace = only_trace(dir);
+  CHECK(check(trace, {"--max-failed", "1"}).exit_code == 0);
+  const Result bad = check(trace, {"--max-failed", "0"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.out.find("failed allocations on device 0: 1, limit 0; first: 4.00 GiB (4,294,967,296 B) from "
+                     "oom_causes, demand") != std::string::npos);
+}
+
+TEST_CASE("check: the gap ratio at the peak, both sides") {
+  Traced t({here("iterations")});
+  const auto r = report(t.trace);
+  const double g = device(r, 0).at("fragmentation_at_peak").at("gap_ratio");
+  char holds[32], fails[32];
+  std::snprintf(holds, sizeof holds, "%.6f", g + 5e-7);
+  std::snprintf(fails, sizeof fails, "%.6f", g - 5e-7);
+  CHECK(check(t.trace, {"--max-gap-ratio", holds}).exit_code == 0);
+  CHECK(check(t.trace, {"--max-gap-ratio", fails}).exit_code == 1);
+}
+
+TEST_CASE("check: usage errors and unreadable traces exit 2, naming the option") {
+  Traced t({here("iterations")});
+  for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--max-peak", "lots"}, {"--max-peak", "1.3B"}, {"--max-leaked", "5 XB"},
+           {"--max-failed", "-1"}, {"--max-gap-ratio", "1.5"}, {"--max-single", "120%"}}) {
+    const Result r = check(t.trace, {opt, value});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("check: " + opt + ": ") != std::string::npos);
+  }
+  CHECK(check(t.trace, {}).exit_code == 2);  // no limit at all
+  TempDir dir;
+  const std::string junk = dir.path + "/junk.trace";
+  std::ofstream(junk) << "not a trace";
+  CHECK(check(junk, {"--max-peak", "1GiB"}).exit_code == 2);
+}
+
+TEST_CASE("check: a process that did not end cleanly fails --max-leaked with its own message") {
+  TempDir dir;
+  // Killed with SIGKILL while it still holds what it made: no EndRecord.
+  traced(dir, {here("oom_causes"), "hang"}, {{"SIMCUDA_CAPACITY", "17179869184"}}, 300);
+  const Result r = check(only_trace(dir), {"--max-leaked", "1TiB"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("unknown, the process did not end its trace cleanly") != std::string::npos);
+}
+
+TEST_CASE("check --junit writes one testsuite per trace, one testcase per limit, a failure element") {
+  Traced t({here("iterations")});
+  const std::string junit = t.dir.path + "/check.xml";
+  const Result r = check(t.trace, {"--max-leaked", "68MiB", "--max-peak", "1GiB", "--junit", junit, "--github"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("::error title=cumemtrace max-leaked d0::leaked on device 0: 69.00 MiB") != std::string::npos);
+  std::stringstream xml;
+  xml << std::ifstream(junit).rdbuf();
+  CHECK(xml.str() ==
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<testsuites name=\"cumemtrace check\" tests=\"2\" failures=\"1\">\n"
+        "  <testsuite name=\"" + t.trace + "\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\">\n"
+        "    <testcase classname=\"cumemtrace.check\" name=\"max-peak d0\"/>\n"
+        "    <testcase classname=\"cumemtrace.check\" name=\"max-leaked d0\">\n"
+        "      <failure message=\"leaked on device 0: 69.00 MiB (72,351,744 B), limit 68.00 MiB (71,303,168 B); top call "
+        "sites: 64.00 MiB from iterations (main), 5.00 MiB from iterations (main)\" type=\"limit\">leaked on device 0: "
+        "69.00 MiB (72,351,744 B), limit 68.00 MiB (71,303,168 B); top call sites: 64.00 MiB from iterations (main), "
+        "5.00 MiB from iterations (main)</failure>\n"
+        "    </testcase>\n"
+        "  </testsuite>\n"
+        "</testsuites>\n");
+}

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "baseline_command.h"
 #include "junit.h"
 #include "report.h"
 #include "symbolize.h"
@@ -25,13 +26,25 @@ std::string github_escape(const std::string& s) {
 }  // namespace
 
 int run_check(const CheckOptions& opt) {
-  if (opt.limits.empty()) {
+  if (opt.limits.empty() && opt.baseline.empty()) {
     std::cerr << "cumemtrace check: no limit given (--max-peak, --max-leaked, --max-failed, --max-single, "
-                 "--max-gap-ratio)\n";
+                 "--max-gap-ratio, --baseline)\n";
     return 2;
   }
   std::vector<TraceCheck> checks;
-  for (const auto& path : opt.traces) {
+  if (!opt.baseline.empty()) {
+    std::string error;
+    const auto tol = parse_tolerance(opt.tolerance, &error);
+    const auto base = tol ? load_baseline(opt.baseline, &error) : std::nullopt;
+    const auto now = base ? baseline_of_traces(opt.traces, &error) : std::nullopt;
+    if (!now) {
+      std::cerr << "cumemtrace check: " << (tol ? "" : "--tolerance: ") << error << "\n";
+      return 2;
+    }
+    checks.push_back(check_against(*base, *now, *tol));
+    checks.back().path = opt.baseline;
+  }
+  for (const auto& path : opt.limits.empty() ? std::vector<std::string>{} : opt.traces) {
     const Trace t = read_trace(path);
     if (!t.header_ok) {
       std::cerr << "cumemtrace check: " << path << ": " << (t.error ? t.error->message : "unreadable") << "\n";

@@ -13,6 +13,8 @@ namespace cumemtrace {
 struct CheckOptions {
   std::vector<std::string> traces;
   std::vector<Limit> limits;
+  std::string baseline;        // --baseline FILE (a baseline or a trace), or empty
+  std::string tolerance = "0";  // --tolerance: PCT% of the baseline figure, or SIZE
   std::string junit;    // file to write, or empty
   bool github = false;  // print ::error workflow commands
 };

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baseline_command.h"
 #include "check_command.h"
 #include "dump.h"
 #include "report.h"
@@ -229,6 +230,22 @@ int main(int argc, char** argv) {
   chk->add_option("--max-gap-ratio", max_gap, "Gap ratio at the peak (0..1)");
   chk->add_option("--junit", check_opt.junit, "Write JUnit XML here");
   chk->add_flag("--github", check_opt.github, "Also print GitHub Actions ::error lines");
+  chk->add_option("--baseline", check_opt.baseline, "Fail when peak or leaks grew past a baseline (file or trace)");
+  chk->add_option("--tolerance", check_opt.tolerance, "Growth allowed over the baseline: PCT% or SIZE")
+      ->capture_default_str();
+
+  std::vector<std::string> base_paths;
+  std::string base_out;
+  auto* base = app.add_subcommand("baseline", "Write a JSON baseline of traces for check --baseline and diff");
+  base->add_option("traces", base_paths, "Trace files")->required();
+  base->add_option("-o,--output", base_out, "Baseline file to write")->required();
+
+  std::string diff_old, diff_new;
+  bool diff_json = false;
+  auto* dif = app.add_subcommand("diff", "Peak, leaks and call sites: what changed from OLD to NEW");
+  dif->add_option("old", diff_old, "Trace or baseline file")->required();
+  dif->add_option("new", diff_new, "Trace or baseline file")->required();
+  dif->add_flag("--json", diff_json, "JSON output");
 
   std::string dump_path;
   auto* dmp = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
@@ -263,6 +280,8 @@ int main(int argc, char** argv) {
 
   try {
     if (*chk) return run_check(check_opt);
+    if (*base) return run_baseline(base_paths, base_out);
+    if (*dif) return run_diff(diff_old, diff_new, diff_json);
     if (*report) return cmd_report(report_paths, report_json, top, frames);
     if (*live) return cmd_live(live_path, live_at, live_json);
     if (*sym) return cmd_symbolize(sym_paths);

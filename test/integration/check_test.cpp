@@ -135,3 +135,32 @@ TEST_CASE("check --junit writes one testsuite per trace, one testcase per limit,
         "  </testsuite>\n"
         "</testsuites>\n");
 }
+
+TEST_CASE("baseline: a second run keeping 2 MiB more per iteration fails check --baseline and diff names it") {
+  Traced before({here("iterations")});
+  Traced after({here("iterations"), "grown"});
+  const std::string file = before.dir.path + "/baseline.json";
+  REQUIRE(run({cli(), "baseline", before.trace, "-o", file}).exit_code == 0);
+  const auto b = nlohmann::json::parse(std::ifstream(file));
+  CHECK(b.at("format") == "cumemtrace-baseline");
+  CHECK(b.at("devices").at("0") == nlohmann::json{{"peak", 80740352}, {"leaked", 72351744}, {"failed", 0}});
+
+  // The same job again is within a zero tolerance; the grown one is 10 MiB over on both figures.
+  CHECK(check(before.trace, {"--baseline", file}).exit_code == 0);
+  const Result r = check(after.trace, {"--baseline", file, "--tolerance", "5%"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("FAIL " + file + ": baseline-leaked d0: leaked on device 0: 79.00 MiB (82,837,504 B), baseline "
+                   "69.00 MiB (72,351,744 B), allowed up to 72.45 MiB (75,969,331 B); call sites that grew: "
+                   "iterations keep_more") != std::string::npos);
+  CHECK(check(after.trace, {"--baseline", file, "--tolerance", "10MiB"}).exit_code == 0);
+
+  const Result d = run({cli(), "diff", file, after.trace, "--json"});
+  REQUIRE(d.exit_code == 0);
+  const auto j = nlohmann::json::parse(d.out);
+  REQUIRE(j.at("call_sites").size() == 1);
+  CHECK(j.at("call_sites").at(0).at("change") == "new");
+  CHECK(j.at("call_sites").at(0).at("key").get<std::string>().rfind("iterations keep_more ", 0) == 0);
+  CHECK(j.at("call_sites").at(0).at("leaked") == nlohmann::json{{"before", 0}, {"after", 10485760}});
+  CHECK(j.at("call_sites").at(0).at("bytes_at_peak") == nlohmann::json{{"before", 0}, {"after", 10485760}});
+  CHECK(j.at("devices").at(0).at("peak") == nlohmann::json{{"before", 80740352}, {"after", 91226112}});
+}

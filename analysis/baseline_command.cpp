@@ -1,0 +1,168 @@
+#include "baseline_command.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+
+#include "size_parse.h"
+#include "symbolize.h"
+#include "units.h"
+
+namespace cumemtrace {
+
+std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths, std::string* error) {
+  std::vector<Report> reports;
+  for (const auto& p : paths) {
+    const Trace t = read_trace(p);
+    if (!t.header_ok) {
+      if (error) *error = p + ": " + (t.error ? t.error->message : "unreadable");
+      return std::nullopt;
+    }
+    std::unordered_map<uint64_t, Symbol> symbols;
+    if (t.symbols.empty()) symbols = resolve_symbols(t);
+    ReportOptions ro;
+    ro.top = SIZE_MAX;
+    ro.frames = 1;
+    ro.extra_symbols = &symbols;
+    reports.push_back(build_report(t, ro));
+  }
+  return baseline_of(reports);
+}
+
+std::optional<Baseline> load_baseline(const std::string& path, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (error) *error = path + ": cannot be read";
+    return std::nullopt;
+  }
+  if (in.peek() != '{') return baseline_of_traces({path}, error);
+  try {
+    const auto j = nlohmann::json::parse(in);
+    auto b = baseline_from_json(j, error);
+    if (!b && error) *error = path + ": " + *error;
+    return b;
+  } catch (const std::exception& e) {
+    if (error) *error = path + ": not JSON (" + e.what() + ")";
+    return std::nullopt;
+  }
+}
+
+int run_baseline(const std::vector<std::string>& traces, const std::string& out) {
+  std::string error;
+  const auto b = baseline_of_traces(traces, &error);
+  if (!b) {
+    std::cerr << "cumemtrace baseline: " << error << "\n";
+    return 2;
+  }
+  std::ofstream f(out);
+  f << to_json(*b).dump(2) << "\n";
+  if (!f) {
+    std::cerr << "cumemtrace baseline: cannot write " << out << "\n";
+    return 2;
+  }
+  std::cerr << "cumemtrace baseline: " << b->devices.size() << " device(s), " << b->sites.size()
+            << " call site(s) written to " << out << "\n";
+  return 0;
+}
+
+int run_diff(const std::string& before_path, const std::string& after_path, bool json) {
+  std::string error;
+  const auto before = load_baseline(before_path, &error);
+  const auto after = before ? load_baseline(after_path, &error) : std::nullopt;
+  if (!before || !after) {
+    std::cerr << "cumemtrace diff: " << error << "\n";
+    return 2;
+  }
+  const auto changes = diff_sites(*before, *after);
+  std::map<int32_t, std::pair<Baseline::Device, Baseline::Device>> devices;
+  for (const auto& [d, v] : before->devices) devices[d].first = v;
+  for (const auto& [d, v] : after->devices) devices[d].second = v;
+  if (json) {
+    nlohmann::ordered_json j;
+    j["format"] = "cumemtrace-diff";
+    j["version"] = 1;
+    nlohmann::ordered_json devs = nlohmann::ordered_json::array();
+    for (const auto& [d, v] : devices)
+      devs.push_back({{"device", d},
+                      {"peak", {{"before", v.first.peak}, {"after", v.second.peak}}},
+                      {"leaked", {{"before", v.first.leaked}, {"after", v.second.leaked}}},
+                      {"failed", {{"before", v.first.failed}, {"after", v.second.failed}}}});
+    j["devices"] = std::move(devs);
+    nlohmann::ordered_json sites = nlohmann::ordered_json::array();
+    for (const auto& c : changes)
+      sites.push_back({{"change", change_name(c.kind)},
+                       {"key", c.key},
+                       {"device", c.device},
+                       {"bytes_at_peak", {{"before", c.before.bytes_at_peak}, {"after", c.after.bytes_at_peak}}},
+                       {"leaked", {{"before", c.before.leaked}, {"after", c.after.leaked}}}});
+    j["call_sites"] = std::move(sites);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  auto signed_bytes = [](uint64_t a, uint64_t b) {
+    return (b >= a ? "+" : "-") + iec_exact(b >= a ? b - a : a - b);
+  };
+  for (const auto& [d, v] : devices) {
+    std::cout << "device " << d << ": peak " << iec_exact(v.first.peak) << " -> " << iec_exact(v.second.peak) << " ("
+              << signed_bytes(v.first.peak, v.second.peak) << "); leaked " << iec_exact(v.first.leaked) << " -> "
+              << iec_exact(v.second.leaked) << " (" << signed_bytes(v.first.leaked, v.second.leaked) << "); failed "
+              << v.first.failed << " -> " << v.second.failed << "\n";
+  }
+  std::cout << (changes.empty() ? "no call site changed\n" : "call sites, largest change first:\n");
+  for (const auto& c : changes)
+    std::cout << "  " << change_name(c.kind) << " (device " << c.device << ") " << c.key << ": at peak "
+              << iec(c.before.bytes_at_peak) << " -> " << iec(c.after.bytes_at_peak) << ", leaked "
+              << iec(c.before.leaked) << " -> " << iec(c.after.leaked) << "\n";
+  return 0;
+}
+
+std::optional<Tolerance> parse_tolerance(const std::string& text, std::string* error) {
+  Tolerance t;
+  if (text.ends_with('%')) {
+    char* end = nullptr;
+    const double p = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() - 1 || p < 0) {
+      if (error) *error = "'" + text + "' is not a percentage";
+      return std::nullopt;
+    }
+    t.percent = p;
+    return t;
+  }
+  const auto b = parse_size(text, error);
+  if (!b) return std::nullopt;
+  t.bytes = *b;
+  return t;
+}
+
+TraceCheck check_against(const Baseline& base, const Baseline& now, const Tolerance& tol) {
+  TraceCheck tc;
+  tc.path = "baseline";
+  const auto changes = diff_sites(base, now);
+  for (const auto& [d, cur] : now.devices) {
+    const auto it = base.devices.find(d);
+    const Baseline::Device old = it == base.devices.end() ? Baseline::Device{} : it->second;
+    auto one = [&](const char* what, uint64_t before, uint64_t after) {
+      LimitResult r;
+      r.name = std::string("baseline-") + what + " d" + std::to_string(d);
+      const uint64_t allowed = before + tol.of(before);
+      r.ok = after <= allowed;
+      r.message = std::string(what) + " on device " + std::to_string(d) + ": " + iec_exact(after) + ", baseline " +
+                  iec_exact(before) + ", allowed up to " + iec_exact(allowed);
+      if (!r.ok) {
+        std::string grew;
+        for (const auto& c : changes)
+          if (c.device == d && (c.kind == SiteChange::Kind::kNew || c.kind == SiteChange::Kind::kGrew) &&
+              grew.size() < 600)
+            grew += (grew.empty() ? "; call sites that grew: " : ", ") + c.key + " (" +
+                    std::string(change_name(c.kind)) + ", +" + iec(uint64_t(c.change())) + ")";
+        r.message += grew;
+      }
+      tc.results.push_back(std::move(r));
+    };
+    one("peak", old.peak, cur.peak);
+    one("leaked", old.leaked, cur.leaked);
+  }
+  return tc;
+}
+
+}  // namespace cumemtrace

@@ -84,6 +84,18 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
     case RecordType::kApiName:
       for (const auto& [id, name] : t.api_names) out << "api id=" << id << " " << name;
       return;
+    case RecordType::kGpuProcesses:
+      if (!t.gpu_processes.empty()) {
+        const auto& g = t.gpu_processes.back();
+        out << "gpu-processes t=" << g.time_ns << " dev=" << g.device;
+        for (const auto& p : g.processes) out << " pid=" << p.pid << ":" << p.used_bytes;
+      }
+      return;
+    case RecordType::kMark:
+      if (!t.marks.empty())
+        out << "mark t=" << t.marks.back().time_ns << " tid=" << t.marks.back().tid << " source="
+            << int(t.marks.back().source) << " " << t.marks.back().name;
+      return;
   }
   out << "unknown type " << type;
 }

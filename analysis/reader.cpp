@@ -245,6 +245,14 @@ class Parser {
         t_.api_names[r.id] = std::move(name);
         return {};
       }
+      case RecordType::kMark: {
+        MarkRecord r{};
+        c.fixed(r);
+        Mark m{r.time_ns, r.tid, static_cast<MarkSource>(r.source), {}};
+        if (!c.string(m.name)) return "bad string length";
+        t_.marks.push_back(std::move(m));
+        return {};
+      }
       case RecordType::kGpuProcesses: {
         GpuProcessesRecord r{};
         c.fixed(r);

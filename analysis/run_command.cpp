@@ -88,6 +88,10 @@ int run_traced(const RunOptions& opt) {
   const char* old = ::getenv("LD_PRELOAD");
   const std::string preload = old && *old ? lib + ":" + old : lib;
   std::vector<std::string> env_strings = {"LD_PRELOAD=" + preload, "CUMEMTRACE_MANIFEST=" + manifest};
+  // NVTX ranges and marks become trace marks (interpose/nvtx.cpp); a tool already set
+  // there (Nsight) keeps it: NVTX serves one tool only.
+  if (const char* nvtx = ::getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx)
+    env_strings.push_back("NVTX_INJECTION64_PATH=" + lib);
   if (opt.output) env_strings.push_back("CUMEMTRACE_OUTPUT=" + *opt.output);
   if (opt.depth) env_strings.push_back("CUMEMTRACE_DEPTH=" + std::to_string(*opt.depth));
   for (auto& s : env_strings) {

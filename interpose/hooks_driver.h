@@ -46,7 +46,9 @@ CUresult on_mem_alloc_managed(HookId id, auto real, CUdeviceptr* dptr, size_t si
 }
 
 // On a capturing stream, stream-ordered calls become nodes of the graph (kEventCaptured).
-inline uint32_t captured(CUstream stream) { return stream_capturing(bits(stream)) ? format::kEventCaptured : 0; }
+inline uint32_t captured(CUstream stream) {
+  return stream_capturing(bits(stream)) ? uint32_t(format::kEventCaptured) : 0u;
+}
 
 CUresult on_mem_alloc_async(HookId id, auto real, CUdeviceptr* dptr, size_t size, CUstream stream) {
   DriverCall call(id);

@@ -243,7 +243,7 @@ struct State {
     const bool same = seq() == samples.seq_before;
     if (same_moment_only && !same) return false;
     peak_rises_at_snapshot = peak_rises;
-    const uint32_t flags = samples.capture_open ? format::kSnapshotCaptureOpen : 0;
+    const uint32_t flags = samples.capture_open ? uint32_t(format::kSnapshotCaptureOpen) : 0u;
     const format::SnapshotRecord head{now_ns(), uint32_t(reason), uint32_t(devices.size()),
                                       uint32_t(sizeof(format::DeviceSnapshot)), flags, events_dropped};
     const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
@@ -271,7 +271,7 @@ struct State {
       e.pool_reserved_bytes = sample.pool_reserved;
       e.nvml_read_ns = sample.nvml.read_ns;
       e.event_seq = seq();
-      e.moment = same && sample.nvml.process_used != format::kUnknown64 ? format::kMomentSame : 0;
+      e.moment = same && sample.nvml.process_used != format::kUnknown64 ? uint32_t(format::kMomentSame) : 0u;
       put_bytes(pending, &e, sizeof e);
     }
     for (const auto& [dev, sample] : samples.devices) {
@@ -438,6 +438,19 @@ void take_snapshot(format::SnapshotReason reason) {
     std::lock_guard lock(s.mu);
     if (s.append_snapshot(reason, samples, attempt < 3)) return;
   }
+}
+
+void track_mark(std::string_view name, format::MarkSource source) {
+  if (!tracing_enabled()) return;
+  const ErrnoGuard keep_errno;
+  format::MarkRecord m{};
+  m.time_ns = now_ns();
+  m.tid = thread_state().tid;
+  m.source = uint8_t(source);
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (s.pending.size() < config().buffer_limit_bytes)
+    put_record(s.pending, format::RecordType::kMark, m, std::string(name.substr(0, 4096)));
 }
 
 uint64_t failed_allocations() { return g_failed.load(std::memory_order_relaxed); }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cumemtrace/trace_format.h>
@@ -48,6 +49,10 @@ struct DeviceSamples {
 // tracker's figures if no event came in between (kMomentSame); else samples again, at
 // most three times, and the last one goes in without kMomentSame. Call outside the lock.
 void take_snapshot(format::SnapshotReason reason);
+
+// Records a mark (a named moment: iterations are delimited by marks of one name). Never
+// calls CUDA; safe from any thread, also during a stream capture.
+void track_mark(std::string_view name, format::MarkSource source);
 
 // Failed allocations recorded so far (restores of failed frees not counted).
 uint64_t failed_allocations();

@@ -95,6 +95,14 @@ struct DeviceSnapshot {
   bool same_moment() const { return moment & format::kMomentSame; }
 };
 
+// 1.4: a named moment (MarkRecord).
+struct Mark {
+  uint64_t time_ns = 0;
+  uint32_t tid = 0;
+  format::MarkSource source{};
+  std::string name;
+};
+
 // 1.3: NVML's list of compute processes on one GPU at one reading.
 struct GpuProcesses {
   uint64_t time_ns = 0;
@@ -151,6 +159,7 @@ struct Trace {
   std::vector<Event> events;        // in file order
   std::vector<Snapshot> snapshots;  // in file order
   std::vector<GpuProcesses> gpu_processes;  // in file order (1.3)
+  std::vector<Mark> marks;                  // in file order (1.4)
   std::unordered_map<uint64_t, Symbol> symbols;  // by ip
   std::optional<EndInfo> end;
 

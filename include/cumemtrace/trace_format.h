@@ -26,10 +26,11 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 3;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 4;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: capture flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
                                               //      other processes on each GPU
+                                              // 1.4: marks
 
 #pragma pack(push, 1)
 
@@ -61,6 +62,22 @@ enum class RecordType : uint16_t {
   kApiName = 9,    // ApiNameRecord + name: gives EventRecord::api its meaning
   kGpuProcesses = 10,  // 1.3: GpuProcessesRecord + count × GpuProcess: NVML's list of
                        // processes using a GPU, written with each snapshot that read NVML
+  kMark = 12,          // 1.4: MarkRecord + name: a named moment (an iteration starts)
+};
+
+enum class MarkSource : uint8_t {
+  kApi = 1,        // cumemtrace_mark() (include/cumemtrace/api.h), e.g. from Python
+  kNvtxPush = 2,   // nvtxRangePushA/Ex and domain pushes: a mark named after the range
+  kNvtxMark = 3,   // nvtxMarkA/Ex and domain marks
+  kNvtxStart = 4,  // nvtxRangeStartA/Ex and domain starts
+};
+
+struct MarkRecord {
+  uint64_t time_ns;  // CLOCK_MONOTONIC
+  uint32_t tid;
+  uint8_t source;    // MarkSource
+  uint8_t reserved[3];
+  // then: string name
 };
 
 // Written once, first. The command line is argv joined with '\0'.

@@ -1,0 +1,107 @@
+// NVTX ranges and marks into the trace, without Nsight: NVTX's documented injection
+// (NVIDIA/NVTX, nvtxInit.h): on its first call, each NVTX instance (every library that
+// includes the nvtx3 headers has its own: PyTorch, cuDNN, NCCL, the program) dlopen()s
+// the library named by NVTX_INJECTION64_PATH — `cumemtrace run` points it at this one,
+// already loaded, so no second copy comes — and calls its InitializeInjectionNvtx2, which
+// fills the callback slots it wants. A range push or a range start becomes a mark named
+// after the range (the start of an iteration: torch.cuda.nvtx.range_push("step")); a mark
+// becomes a mark; pops and ends only keep NVTX's return values right. No CUDA call, no
+// lock beyond the tracker's; may run in any thread, during a capture too.
+#include <nvtx3/nvToolsExt.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "tracker.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+using format::MarkSource;
+
+thread_local int t_depth;  // this thread's open push ranges, whatever the instance
+
+// The message of an event attribute: ASCII, or a string registered with
+// nvtxDomainRegisterStringA (whose handle is our own copy of it).
+std::string message_of(const nvtxEventAttributes_t* a) {
+  if (!a) return {};
+  switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII: return a->message.ascii ? a->message.ascii : "";
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      return a->message.registered ? reinterpret_cast<const char*>(a->message.registered) : "";
+    default: return {};  // wide strings: not decoded
+  }
+}
+
+int push_a(const char* message) {
+  track_mark(message ? message : "", MarkSource::kNvtxPush);
+  return t_depth++;
+}
+int push_ex(const nvtxEventAttributes_t* a) {
+  track_mark(message_of(a), MarkSource::kNvtxPush);
+  return t_depth++;
+}
+int pop() { return t_depth > 0 ? t_depth-- : -1; }
+void mark_a(const char* message) { track_mark(message ? message : "", MarkSource::kNvtxMark); }
+void mark_ex(const nvtxEventAttributes_t* a) { track_mark(message_of(a), MarkSource::kNvtxMark); }
+
+std::atomic<uint64_t> g_range_ids{1};
+nvtxRangeId_t start_a(const char* message) {
+  track_mark(message ? message : "", MarkSource::kNvtxStart);
+  return g_range_ids.fetch_add(1, std::memory_order_relaxed);
+}
+nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) {
+  track_mark(message_of(a), MarkSource::kNvtxStart);
+  return g_range_ids.fetch_add(1, std::memory_order_relaxed);
+}
+void end(nvtxRangeId_t) {}
+
+int domain_push(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) { return push_ex(a); }
+int domain_pop(nvtxDomainHandle_t) { return pop(); }
+void domain_mark(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) { mark_ex(a); }
+nvtxRangeId_t domain_start(nvtxDomainHandle_t, const nvtxEventAttributes_t* a) { return start_ex(a); }
+void domain_end(nvtxDomainHandle_t, nvtxRangeId_t) {}
+// A registered string lives as long as the process: its handle is a copy we never free.
+nvtxStringHandle_t register_string(nvtxDomainHandle_t, const char* s) {
+  return reinterpret_cast<nvtxStringHandle_t>(strdup(s ? s : ""));
+}
+
+template <class F>
+void fill(NvtxFunctionTable table, unsigned size, unsigned id, F fn) {
+  if (table && id < size && table[id]) *table[id] = reinterpret_cast<NvtxFunctionPointer>(fn);
+}
+
+}  // namespace
+}  // namespace cumemtrace::interpose
+
+using namespace cumemtrace::interpose;
+
+// Called once per NVTX instance; idempotent. Returns 1 (success): 0 would make NVTX
+// unload this library, the tracer itself.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
+  const auto* callbacks = get ? static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS)) : nullptr;
+  if (!callbacks || !callbacks->GetModuleFunctionTable) return 1;
+  NvtxFunctionTable t = nullptr;
+  unsigned n = 0;
+  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n)) {
+    fill(t, n, NVTX_CBID_CORE_RangePushA, push_a);
+    fill(t, n, NVTX_CBID_CORE_RangePushEx, push_ex);
+    fill(t, n, NVTX_CBID_CORE_RangePop, pop);
+    fill(t, n, NVTX_CBID_CORE_MarkA, mark_a);
+    fill(t, n, NVTX_CBID_CORE_MarkEx, mark_ex);
+    fill(t, n, NVTX_CBID_CORE_RangeStartA, start_a);
+    fill(t, n, NVTX_CBID_CORE_RangeStartEx, start_ex);
+    fill(t, n, NVTX_CBID_CORE_RangeEnd, end);
+  }
+  t = nullptr, n = 0;
+  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n)) {
+    fill(t, n, NVTX_CBID_CORE2_DomainRangePushEx, domain_push);
+    fill(t, n, NVTX_CBID_CORE2_DomainRangePop, domain_pop);
+    fill(t, n, NVTX_CBID_CORE2_DomainMarkEx, domain_mark);
+    fill(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, domain_start);
+    fill(t, n, NVTX_CBID_CORE2_DomainRangeEnd, domain_end);
+    fill(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, register_string);
+  }
+  return 1;
+}

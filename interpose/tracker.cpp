@@ -450,6 +450,15 @@ void append_end() {
   put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.events_dropped});
 }
 
+bool append_program_records(std::string_view encoded) {
+  State* s = g_state.load(std::memory_order_acquire);  // never starts a trace of its own
+  if (!s || !tracing_enabled()) return false;
+  std::lock_guard lock(s->mu);
+  if (s->pending.size() + encoded.size() > config().buffer_limit_bytes) return false;
+  s->pending.append(encoded);
+  return true;
+}
+
 void tracker_prepare_fork() {
   if (State* s = g_state.load(std::memory_order_acquire)) s->mu.lock();
 }

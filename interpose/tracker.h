@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <cumemtrace/trace_format.h>
@@ -54,6 +55,11 @@ bool peak_rose_since_snapshot();
 
 // Appends the EndRecord.
 void append_end();
+
+// Appends whole encoded records a program gave through the C API (api.h), in event order.
+// False (nothing appended) when no trace has started (no CUDA call traced yet), tracing
+// is off, or the unwritten records already fill CUMEMTRACE_BUFFER_MB. Never does I/O.
+bool append_program_records(std::string_view encoded);
 
 
 // Tracing stops for good (after the final flush at exit, or when no trace can be written).

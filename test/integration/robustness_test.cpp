@@ -67,7 +67,7 @@ TEST_CASE("an unwritable output path costs a warning, never the job") {
   CHECK(t.err.find("cannot create trace file") != std::string::npos);
 }
 
-TEST_CASE("the library exports only the hooked entry points, and needs no CUDA library") {
+TEST_CASE("the library exports only the hooked entry points and its C API, and needs no CUDA library") {
   const Result nm = run({"/usr/bin/nm", "-D", "--defined-only", preload_library()});
   REQUIRE(nm.exit_code == 0);
   std::istringstream lines(nm.out);
@@ -78,6 +78,7 @@ TEST_CASE("the library exports only the hooked entry points, and needs no CUDA l
   CHECK(nm.out.find(" cuMemAlloc_v2\n") != std::string::npos);
   CHECK(nm.out.find(" cuGetProcAddress_v2\n") != std::string::npos);
   CHECK(nm.out.find(" execl\n") != std::string::npos);
+  CHECK(nm.out.find(" cumemtrace_allocator_segments\n") != std::string::npos);  // include/cumemtrace/api.h
   CHECK(count > 30);
   const Result needed = run({"/usr/bin/readelf", "-d", preload_library()});
   CHECK(needed.out.find("libcuda") == std::string::npos);

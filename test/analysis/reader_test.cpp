@@ -227,7 +227,7 @@ std::string allocator_segments(uint32_t first, uint32_t seg_blocks, std::vector<
 
 }  // namespace
 
-TEST_CASE("an allocator's block map is read in event order; a damaged one is skipped and reading goes on") {
+TEST_CASE("an allocator's block map is read in event order, and a damaged one is skipped without stopping") {
   const std::vector<fmt::AllocatorBlock> blocks = {{1 << 20, uint32_t(fmt::BlockState::kActiveAllocated), 0},
                                                    {2 << 20, uint32_t(fmt::BlockState::kInactive), 0}};
   TraceBuilder b;

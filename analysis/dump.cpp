@@ -96,6 +96,15 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         out << "mark t=" << t.marks.back().time_ns << " tid=" << t.marks.back().tid << " source="
             << int(t.marks.back().source) << " " << t.marks.back().name;
       return;
+    case RecordType::kAllocatorSegments:
+      for (const auto& m : t.allocator_maps) {
+        size_t blocks = 0;
+        for (const auto& s : m.segments) blocks += s.blocks.size();
+        out << "allocator-segments t=" << m.time_ns << " dev=" << m.device << " " << m.allocator
+            << " segments=" << m.segments.size() << " blocks=" << blocks;
+      }
+      if (t.damaged_records) out << "allocator-segments (damaged, skipped)";
+      return;
   }
   out << "unknown type " << type;
 }

@@ -17,6 +17,7 @@
 #include "report_text.h"
 #include "run_command.h"
 #include "symbolize.h"
+#include "torch_oom.h"
 
 using namespace cumemtrace;
 
@@ -131,9 +132,10 @@ int cmd_dump(const std::string& path) {
 }
 
 constexpr const char* kRunUsage =
-    "usage: cumemtrace run [-o|--output PATTERN] [--depth N] [--] CMD ARGS...\n"
+    "usage: cumemtrace run [-o|--output PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...\n"
     "Runs CMD with libcumemtrace.so preloaded, then symbolizes the traces it wrote.\n"
-    "Exits with CMD's status (128+signal if a signal killed it).\n";
+    "Exits with CMD's status (128+signal if a signal killed it).\n"
+    "--torch-oom: record PyTorch's block map at an out-of-memory error (docs/cli.md).\n";
 
 // Options of `run` end at `--` or at the first word that is not one of ours: all that
 // follows is the command, verbatim.
@@ -171,6 +173,8 @@ int parse_run(int argc, char** argv) {
         int d = std::stoi(v, &used);
         if (used != v.size() || d < 0) throw std::invalid_argument("--depth wants a count of frames");
         opt.depth = d;
+      } else if (a == "--torch-oom") {
+        if (!enable_torch_oom()) return 127;
       } else if (a.starts_with("-")) {
         throw std::invalid_argument("unknown option " + std::string(a) + " (put the command after --)");
       } else {
@@ -196,7 +200,7 @@ int main(int argc, char** argv) {
   // `run` is parsed by hand (parse_run): the command's own options must pass through
   // untouched, and CLI11's prefix-command mode reorders them. This entry is for --help.
   app.add_subcommand("run", "Run a command with CUDA memory tracing, then symbolize its traces")
-      ->footer("usage: cumemtrace run [-o PATTERN] [--depth N] [--] CMD ARGS...");
+      ->footer("usage: cumemtrace run [-o PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...");
 
   std::vector<std::string> report_paths;
   bool report_json = false;

@@ -263,9 +263,46 @@ class Parser {
         t_.gpu_processes.push_back(std::move(g));
         return {};
       }
+      case RecordType::kAllocatorSegments:
+        if (!allocator_map(c)) ++t_.damaged_records;  // a program's record: never fatal
+        return {};
     }
     ++t_.unknown_records;  // a newer writer's record: skip it by its length
     return {};
+  }
+
+  // False, adding nothing, when the lists do not fit the payload or a segment's blocks
+  // lie outside the block list.
+  bool allocator_map(Cursor& c) {
+    AllocatorSegmentsRecord r{};
+    c.fixed(r);
+    AllocatorMap m;
+    m.time_ns = r.time_ns;
+    m.device = r.device;
+    m.events_before = t_.events.size();
+    if (!c.string(m.allocator) || r.segment_bytes < 40 || r.block_bytes < 12) return false;
+    if (uint64_t(r.segment_count) * r.segment_bytes + uint64_t(r.block_count) * r.block_bytes > c.left()) return false;
+    std::vector<format::AllocatorSegment> raw(r.segment_count);
+    for (auto& s : raw) {
+      Cursor entry(c.here(), r.segment_bytes);
+      entry.fixed(s);
+      c.skip(r.segment_bytes);
+    }
+    std::vector<cumemtrace::AllocatorBlock> blocks(r.block_count);
+    for (auto& b : blocks) {
+      format::AllocatorBlock rb{};
+      Cursor entry(c.here(), r.block_bytes);
+      entry.fixed(rb);
+      c.skip(r.block_bytes);
+      b = {rb.size, static_cast<BlockState>(rb.state)};
+    }
+    for (const auto& s : raw) {
+      if (uint64_t(s.first_block) + s.block_count > blocks.size()) return false;
+      m.segments.push_back({s.address, s.total_bytes, s.allocated_bytes, s.stream, s.flags,
+                            {blocks.begin() + s.first_block, blocks.begin() + s.first_block + s.block_count}});
+    }
+    t_.allocator_maps.push_back(std::move(m));
+    return true;
   }
 
   std::string snapshot(Cursor& c) {

@@ -137,6 +137,28 @@ void attach_snapshot(const Trace& t, FailedRow& row) {
   }
 }
 
+// Each allocator map goes to the row of the nearest failed allocation before it on its
+// device (the first map after a failure wins), joined to what was live when it was given.
+void attach_allocator_maps(const Trace& t, const Replayer& final, const std::vector<size_t>& row_of,
+                           const Stacks& stacks, const ReportOptions& opt, std::vector<FailedRow>& rows) {
+  std::vector<std::pair<const AllocatorMap*, size_t>> picked;  // map, row
+  std::vector<std::pair<size_t, int32_t>> stops;
+  for (const auto& m : t.allocator_maps) {
+    size_t row = kNoEvent;
+    for (size_t i = 0; i < final.failed().size() && final.failed()[i].event_index < m.events_before; ++i)
+      if (final.failed()[i].event.device == m.device) row = row_of[i];
+    if (row == kNoEvent || rows[row].allocator_map) continue;
+    rows[row].allocator_map.emplace();  // taken; filled below
+    picked.emplace_back(&m, row);
+    stops.emplace_back(m.events_before - 1, m.device);
+  }
+  const auto lives = live_after(t, stops);
+  for (size_t k = 0; k < picked.size(); ++k) {
+    FailedRow& row = rows[picked[k].second];
+    row.allocator_map = view_allocator_map(*picked[k].first, lives[k], row.size, stacks, opt.top);
+  }
+}
+
 uint64_t last_time(const Trace& t) {
   uint64_t last = 0;
   if (!t.events.empty()) last = std::max(last, t.events.back().time_ns);
@@ -273,6 +295,7 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
   // Failed allocations, retries folded into attempts; each diagnosed with what was live
   // on its device at its first attempt.
   std::vector<size_t> firsts;  // index into final.failed() of each row's first attempt
+  std::vector<size_t> row_of;  // for each of final.failed(), the row it is folded into
   for (size_t i = 0; i < final.failed().size(); ++i) {
     const FailedAlloc& f = final.failed()[i];
     const CallSite cs = stacks.call_site(f.event.stack_id);
@@ -282,9 +305,11 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
           f.event.time_ns - prev.last_attempt_ns <= FailedRow::kAttemptWindowNs) {
         ++prev.attempts;
         prev.last_attempt_ns = f.event.time_ns;
+        row_of.push_back(rep.failed.size() - 1);
         continue;
       }
     }
+    row_of.push_back(rep.failed.size());
     FailedRow row;
     row.call_site = cs.node;
     row.time_ns = row.last_attempt_ns = f.event.time_ns;
@@ -325,6 +350,7 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     row.sites_at_failure = group_sites(facts.live, stacks);
     keep_top(row.sites_at_failure, stacks, opt);
   }
+  attach_allocator_maps(trace, final, row_of, stacks, opt, rep.failed);
   return rep;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cumemtrace/fragmentation.h"
+#include "allocator_map.h"
 #include "cumemtrace/reader.h"
 #include "diagnosis.h"
 #include "replay.h"
@@ -131,6 +132,8 @@ struct FailedRow {
   std::vector<format::GpuProcess> other_processes;  // NVML's list nearest the failure, less this process
   Diagnosis diagnosis;
   std::vector<SiteRow> sites_at_failure;  // live on the device at the first attempt, top --top
+  // The caching allocator's block map given after this failure (trace 1.4; allocator_map.h).
+  std::optional<AllocatorMapView> allocator_map;
 };
 
 // A CUDA context coming into being: who put its hundreds of MiB on which GPU.

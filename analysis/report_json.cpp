@@ -47,6 +47,40 @@ json frames(const std::vector<Frame>& fs) {
   return a;
 }
 
+json block_totals(const BlockTotals& t) {
+  return {{"allocated_bytes", t.allocated_bytes},       {"allocated_blocks", t.allocated_blocks},
+          {"pending_free_bytes", t.pending_free_bytes}, {"pending_free_blocks", t.pending_free_blocks},
+          {"free_bytes", t.free_bytes},                 {"free_blocks", t.free_blocks},
+          {"largest_free_block", t.largest_free_block}};
+}
+
+// docs/report-json.md, "allocator_map".
+json allocator_map(const AllocatorMapView& v) {
+  json segs = json::array();
+  for (const auto& s : v.largest) {
+    json o = block_totals(s.totals);
+    o["address"] = s.address;
+    o["total_bytes"] = s.total_bytes;
+    o["stream"] = s.stream;
+    o["segment_type"] = s.small ? "small" : "large";
+    o["blocks"] = s.blocks;
+    o["allocation"] = s.joined ? json{{"library", s.library}, {"kind", format::kind_name(s.kind)}, {"size", s.allocation_bytes}}
+                               : json(nullptr);
+    segs.push_back(std::move(o));
+  }
+  json o = block_totals(v.totals);
+  o["allocator"] = v.allocator;
+  o["time_ns"] = v.time_ns;
+  o["request"] = v.request;
+  o["segments"] = v.segments;
+  o["segments_joined"] = v.joined;
+  o["segments_unjoined"] = v.segments - v.joined;
+  o["total_bytes"] = v.total_bytes;
+  o["free_block_fits"] = v.free_block_fits;
+  o["largest_segments"] = std::move(segs);
+  return o;
+}
+
 json sites(const std::vector<SiteRow>& rows) {
   json a = json::array();
   for (const auto& r : rows) {
@@ -201,6 +235,7 @@ json to_json(const Report& rep) {
                       {"figures", std::move(figures)},
                       {"advice", f.diagnosis.advice}};
     o["call_sites_at_failure"] = sites(f.sites_at_failure);
+    o["allocator_map"] = f.allocator_map ? allocator_map(*f.allocator_map) : json(nullptr);
     if (f.processes_known) {
       json others = json::array();
       for (const auto& p : f.other_processes) others.push_back({{"pid", p.pid}, {"used_bytes", maybe(p.used_bytes)}});

@@ -55,6 +55,35 @@ void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent)
   if (fs.empty()) out << indent << "(no stack recorded)\n";
 }
 
+std::string block_summary(const BlockTotals& t) {
+  return std::to_string(t.allocated_blocks) + " allocated (" + iec_exact(t.allocated_bytes) + "), " +
+         std::to_string(t.pending_free_blocks) + " pending free (" + iec_exact(t.pending_free_bytes) + "), " +
+         std::to_string(t.free_blocks) + " free (" + iec_exact(t.free_bytes) + ", largest " +
+         iec_exact(t.largest_free_block) + ")";
+}
+
+// The block-level view inside the allocator's cached segments (allocator_map.h).
+void allocator_map(std::ostream& out, const AllocatorMapView& v) {
+  const std::string who = v.allocator == "pytorch" ? "PyTorch's" : v.allocator + "'s";
+  out << "     " << who << " block map at the failure: " << v.segments << " cached segments ("
+      << iec_exact(v.total_bytes) << "), " << v.joined << " joined to a traced allocation, " << v.segments - v.joined
+      << " not\n";
+  out << "       in the cached segments: " << iec_exact(v.totals.allocated_bytes) << " allocated, "
+      << iec_exact(v.totals.pending_free_bytes) << " pending free, " << iec_exact(v.totals.free_bytes) << " free in "
+      << v.totals.free_blocks << " blocks\n";
+  out << "       largest free block: " << iec_exact(v.totals.largest_free_block);
+  if (v.free_block_fits)
+    out << "; a free block is as large as the request (" << v.request << " B)\n";
+  else
+    out << "; no free block is as large as the request (" << v.request << " B)\n";
+  for (const auto& s : v.largest) {
+    out << "       segment " << hex(s.address) << " " << iec_exact(s.total_bytes) << (s.small ? " small" : " large");
+    if (s.joined) out << ", " << format::kind_name(s.kind) << " allocation from " << s.library;
+    else out << ", no traced allocation at this address";
+    out << ": " << s.blocks << " blocks: " << block_summary(s.totals) << "\n";
+  }
+}
+
 void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const SiteRow& r = rows[i];
@@ -220,6 +249,7 @@ void write_text(std::ostream& out, const Report& rep) {
       out << "     live on the device at the failure, by call site:\n";
       sites(out, f.sites_at_failure, 0);
     }
+    if (f.allocator_map) allocator_map(out, *f.allocator_map);
   }
 
   out << "\nContexts created (each holds device memory no allocation shows)\n";

@@ -17,5 +17,6 @@ uint64_t clock_ns(clockid_t id) {
 
 void mark_trace_start() { g_start = {clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME)}; }
 TraceStart trace_start() { return g_start; }
+uint64_t monotonic_now_ns() { return clock_ns(CLOCK_MONOTONIC); }
 
 }  // namespace cumemtrace::interpose

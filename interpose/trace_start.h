@@ -14,4 +14,7 @@ struct TraceStart {
 void mark_trace_start();
 TraceStart trace_start();
 
+// CLOCK_MONOTONIC now, in ns (the clock of every time_ns in the trace).
+uint64_t monotonic_now_ns();
+
 }  // namespace cumemtrace::interpose

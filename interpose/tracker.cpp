@@ -440,8 +440,8 @@ void take_snapshot(format::SnapshotReason reason) {
   }
 }
 
-void track_mark(std::string_view name, format::MarkSource source) {
-  if (!tracing_enabled()) return;
+bool track_mark(std::string_view name, format::MarkSource source) {
+  if (!tracing_enabled() || !g_state.load(std::memory_order_acquire)) return false;
   const ErrnoGuard keep_errno;
   format::MarkRecord m{};
   m.time_ns = now_ns();
@@ -449,8 +449,9 @@ void track_mark(std::string_view name, format::MarkSource source) {
   m.source = uint8_t(source);
   State& s = state();
   std::lock_guard lock(s.mu);
-  if (s.pending.size() < config().buffer_limit_bytes)
-    put_record(s.pending, format::RecordType::kMark, m, std::string(name.substr(0, 4096)));
+  if (s.pending.size() >= config().buffer_limit_bytes) return false;
+  put_record(s.pending, format::RecordType::kMark, m, std::string(name.substr(0, 4096)));
+  return true;
 }
 
 uint64_t failed_allocations() { return g_failed.load(std::memory_order_relaxed); }
@@ -465,6 +466,15 @@ void append_end() {
   State& s = state();
   std::lock_guard lock(s.mu);
   put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.events_dropped});
+}
+
+bool append_program_records(std::string_view encoded) {
+  State* s = g_state.load(std::memory_order_acquire);  // never starts a trace of its own
+  if (!s || !tracing_enabled()) return false;
+  std::lock_guard lock(s->mu);
+  if (s->pending.size() + encoded.size() > config().buffer_limit_bytes) return false;
+  s->pending.append(encoded);
+  return true;
 }
 
 void tracker_prepare_fork() {

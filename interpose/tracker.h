@@ -52,7 +52,8 @@ void take_snapshot(format::SnapshotReason reason);
 
 // Records a mark (a named moment: iterations are delimited by marks of one name). Never
 // calls CUDA; safe from any thread, also during a stream capture.
-void track_mark(std::string_view name, format::MarkSource source);
+// Returns whether it was recorded (not before the first CUDA event: there is no trace yet).
+bool track_mark(std::string_view name, format::MarkSource source);
 
 // Failed allocations recorded so far (restores of failed frees not counted).
 uint64_t failed_allocations();
@@ -62,6 +63,11 @@ bool peak_rose_since_snapshot();
 
 // Appends the EndRecord.
 void append_end();
+
+// Appends whole encoded records a program gave through the C API (api.h), in event order.
+// False (nothing appended) when no trace has started (no CUDA call traced yet), tracing
+// is off, or the unwritten records already fill CUMEMTRACE_BUFFER_MB. Never does I/O.
+bool append_program_records(std::string_view encoded);
 
 
 // Tracing stops for good (after the final flush at exit, or when no trace can be written).

@@ -110,6 +110,27 @@ struct GpuProcesses {
   std::vector<format::GpuProcess> processes;
 };
 
+// 1.4: a caching allocator's map at one moment (cumemtrace_allocator_segments, api.h).
+struct AllocatorBlock {
+  uint64_t size = 0;
+  format::BlockState state{};
+};
+struct AllocatorSegment {
+  uint64_t address = 0;
+  uint64_t total_bytes = 0;
+  uint64_t allocated_bytes = 0;  // the allocator's own figure
+  uint64_t stream = 0;
+  uint32_t flags = 0;            // format::AllocatorSegmentFlags
+  std::vector<AllocatorBlock> blocks;  // in address order
+};
+struct AllocatorMap {
+  uint64_t time_ns = 0;
+  int32_t device = -1;
+  std::string allocator;  // e.g. "pytorch"
+  size_t events_before = 0;  // Trace::events read before it: the moment it describes
+  std::vector<AllocatorSegment> segments;
+};
+
 struct Snapshot {
   uint64_t time_ns = 0;
   format::SnapshotReason reason{};
@@ -159,13 +180,17 @@ struct Trace {
   std::vector<Event> events;        // in file order
   std::vector<Snapshot> snapshots;  // in file order
   std::vector<GpuProcesses> gpu_processes;  // in file order (1.3)
-  std::vector<Mark> marks;                  // in file order (1.4)
+  std::vector<AllocatorMap> allocator_maps;  // in file order (1.4)
+  std::vector<Mark> marks;                  // in file order (1.5)
   std::unordered_map<uint64_t, Symbol> symbols;  // by ip
   std::optional<EndInfo> end;
 
   uint64_t records_end = 0;       // byte offset just past the last record read whole
   uint64_t unknown_records = 0;   // records of types this reader does not know (skipped)
   uint64_t symbol_records = 0;    // SymbolRecords seen (the symbolizer is idempotent on this)
+  // Records whose framing held but whose content did not (an AllocatorSegments record
+  // whose lists do not fit it): skipped whole, the rest of the file is still read.
+  uint64_t damaged_records = 0;
   std::optional<ReadError> error;
 
   const DeviceInfo* device(int32_t ordinal) const;  // latest record for that ordinal

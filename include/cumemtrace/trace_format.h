@@ -26,11 +26,12 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 4;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 5;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: capture flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
                                               //      other processes on each GPU
-                                              // 1.4: marks
+                                              // 1.4: a caching allocator's block map
+                                              // 1.5: marks
 
 #pragma pack(push, 1)
 
@@ -60,9 +61,11 @@ enum class RecordType : uint16_t {
   kSymbol = 7,     // SymbolRecord + function + file   (appended by the symbolizer)
   kEnd = 8,        // EndRecord: the process finished its trace cleanly
   kApiName = 9,    // ApiNameRecord + name: gives EventRecord::api its meaning
-  kGpuProcesses = 10,  // 1.3: GpuProcessesRecord + count × GpuProcess: NVML's list of
+  kGpuProcesses = 13,  // 1.3: GpuProcessesRecord + count × GpuProcess: NVML's list of
                        // processes using a GPU, written with each snapshot that read NVML
-  kMark = 12,          // 1.4: MarkRecord + name: a named moment (an iteration starts)
+  kAllocatorSegments = 11,  // 1.4: AllocatorSegmentsRecord + allocator name + segments + blocks:
+                            // a caching allocator's map, given by the program (api.h)
+  kMark = 12,          // 1.5: MarkRecord + name: a named moment (an iteration starts)
 };
 
 enum class MarkSource : uint8_t {
@@ -284,6 +287,45 @@ struct GpuProcess {
   uint32_t pid;
   uint32_t reserved;
   uint64_t used_bytes;  // kUnknown64 when NVML cannot tell
+};
+
+// 1.4: a caching allocator's segment/block map at one moment, as the program gave it
+// through cumemtrace_allocator_segments (include/cumemtrace/api.h); PyTorch's figures come
+// from torch.cuda.memory_snapshot() in its out-of-memory observer. Written in event order:
+// the events before it in the file are those that happened before it.
+struct AllocatorSegmentsRecord {
+  uint64_t time_ns;
+  int32_t device;          // CUDA ordinal
+  uint32_t segment_count;  // AllocatorSegment entries that follow the name
+  uint32_t block_count;    // AllocatorBlock entries that follow the segments
+  uint32_t segment_bytes;  // size of each segment entry (readers step by this)
+  uint32_t block_bytes;    // size of each block entry (readers step by this)
+  uint32_t reserved;
+  // then: string allocator ("pytorch"), segment_count × AllocatorSegment, block_count × AllocatorBlock
+};
+struct AllocatorSegment {
+  uint64_t address;          // device address of the segment
+  uint64_t total_bytes;
+  uint64_t allocated_bytes;  // the allocator's own count of its active_allocated bytes
+  uint64_t stream;
+  uint32_t first_block;      // its blocks: [first_block, first_block + block_count), in
+  uint32_t block_count;      // address order, tiling the segment
+  uint32_t flags;            // AllocatorSegmentFlags
+  uint32_t reserved;
+};
+enum AllocatorSegmentFlags : uint32_t {
+  kSegmentSmall = 1u << 0,  // the allocator's small pool (PyTorch: segment_type "small")
+};
+enum class BlockState : uint32_t {
+  kInactive = 0,            // free, reusable by a request that fits
+  kActiveAllocated = 1,     // handed out
+  kActivePendingFree = 2,   // freed by the program, waiting on a stream event
+};
+inline constexpr uint32_t kBlockStateCount = 3;
+struct AllocatorBlock {
+  uint64_t size;
+  uint32_t state;  // BlockState
+  uint32_t reserved;
 };
 
 // Appended after the process ended, by `cumemtrace run` / `cumemtrace symbolize`, on the

@@ -212,3 +212,42 @@ TEST_CASE("an unreadable path is an error at byte 0") {
   CHECK(t.error->byte_offset == 0);
   CHECK_FALSE(t.header_ok);
 }
+
+namespace {
+
+// An AllocatorSegments payload: one segment of `blocks` blocks starting at block `first`.
+std::string allocator_segments(uint32_t first, uint32_t seg_blocks, std::vector<fmt::AllocatorBlock> blocks) {
+  std::string p = TraceBuilder::pod(fmt::AllocatorSegmentsRecord{
+      123, 0, 1, uint32_t(blocks.size()), sizeof(fmt::AllocatorSegment), sizeof(fmt::AllocatorBlock), 0});
+  TraceBuilder::str(p, "pytorch");
+  p += TraceBuilder::pod(fmt::AllocatorSegment{0x7000000000, 3 << 20, 1 << 20, 7, first, seg_blocks, 1, 0});
+  for (const auto& b : blocks) p += TraceBuilder::pod(b);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("an allocator's block map is read in event order, and a damaged one is skipped without stopping") {
+  const std::vector<fmt::AllocatorBlock> blocks = {{1 << 20, uint32_t(fmt::BlockState::kActiveAllocated), 0},
+                                                   {2 << 20, uint32_t(fmt::BlockState::kInactive), 0}};
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30).alloc(10, 0x7000000000, 3 << 20);
+  b.record(fmt::RecordType::kAllocatorSegments, allocator_segments(0, 2, blocks));
+  b.record(fmt::RecordType::kAllocatorSegments, allocator_segments(1, 2, blocks));  // blocks 1..2 of 2: damaged
+  b.free(20, 0x7000000000).end(30, 2);
+  Trace t = parse_trace(span_of(b.bytes()));
+  REQUIRE_FALSE(t.error);
+  CHECK(t.damaged_records == 1);
+  CHECK(t.events.size() == 2);
+  REQUIRE(t.allocator_maps.size() == 1);
+  const AllocatorMap& m = t.allocator_maps[0];
+  CHECK(m.allocator == "pytorch");
+  CHECK(m.events_before == 1);
+  REQUIRE(m.segments.size() == 1);
+  CHECK(m.segments[0].address == 0x7000000000);
+  CHECK(m.segments[0].stream == 7);
+  CHECK(m.segments[0].flags == fmt::kSegmentSmall);
+  REQUIRE(m.segments[0].blocks.size() == 2);
+  CHECK(m.segments[0].blocks[1].size == 2 << 20);
+  CHECK(m.segments[0].blocks[1].state == fmt::BlockState::kInactive);
+}

@@ -1,0 +1,60 @@
+// A caching allocator's block map at a failed allocation (trace 1.4, AllocatorSegments):
+// the block-level view of fragmentation inside the memory the allocator caches.
+//
+// The program gives the map (PyTorch: torch.cuda.memory_snapshot() in its out-of-memory
+// observer, python/cumemtrace/torch.py); the report attaches it to the nearest failed
+// allocation before it on the same device and joins each segment to the traced
+// allocation at the segment's address among those live when the map was recorded.
+// Every figure is a sum of block sizes, per segment: addresses are only ever compared
+// for the join, never subtracted from sizes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cumemtrace/reader.h"
+#include "replay.h"
+#include "stacks.h"
+
+namespace cumemtrace {
+
+// Bytes and block counts over blocks of each state (format::BlockState).
+struct BlockTotals {
+  uint64_t allocated_bytes = 0, pending_free_bytes = 0, free_bytes = 0;
+  uint64_t allocated_blocks = 0, pending_free_blocks = 0, free_blocks = 0;
+  uint64_t largest_free_block = 0;
+  void add(const AllocatorBlock& b);
+  void add(const BlockTotals& o);
+};
+
+struct SegmentView {
+  uint64_t address = 0;
+  uint64_t total_bytes = 0;
+  uint64_t stream = 0;
+  bool small = false;
+  uint64_t blocks = 0;
+  BlockTotals totals;
+  bool joined = false;       // a traced allocation lived at this address on the device
+  std::string library;       // ... made from this library (empty when not joined)
+  format::Kind kind{};
+  uint64_t allocation_bytes = 0;  // ... of this size
+};
+
+struct AllocatorMapView {
+  std::string allocator;
+  uint64_t time_ns = 0;
+  uint64_t request = 0;      // the failed allocation's size
+  uint64_t segments = 0;
+  uint64_t joined = 0;       // segments joined to a traced allocation
+  uint64_t total_bytes = 0;  // sum of the segments' sizes
+  BlockTotals totals;
+  bool free_block_fits = false;  // some free block is as large as the request
+  std::vector<SegmentView> largest;  // the largest segments, at most `top`
+};
+
+// `live`: what held device memory on the map's device when it was recorded.
+AllocatorMapView view_allocator_map(const AllocatorMap& m, const std::vector<LiveAlloc>& live, uint64_t request,
+                                    const Stacks& stacks, size_t top);
+
+}  // namespace cumemtrace

@@ -1,0 +1,75 @@
+/* The calls a program may make into libcumemtrace.so. Every one is safe to make when the
+   library is not preloaded: find it with dlsym(RTLD_DEFAULT, "cumemtrace_...") (Python:
+   ctypes.CDLL(None)), and do nothing when it is absent, so the program runs unchanged
+   without the tracer. The library exports exactly these names (interpose/exports.map).
+
+   Every call only copies its arguments into the trace's pending records, under the
+   tracker's lock: no I/O, no CUDA call, no callback into the caller. Bad arguments are
+   ignored with one warning on stderr; a call never fails the program.
+
+   Plain C, fixed-width fields, no padding: the Python package (python/cumemtrace)
+   mirrors these structs with ctypes. */
+#ifndef CUMEMTRACE_API_H
+#define CUMEMTRACE_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Marks (trace record Mark) ---- */
+
+/* Records a mark: a named moment, here and now. Marks of one name delimit iterations
+   ("step", "iter"): the report's growth analysis and check --max-growth compare what each
+   call site holds at each of them. `name`: at most 4096 bytes are kept. NVTX ranges
+   reach the same record without this call (cumemtrace run sets NVTX_INJECTION64_PATH).
+   Returns 0 when recorded, -1 when not (not tracing yet or any more, null name, buffer
+   full). */
+int cumemtrace_mark(const char* name);
+
+/* ---- A caching allocator's segment/block map (trace record AllocatorSegments) ---- */
+
+/* A block's state, as PyTorch's torch.cuda.memory_snapshot() names it. */
+enum cumemtrace_block_state {
+  CUMEMTRACE_BLOCK_INACTIVE = 0,            /* "inactive": free, reusable */
+  CUMEMTRACE_BLOCK_ACTIVE_ALLOCATED = 1,    /* "active_allocated": handed out */
+  CUMEMTRACE_BLOCK_ACTIVE_PENDING_FREE = 2, /* "active_pending_free": freed, waiting on a stream */
+};
+
+/* One segment: one cudaMalloc (or expandable range) the allocator holds. Bytes. */
+struct cumemtrace_segment {
+  uint64_t address;        /* device address of the segment's start */
+  uint64_t total_size;     /* bytes of the segment */
+  uint64_t allocated_size; /* bytes in active_allocated blocks, as the allocator counts them */
+  uint64_t stream;         /* the stream the segment belongs to (cudaStream_t as an integer) */
+  uint32_t first_block;    /* index of its first block in `blocks` */
+  uint32_t block_count;    /* its blocks, in address order, tiling the segment */
+  uint32_t is_small;       /* 1: the small pool ("small" segment_type), 0: large */
+  uint32_t reserved;       /* zero */
+};
+
+struct cumemtrace_block {
+  uint64_t size;  /* bytes */
+  uint32_t state; /* enum cumemtrace_block_state */
+  uint32_t reserved; /* zero */
+};
+
+/* Records a caching allocator's map of device `device` at this moment: `allocator` names
+   it ("pytorch"; at most 64 bytes), segments[i] owns blocks[first_block, first_block +
+   block_count). Call it right after an out-of-memory error (PyTorch's OOM observer does,
+   from torch.cuda.memory_snapshot()); the report joins each segment to the traced
+   allocation at its address and explains the failure before it.
+   Returns 0 when recorded, -1 when not (not preloaded has no symbol at all; not tracing:
+   no CUDA call traced yet, tracing disabled or stopped, or the trace buffer is full; bad
+   arguments: null pointers, a block range outside `blocks`, an unknown state, more than
+   2^19 segments or 2^21 blocks). */
+int cumemtrace_allocator_segments(const char* allocator, int32_t device, const struct cumemtrace_segment* segments,
+                                  size_t n_segments, const struct cumemtrace_block* blocks, size_t n_blocks);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUMEMTRACE_API_H */

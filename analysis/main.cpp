@@ -2,6 +2,7 @@
 // user's description; keep the two in step.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "dump.h"
+#include "escape.h"
+#include "live_time.h"
 #include "report.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -23,13 +26,13 @@ namespace {
 // Says on stderr what is wrong with a trace. Returns false when nothing was readable.
 bool check(const Trace& t) {
   if (!t.header_ok) {
-    std::cerr << "cumemtrace: " << t.path << ": " << (t.error ? t.error->message : "unreadable") << "\n";
+    std::cerr << "cumemtrace: " << printable(t.path) << ": " << (t.error ? t.error->message : "unreadable") << "\n";
     return false;
   }
-  if (t.error) {
-    std::cerr << "cumemtrace: " << t.path << ": " << t.error->message << "\n";
-    std::cerr << "warning: trace truncated at byte " << t.error->byte_offset << "; reporting what precedes it\n";
-  }
+  for (const auto& d : t.damage) std::cerr << "cumemtrace: " << printable(t.path) << ": " << d.message << "\n";
+  if (!t.damage.empty())
+    std::cerr << "warning: " << t.damage.size() << " damaged or unread byte range(s), the first at byte "
+              << t.damage.front().byte_offset << "; figures from this trace are incomplete\n";
   return true;
 }
 
@@ -69,23 +72,25 @@ int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, siz
 }
 
 int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json) {
-  std::vector<uint64_t> ats;
+  std::vector<std::string> parts;
   for (const auto& a : at_args) {
+    if (a.empty()) parts.push_back(a);  // an error, said below
     std::stringstream ss(a);
-    for (std::string part; std::getline(ss, part, ',');) {
-      if (part.empty()) continue;
-      try {
-        size_t used = 0;
-        ats.push_back(std::stoull(part, &used));
-        if (used != part.size()) throw std::invalid_argument(part);
-      } catch (const std::exception&) {
-        std::cerr << "cumemtrace live: --at wants nanoseconds on CLOCK_MONOTONIC, not '" << part << "'\n";
-        return 2;
-      }
-    }
+    for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
+    if (!a.empty() && a.back() == ',') parts.emplace_back();
   }
   Trace t = read_trace(path);
   if (!check(t)) return 1;
+  std::vector<uint64_t> ats;
+  for (const auto& part : parts) {
+    std::string error;
+    auto at = parse_moment(part, t, error);
+    if (!at) {
+      std::cerr << "cumemtrace live: " << error << "\n";
+      return 2;
+    }
+    ats.push_back(*at);
+  }
   const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (uint64_t at : ats) {
@@ -165,9 +170,10 @@ int parse_run(int argc, char** argv) {
       if (value(a, "-o", v) || value(a, "--output", v)) {
         opt.output = v;
       } else if (value(a, "--depth", v)) {
-        size_t used = 0;
-        int d = std::stoi(v, &used);
-        if (used != v.size() || d < 0) throw std::invalid_argument("--depth wants a count of frames");
+        int d = -1;
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+        if (ec != std::errc() || p != v.data() + v.size() || d < 0)
+          throw std::invalid_argument("--depth wants a count of frames (0 or more), not '" + v + "'");
         opt.depth = d;
       } else if (a.starts_with("-")) {
         throw std::invalid_argument("unknown option " + std::string(a) + " (put the command after --)");
@@ -185,6 +191,16 @@ int parse_run(int argc, char** argv) {
 
 }  // namespace
 
+// CLI11 names the option in its message: "--top: a count (0 or more), not '-1'".
+const CLI::Validator kCount(
+    [](std::string& v) {
+      long long n = -1;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      return ec == std::errc() && p == v.data() + v.size() && n >= 0 ? std::string()
+                                                                     : "a count (0 or more), not '" + v + "'";
+    },
+    "COUNT");
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "run") return parse_run(argc, argv);
   CLI::App app{"cumemtrace: who holds the CUDA device memory, where, and why an allocation failed"};
@@ -198,19 +214,22 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> report_paths;
   bool report_json = false;
-  size_t top = 10, frames = 6;
+  long long top = 10, frames = 6;
   auto* report = app.add_subcommand("report", "Report on one or more traces");
   report->add_option("traces", report_paths, "Trace files")->required();
   report->add_flag("--json", report_json, "JSON output (docs/report-json.md)");
-  report->add_option("--top", top, "Call sites per table")->capture_default_str();
-  report->add_option("--frames", frames, "Frames per call site")->capture_default_str();
+  report->add_option("--top", top, "Call sites per table")->capture_default_str()->check(kCount);
+  report->add_option("--frames", frames, "Frames per call site")->capture_default_str()->check(kCount);
 
   std::string live_path;
   std::vector<std::string> live_at;
   bool live_json = false;
-  auto* live = app.add_subcommand("live", "What was live at given moments (CLOCK_MONOTONIC ns)");
+  auto* live = app.add_subcommand("live", "What was live at given moments");
   live->add_option("trace", live_path, "Trace file")->required();
-  live->add_option("--at", live_at, "Time in ns; repeat or give a comma list")->required()->take_all();
+  live->add_option("--at", live_at,
+                   "CLOCK_MONOTONIC ns, seconds since start ('12.5 s'), 'peak' or 'end'; repeat or give a comma list")
+      ->required()
+      ->take_all();
   live->add_flag("--json", live_json, "JSON output: an array, one object per --at");
 
   std::vector<std::string> sym_paths;
@@ -231,7 +250,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*report) return cmd_report(report_paths, report_json, top, frames);
+    if (*report) return cmd_report(report_paths, report_json, size_t(top), size_t(frames));
     if (*live) return cmd_live(live_path, live_at, live_json);
     if (*sym) return cmd_symbolize(sym_paths);
     if (*dmp) return cmd_dump(dump_path);

@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "report_failures.h"
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -87,44 +89,14 @@ NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_ns) {
   n.snapshot_time_ns = best->time_ns;
   n.reason = best->reason;
   n.process_used = best_dev->nvml_process_used;
-  n.tracked = best_dev->arena_bytes;
+  n.footprint = best_dev->arena_bytes;
   n.context = context_bytes_until(t, device, best->time_ns);
   // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
   const uint64_t pool = best_dev->pool_reserved_bytes, async_live = best_dev->live_bytes[int(format::Kind::kAsyncPool)];
   n.pool_slack = pool != format::kUnknown64 && pool > async_live ? pool - async_live : 0;
-  const uint64_t accounted = n.tracked + n.context + n.pool_slack;
+  const uint64_t accounted = n.footprint + n.context + n.pool_slack;
   n.untracked = n.process_used > accounted ? n.process_used - accounted : 0;
   return n;
-}
-
-// The snapshot taken right after a failed allocation, else the nearest one in time.
-void attach_snapshot(const Trace& t, FailedRow& row) {
-  const Snapshot* chosen = nullptr;
-  const DeviceSnapshot* dev = nullptr;
-  for (const auto& s : t.snapshots) {
-    if (s.reason != SnapshotReason::kFailedAllocation || s.time_ns < row.time_ns) continue;
-    if (const DeviceSnapshot* d = s.find(row.device)) {
-      chosen = &s;
-      dev = d;
-      break;
-    }
-  }
-  if (!chosen) {
-    for (const auto& s : t.snapshots) {
-      const DeviceSnapshot* d = s.find(row.device);
-      if (d && (!chosen || abs_diff(s.time_ns, row.time_ns) < abs_diff(chosen->time_ns, row.time_ns))) {
-        chosen = &s;
-        dev = d;
-      }
-    }
-  }
-  if (!chosen) return;
-  row.snapshot_known = true;
-  row.snapshot_time_ns = chosen->time_ns;
-  row.snapshot_reason = chosen->reason;
-  row.device_free = dev->nvml_device_free;
-  row.device_total = dev->nvml_device_total;
-  row.process_used = dev->nvml_process_used;
 }
 
 uint64_t last_time(const Trace& t) {
@@ -144,15 +116,26 @@ int leak_rank(Kind k) {
   return 3;
 }
 
+const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
+  for (auto it = t.snapshots.rbegin(); it != t.snapshots.rend(); ++it)
+    if (it->reason == SnapshotReason::kExit) return it->find(device);
+  return nullptr;
+}
+
 }  // namespace
 
-Report build_report(const Trace& trace, const ReportOptions& opt) {
+Report build_report(const Trace& read, const ReportOptions& opt) {
   Report rep;
+  rep.integrity = check_integrity(read);
+  // Impossible events are reported, never replayed.
+  std::optional<Trace> filtered;
+  if (!rep.integrity.impossible.empty()) filtered = without_impossible(read, rep.integrity);
+  const Trace& trace = filtered ? *filtered : read;
   rep.path = trace.path;
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
   rep.error = trace.error;
-  rep.events = trace.events.size();
+  rep.events = read.events.size();
   rep.unknown_records = trace.unknown_records;
   rep.start_ns = trace.process ? trace.process->start_monotonic_ns : 0;
   const uint64_t last = last_time(trace);
@@ -209,13 +192,17 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
       dr.frag_at_end = s.frag.figures();
       dr.counts = s.counts;
       dr.context_bytes = s.context_bytes;
-      if (s.peak_event != kNoEvent) dr.nvml = nvml_split(trace, ordinal, s.peak_time_ns);
+      // Without a peak (nothing was ever live here) NVML is split at the trace's last
+      // moment, so the device section and the failed allocations tell one story.
+      const bool peak = s.peak_event != kNoEvent;
+      dr.nvml = nvml_split(trace, ordinal, peak ? s.peak_time_ns : last);
+      dr.nvml.at_peak = peak;
       if (auto p = at_peak.find(ordinal); p != at_peak.end()) {
         dr.top_sites = group_sites(p->second, stacks);
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
         dr.by_library = group_libraries(p->second, stacks);
       }
-      if (ordinal >= 0 && s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0) {
+      if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0) {
         ReservationReport rr;
         rr.device = ordinal;
         rr.reserves = s.counts.reserves;
@@ -231,6 +218,7 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
         rep.reservations.push_back(std::move(rr));
       }
     }
+    if (const DeviceSnapshot* x = exit_snapshot(trace, ordinal)) dr.exit_snapshot = *x;
     // A "host" row only earns its place when something happened on the host.
     if (ordinal < 0 && sit == final.devices().end()) continue;
     rep.devices.push_back(std::move(dr));
@@ -260,25 +248,7 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     rep.contexts.push_back(std::move(row));
   }
 
-  for (const auto& f : final.failed()) {
-    FailedRow row;
-    row.time_ns = f.event.time_ns;
-    row.device = f.event.device;
-    row.size = f.event.size;
-    row.kind = f.event.kind;
-    row.api = trace.api_name(f.event.api);
-    row.result = f.event.result;
-    row.runtime_layer = f.event.flags & format::kEventRuntimeLayer;
-    row.tid = f.event.tid;
-    CallSite cs = stacks.call_site(f.event.stack_id);
-    row.library = cs.library;
-    row.frames = stacks.frames(cs.node, opt.frames);
-    row.live_device_bytes = f.live_device_bytes;
-    attach_snapshot(trace, row);
-    if (row.device_total == format::kUnknown64)
-      if (const DeviceInfo* info = trace.device(row.device)) row.device_total = info->total_bytes;
-    rep.failed.push_back(std::move(row));
-  }
+  rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted);
   return rep;
 }
 

@@ -11,6 +11,7 @@
 
 #include "cumemtrace/fragmentation.h"
 #include "cumemtrace/reader.h"
+#include "integrity.h"
 #include "replay.h"
 #include "stacks.h"
 
@@ -43,10 +44,11 @@ struct LibraryRow {
 // NVML's figure for the process near the peak, split by what we can account for.
 struct NvmlSplit {
   bool known = false;
+  bool at_peak = true;  // false: the device never held memory; split near the trace's end
   uint64_t snapshot_time_ns = 0;
   format::SnapshotReason reason{};
   uint64_t process_used = 0;
-  uint64_t tracked = 0;    // the snapshot's arena bytes
+  uint64_t footprint = 0;  // the snapshot's arena bytes: granule-rounded, not requested bytes
   uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
   uint64_t pool_slack = 0; // the default async pool's reserve beyond its live allocations
   uint64_t untracked = 0;  // the rest, clamped at 0
@@ -81,6 +83,9 @@ struct DeviceReport {
   std::vector<SiteRow> top_sites;      // at peak, by live bytes
   uint64_t top_sites_omitted = 0;      // call sites beyond --top
   std::vector<LibraryRow> by_library;  // at peak
+  // The library's own figures at exit (the last exit snapshot): exact even when events
+  // were dropped or damaged, unlike the replayed ones above.
+  std::optional<DeviceSnapshot> exit_snapshot;
 };
 
 struct LeakGroup {
@@ -91,8 +96,12 @@ struct LeakGroup {
   uint64_t sites_omitted = 0;
 };
 
+// One failed allocation, or several identical ones (same device, size, kind, entry
+// point, result and call site), counted.
 struct FailedRow {
-  uint64_t time_ns = 0;
+  uint64_t count = 1;
+  uint64_t time_ns = 0;       // the first of them
+  uint64_t last_time_ns = 0;  // the last of them
   int32_t device = -1;
   uint64_t size = 0;
   format::Kind kind{};
@@ -137,6 +146,7 @@ struct Report {
   std::optional<ProcessInfo> process;
   bool complete = false;  // an EndRecord was found
   std::optional<ReadError> error;
+  Integrity integrity;       // damage, count mismatch, drops, impossible events
   uint64_t start_ns = 0;     // monotonic start of the process
   uint64_t duration_ns = 0;  // to the EndRecord, else to the last time seen
   uint64_t events = 0;
@@ -145,7 +155,9 @@ struct Report {
   size_t symbols = 0;          // ips with a symbol (file + in-memory)
   std::vector<DeviceReport> devices;
   std::vector<LeakGroup> leaks;  // device memory kinds first, then managed, host-pinned
-  std::vector<FailedRow> failed;
+  std::vector<FailedRow> failed;  // groups in order of first occurrence, at most --top
+  uint64_t failed_total = 0;      // failed allocations, all groups
+  uint64_t failed_omitted = 0;    // groups beyond --top
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
 };

@@ -21,7 +21,7 @@ TEST_CASE("a failed allocation is reported with its size, stack, live bytes and 
   CHECK(f.at("device") == 0);
   CHECK(f.at("api") == "cudaMalloc");
   CHECK(f.at("result_name") == "CUDA_ERROR_OUT_OF_MEMORY");
-  CHECK(f.at("tracked_live_device_bytes") == 0);
+  CHECK(f.at("requested_live_device_bytes") == 0);
   // The context (512 MiB) is all the device holds at that moment.
   CHECK(f.at("device_total") == 8589934592);
   CHECK(f.at("device_free") == 8589934592 - 536870912);
@@ -74,7 +74,7 @@ TEST_CASE("nvidia-smi's figure near the peak splits into tracked, context and un
   // A snapshot is taken at the writer's next flush after the peak rose: nearest the peak.
   CHECK(n.at("snapshot_reason") == "peak");
   // By then the middle block is gone: 128 MiB in whole granules, plus the 512 MiB context.
-  CHECK(n.at("tracked") == 134217728);
+  CHECK(n.at("footprint") == 134217728);
   CHECK(n.at("context") == 536870912);
   CHECK(n.at("process_used") == 134217728 + 536870912);
   CHECK(n.at("untracked") == 0);

@@ -11,28 +11,14 @@
 #include <string>
 
 #include "catch.h"
+#include "shell.h"
 #include "trace_builder.h"
 
+using cumemtrace::test::Result;
+using cumemtrace::test::shell;
 using cumemtrace::test::TraceBuilder;
 
 namespace {
-
-struct Result {
-  int status = -1;
-  std::string out;
-};
-
-Result shell(const std::string& cmd) {
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
 
 std::string tmp(const char* tag) {
   return std::string("/tmp/cumemtrace-run-test-") + tag + "-" + std::to_string(getpid());

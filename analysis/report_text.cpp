@@ -115,8 +115,8 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     out << "  fragmentation at peak: " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes) << ", gaps "
         << iec_exact(f.gap_bytes) << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio "
         << fixed(f.gap_ratio(), 4) << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
-    out << "  maximum gap ratio over time: " << fixed(d.max_gap_ratio, 4) << " at " << since(rep, d.max_gap_ratio_time_ns)
-        << "\n";
+    out << "  maximum gap ratio over time (footprint at least a tenth of its peak): " << fixed(d.max_gap_ratio, 4)
+        << " at " << since(rep, d.max_gap_ratio_time_ns) << "\n";
   }
   if (d.nvml.known) {
     const auto& n = d.nvml;

@@ -4,6 +4,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "harness.h"
 
 using namespace harness;
@@ -40,6 +43,41 @@ TEST_CASE("a process killed with SIGKILL leaves a trace readable up to its last 
   CHECK(r.at("trace").at("complete") == false);
   CHECK(device(r, 0).at("peak").at("device_bytes") == 3 * 67108864);
   CHECK(device(r, 0).at("end").at("device_bytes") == 2 * 67108864);
+  // Every flush was a whole, checksummed chunk: nothing is damaged, and at least the
+  // preamble's chunk and the one holding the three allocations and the free were sealed.
+  const auto& in = r.at("integrity");
+  CHECK(in.at("checksummed") == true);
+  CHECK(in.at("checksummed_chunks") >= 2);
+  CHECK(in.at("damaged_ranges").empty());
+}
+
+TEST_CASE("the library seals every flush with a checksum that a damaged byte breaks") {
+  TempDir dir;
+  REQUIRE(traced(dir, {program("prog_runtime"), "basic"}).exit_code == 0);
+  const std::string path = only_trace(dir);
+  const auto r = report(path);
+  CHECK(r.at("integrity").at("checksummed") == true);
+  CHECK(r.at("integrity").at("figures_complete") == true);
+  CHECK(r.at("integrity").at("damaged_ranges").empty());
+  // One byte flipped in the middle of the file: reported as damage, figures incomplete.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  REQUIRE(bytes.size() > 1000);
+  bytes[bytes.size() / 2] ^= 0x40;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+  }
+  const auto d = report(path);
+  REQUIRE(d.at("integrity").at("damaged_ranges").size() == 1);
+  const uint64_t off = d.at("integrity").at("damaged_ranges")[0].at("byte_offset");
+  const uint64_t len = d.at("integrity").at("damaged_ranges")[0].at("bytes");
+  CHECK(off <= bytes.size() / 2);
+  CHECK(off + len > bytes.size() / 2);
+  CHECK(d.at("integrity").at("figures_complete") == false);
 }
 
 TEST_CASE("cumemtrace run passes the exit status through and symbolizes a killed child's trace") {

@@ -16,6 +16,8 @@ std::string impossible(const Trace& t, const Event& e) {
   if (e.time_ns < start)
     return "time " + std::to_string(e.time_ns) + " ns is before the trace began (" + std::to_string(start) + " ns)";
   if (!allocates(e.op) || e.result != 0) return {};
+  if (e.address + e.size < e.address)
+    return "range at " + hex(e.address) + " of " + std::to_string(e.size) + " bytes runs past the end of memory";
   // Address reservations and host memory have no device size to compare with.
   if (e.op == Op::kReserve || e.kind == format::Kind::kHostPinned || e.kind == format::Kind::kManaged) return {};
   const DeviceInfo* d = t.device(e.device);

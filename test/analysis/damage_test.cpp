@@ -171,3 +171,15 @@ TEST_CASE("events dropped by the writer make the figures lower bounds, with the 
   CHECK(out.str().find("requested device bytes 6.00 MiB (6,291,456 B)") != std::string::npos);
   CHECK(to_json(rep)["devices"][0]["exit_snapshot"]["device_bytes"] == 6 * MiB);
 }
+
+TEST_CASE("an allocation whose range runs past the end of the address space is impossible") {
+  TraceBuilder b;
+  b.process();  // no Device record: its size cannot be judged against the device
+  b.alloc(10, 0xfffffffffff00000ull, 2 * MiB).alloc(20, 0x7000000000, MiB).end(30);
+  const Report rep = build_report(parse_trace(span_of(b.bytes())), ReportOptions{});
+  REQUIRE(rep.integrity.impossible.size() == 1);
+  CHECK(rep.integrity.impossible[0].index == 0);
+  CHECK(rep.integrity.impossible[0].why == "range at 0xfffffffffff00000 of 2097152 bytes runs past the end of memory");
+  REQUIRE(rep.devices.size() == 1);
+  CHECK(rep.devices[0].peak_bytes == MiB);
+}

@@ -27,13 +27,18 @@ status=0
 for target in fuzz_reader fuzz_report; do
   corpus="$build/corpus-$target"
   mkdir -p "$corpus"
+  rm -f "$build"/fuzz-*.log
   echo "fuzz: $target for $((seconds / 2)) s with $jobs worker(s)" >&2
   # -max_len: the seeds include a 1 MiB trace; mutating inputs that long finds nothing
   # smaller ones would not, at a fraction of the speed.
-  (cd "$build" && "$build/bin/$target" -max_total_time=$((seconds / 2)) -jobs="$jobs" -workers="$jobs" \
+  # One worker runs in this process; several are libFuzzer's -jobs/-workers (each logs
+  # to fuzz-N.log in $build).
+  parallel=()
+  ((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")
+  (cd "$build" && "$build/bin/$target" -max_total_time=$((seconds / 2)) "${parallel[@]}" \
     -max_len=65536 -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 -artifact_prefix="$crashes/$target-" \
     "$corpus" "$seeds" >"$build/$target.log" 2>&1) || status=1
-  grep -hE "^(stat::number_of_executed_units|#[0-9]+.*DONE)" "$build/$target.log" "$build"/fuzz-*.log 2>/dev/null | tail -n 1 >&2 || true
+  grep -hE "^stat::number_of_executed_units" "$build/$target.log" 2>/dev/null | tail -n 1 >&2 || true
 done
 if ((status)) || compgen -G "$crashes/*" >/dev/null; then
   echo "fuzz: FAILED; inputs in $crashes, logs in $build/*.log" >&2

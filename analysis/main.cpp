@@ -10,117 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "commands.h"
 #include "dump.h"
-#include "escape.h"
-#include "live_time.h"
-#include "report.h"
-#include "report_json.h"
-#include "report_text.h"
 #include "run_command.h"
-#include "symbolize.h"
 
 using namespace cumemtrace;
 
 namespace {
-
-// Says on stderr what is wrong with a trace. Returns false when nothing was readable.
-bool check(const Trace& t) {
-  if (!t.header_ok) {
-    std::cerr << "cumemtrace: " << printable(t.path) << ": " << (t.error ? t.error->message : "unreadable") << "\n";
-    return false;
-  }
-  for (const auto& d : t.damage) std::cerr << "cumemtrace: " << printable(t.path) << ": " << d.message << "\n";
-  if (!t.damage.empty())
-    std::cerr << "warning: " << t.damage.size() << " damaged or unread byte range(s), the first at byte "
-              << t.damage.front().byte_offset << "; figures from this trace are incomplete\n";
-  return true;
-}
-
-int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames) {
-  int rc = 0;
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  bool first = true;
-  for (const auto& path : paths) {
-    Trace t = read_trace(path);
-    if (!check(t)) {
-      rc = 1;
-      continue;
-    }
-    // A trace never symbolized (the job was not started by `cumemtrace run`) can still
-    // be symbolized here when the module files exist on this machine.
-    std::unordered_map<uint64_t, Symbol> extra;
-    if (t.symbols.empty()) extra = resolve_symbols(t);
-    ReportOptions opt;
-    opt.top = top;
-    opt.frames = frames;
-    opt.extra_symbols = &extra;
-    Report rep = build_report(t, opt);
-    if (json) {
-      all.push_back(to_json(rep));
-    } else {
-      if (!first) std::cout << "\n" << std::string(78, '=') << "\n\n";
-      write_text(std::cout, rep);
-    }
-    first = false;
-  }
-  if (json) {
-    // One trace: one object; several: an array, one object each (docs/report-json.md).
-    if (paths.size() > 1) std::cout << all.dump(2) << "\n";
-    else if (!all.empty()) std::cout << all[0].dump(2) << "\n";
-  }
-  return rc;
-}
-
-int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json) {
-  std::vector<std::string> parts;
-  for (const auto& a : at_args) {
-    if (a.empty()) parts.push_back(a);  // an error, said below
-    std::stringstream ss(a);
-    for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
-    if (!a.empty() && a.back() == ',') parts.emplace_back();
-  }
-  Trace t = read_trace(path);
-  if (!check(t)) return 1;
-  std::vector<uint64_t> ats;
-  for (const auto& part : parts) {
-    std::string error;
-    auto at = parse_moment(part, t, error);
-    if (!at) {
-      std::cerr << "cumemtrace live: " << error << "\n";
-      return 2;
-    }
-    ats.push_back(*at);
-  }
-  const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (uint64_t at : ats) {
-    LiveReport lr = build_live(t, at);
-    if (json) out.push_back(to_json(lr));
-    else write_live_text(std::cout, lr, start);
-  }
-  if (json) std::cout << out.dump(2) << "\n";
-  return 0;
-}
-
-int cmd_symbolize(const std::vector<std::string>& paths) {
-  int rc = 0;
-  for (const auto& path : paths) {
-    SymbolizeFileResult r = symbolize_file(path);
-    if (!r.ok) {
-      std::cerr << "cumemtrace: " << path << ": " << r.message << "\n";
-      rc = 1;
-    } else if (r.already) {
-      std::cerr << "cumemtrace: " << path << ": already symbolized\n";
-    } else {
-      std::cerr << "cumemtrace: " << path << ": " << r.appended << " of " << r.stats.ips << " ips symbolized";
-      if (r.stats.modules_missing) std::cerr << ", " << r.stats.modules_missing << " module files missing";
-      if (r.stats.modules_mismatch) std::cerr << ", " << r.stats.modules_mismatch << " modules with another build-id";
-      if (r.cut_partial) std::cerr << "; partial last record cut off";
-      std::cerr << "\n";
-    }
-  }
-  return rc;
-}
 
 int cmd_dump(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -171,7 +171,8 @@ json report_json(const Report& rep) {
     o["peak"] = {{"device_bytes", d.peak_bytes},
                  {"time_ns", d.peak_bytes ? json(d.peak_time_ns) : json(nullptr)},
                  {"since_start_ns", d.peak_bytes ? json(since(d.peak_time_ns)) : json(nullptr)},
-                 {"arena_bytes", d.frag_at_peak.arena_bytes}};
+                 {"arena_bytes", d.frag_at_peak.arena_bytes},
+                 {"lower_bound", rep.integrity.incomplete()}};
     o["fragmentation_at_peak"] = frag(d.frag_at_peak);
     o["max_gap_ratio"] = {{"gap_ratio", d.max_gap_ratio},
                           {"time_ns", d.max_gap_ratio > 0 ? json(d.max_gap_ratio_time_ns) : json(nullptr)}};

@@ -102,6 +102,8 @@ TEST_CASE("failing-traces/buffer-drop-wrong-peak: lower bounds, with the exit sn
   CHECK(has(s, "the library's own count at exit: 1.55 GiB (1,667,771,900 B) live"));
   const auto j = to_json(rep);
   CHECK(j["integrity"]["figures_complete"] == false);
+  CHECK(j["devices"][0]["peak"]["lower_bound"] == true);
+  CHECK(j["devices"][0]["device"] == 0);
 }
 
 TEST_CASE("failing-traces/vmm-reservation-missing: 8 GiB reserved with no device is reported, text and JSON") {

@@ -81,6 +81,9 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
     case RecordType::kEnd:
       if (t.end) out << "end t=" << t.end->time_ns << " written=" << t.end->events_written << " dropped=" << t.end->events_dropped;
       return;
+    case RecordType::kChecksum:
+      out << "checksum";
+      return;
     case RecordType::kApiName:
       for (const auto& [id, name] : t.api_names) out << "api id=" << id << " " << name;
       return;
@@ -124,18 +127,25 @@ void dump(std::ostream& out, std::span<const uint8_t> bytes) {
   std::memcpy(&fh, bytes.data(), sizeof fh);
   std::vector<uint8_t> one(bytes.begin(), bytes.begin() + fh.header_bytes);
   const size_t head = one.size();
-  for (uint64_t off = fh.header_bytes; off < whole.records_end;) {
+  // Every record in file order, damaged or not: this is for looking at the bytes.
+  for (uint64_t off = fh.header_bytes; off < bytes.size();) {
     RecordHeader h;
+    if (bytes.size() - off < sizeof h) break;
     std::memcpy(&h, bytes.data() + off, sizeof h);
-    const size_t n = sizeof h + h.payload_bytes;
+    const uint64_t n = sizeof h + uint64_t(h.payload_bytes);
+    if (n > bytes.size() - off) {
+      out << "@" << off << " record of type " << h.type << " announces " << h.payload_bytes
+          << " bytes of payload, more than the file holds\n";
+      break;
+    }
     one.resize(head);
     one.insert(one.end(), bytes.begin() + off, bytes.begin() + off + n);
     out << "@" << off << " ";
-    describe(out, parse_trace(one), h.type);
+    describe(out, parse_trace(one, {}, false), h.type);
     out << " (" << h.payload_bytes << " bytes)\n";
     off += n;
   }
-  if (whole.error) out << "error: " << whole.error->message << "\n";
+  for (const auto& d : whole.damage) out << "damage: " << d.message << "\n";
 }
 
 }  // namespace cumemtrace

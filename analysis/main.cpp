@@ -2,6 +2,7 @@
 // user's description; keep the two in step.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -11,114 +12,14 @@
 
 #include "baseline_command.h"
 #include "check_command.h"
+#include "commands.h"
 #include "dump.h"
-#include "report.h"
-#include "report_json.h"
-#include "report_text.h"
 #include "run_command.h"
-#include "symbolize.h"
 #include "torch_oom.h"
 
 using namespace cumemtrace;
 
 namespace {
-
-// Says on stderr what is wrong with a trace. Returns false when nothing was readable.
-bool check(const Trace& t) {
-  if (!t.header_ok) {
-    std::cerr << "cumemtrace: " << t.path << ": " << (t.error ? t.error->message : "unreadable") << "\n";
-    return false;
-  }
-  if (t.error) {
-    std::cerr << "cumemtrace: " << t.path << ": " << t.error->message << "\n";
-    std::cerr << "warning: trace truncated at byte " << t.error->byte_offset << "; reporting what precedes it\n";
-  }
-  return true;
-}
-
-int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames) {
-  int rc = 0;
-  nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  bool first = true;
-  for (const auto& path : paths) {
-    Trace t = read_trace(path);
-    if (!check(t)) {
-      rc = 1;
-      continue;
-    }
-    // A trace never symbolized (the job was not started by `cumemtrace run`) can still
-    // be symbolized here when the module files exist on this machine.
-    std::unordered_map<uint64_t, Symbol> extra;
-    if (t.symbols.empty()) extra = resolve_symbols(t);
-    ReportOptions opt;
-    opt.top = top;
-    opt.frames = frames;
-    opt.extra_symbols = &extra;
-    Report rep = build_report(t, opt);
-    if (json) {
-      all.push_back(to_json(rep));
-    } else {
-      if (!first) std::cout << "\n" << std::string(78, '=') << "\n\n";
-      write_text(std::cout, rep);
-    }
-    first = false;
-  }
-  if (json) {
-    // One trace: one object; several: an array, one object each (docs/report-json.md).
-    if (paths.size() > 1) std::cout << all.dump(2) << "\n";
-    else if (!all.empty()) std::cout << all[0].dump(2) << "\n";
-  }
-  return rc;
-}
-
-int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json) {
-  std::vector<uint64_t> ats;
-  for (const auto& a : at_args) {
-    std::stringstream ss(a);
-    for (std::string part; std::getline(ss, part, ',');) {
-      if (part.empty()) continue;
-      try {
-        size_t used = 0;
-        ats.push_back(std::stoull(part, &used));
-        if (used != part.size()) throw std::invalid_argument(part);
-      } catch (const std::exception&) {
-        std::cerr << "cumemtrace live: --at wants nanoseconds on CLOCK_MONOTONIC, not '" << part << "'\n";
-        return 2;
-      }
-    }
-  }
-  Trace t = read_trace(path);
-  if (!check(t)) return 1;
-  const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (uint64_t at : ats) {
-    LiveReport lr = build_live(t, at);
-    if (json) out.push_back(to_json(lr));
-    else write_live_text(std::cout, lr, start);
-  }
-  if (json) std::cout << out.dump(2) << "\n";
-  return 0;
-}
-
-int cmd_symbolize(const std::vector<std::string>& paths) {
-  int rc = 0;
-  for (const auto& path : paths) {
-    SymbolizeFileResult r = symbolize_file(path);
-    if (!r.ok) {
-      std::cerr << "cumemtrace: " << path << ": " << r.message << "\n";
-      rc = 1;
-    } else if (r.already) {
-      std::cerr << "cumemtrace: " << path << ": already symbolized\n";
-    } else {
-      std::cerr << "cumemtrace: " << path << ": " << r.appended << " of " << r.stats.ips << " ips symbolized";
-      if (r.stats.modules_missing) std::cerr << ", " << r.stats.modules_missing << " module files missing";
-      if (r.stats.modules_mismatch) std::cerr << ", " << r.stats.modules_mismatch << " modules with another build-id";
-      if (r.cut_partial) std::cerr << "; partial last record cut off";
-      std::cerr << "\n";
-    }
-  }
-  return rc;
-}
 
 int cmd_dump(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -169,9 +70,10 @@ int parse_run(int argc, char** argv) {
       if (value(a, "-o", v) || value(a, "--output", v)) {
         opt.output = v;
       } else if (value(a, "--depth", v)) {
-        size_t used = 0;
-        int d = std::stoi(v, &used);
-        if (used != v.size() || d < 0) throw std::invalid_argument("--depth wants a count of frames");
+        int d = -1;
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+        if (ec != std::errc() || p != v.data() + v.size() || d < 0)
+          throw std::invalid_argument("--depth wants a count of frames (0 or more), not '" + v + "'");
         opt.depth = d;
       } else if (a == "--torch-oom") {
         if (!enable_torch_oom()) return 127;
@@ -191,6 +93,16 @@ int parse_run(int argc, char** argv) {
 
 }  // namespace
 
+// CLI11 names the option in its message: "--top: a count (0 or more), not '-1'".
+const CLI::Validator kCount(
+    [](std::string& v) {
+      long long n = -1;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      return ec == std::errc() && p == v.data() + v.size() && n >= 0 ? std::string()
+                                                                     : "a count (0 or more), not '" + v + "'";
+    },
+    "COUNT");
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "run") return parse_run(argc, argv);
   CLI::App app{"cumemtrace: who holds the CUDA device memory, where, and why an allocation failed"};
@@ -204,19 +116,22 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> report_paths;
   bool report_json = false;
-  size_t top = 10, frames = 6;
+  long long top = 10, frames = 6;
   auto* report = app.add_subcommand("report", "Report on one or more traces");
   report->add_option("traces", report_paths, "Trace files")->required();
   report->add_flag("--json", report_json, "JSON output (docs/report-json.md)");
-  report->add_option("--top", top, "Call sites per table")->capture_default_str();
-  report->add_option("--frames", frames, "Frames per call site")->capture_default_str();
+  report->add_option("--top", top, "Call sites per table")->capture_default_str()->check(kCount);
+  report->add_option("--frames", frames, "Frames per call site")->capture_default_str()->check(kCount);
 
   std::string live_path;
   std::vector<std::string> live_at;
   bool live_json = false;
-  auto* live = app.add_subcommand("live", "What was live at given moments (CLOCK_MONOTONIC ns)");
+  auto* live = app.add_subcommand("live", "What was live at given moments");
   live->add_option("trace", live_path, "Trace file")->required();
-  live->add_option("--at", live_at, "Time in ns; repeat or give a comma list")->required()->take_all();
+  live->add_option("--at", live_at,
+                   "CLOCK_MONOTONIC ns, seconds since start ('12.5 s'), 'peak' or 'end'; repeat or give a comma list")
+      ->required()
+      ->take_all();
   live->add_flag("--json", live_json, "JSON output: an array, one object per --at");
 
   std::vector<std::string> sym_paths;
@@ -286,7 +201,7 @@ int main(int argc, char** argv) {
     if (*chk) return run_check(check_opt);
     if (*base) return run_baseline(base_paths, base_out);
     if (*dif) return run_diff(diff_old, diff_new, diff_json);
-    if (*report) return cmd_report(report_paths, report_json, top, frames);
+    if (*report) return cmd_report(report_paths, report_json, size_t(top), size_t(frames));
     if (*live) return cmd_live(live_path, live_at, live_json);
     if (*sym) return cmd_symbolize(sym_paths);
     if (*dmp) return cmd_dump(dump_path);

@@ -12,6 +12,9 @@
 #include <cstring>
 #include <string_view>
 
+#include "cumemtrace/checksum.h"
+#include "plausible.h"
+
 namespace cumemtrace {
 namespace {
 
@@ -82,44 +85,161 @@ std::vector<std::string> split_argv(const std::string& joined) {
 
 class Parser {
  public:
-  Parser(std::span<const uint8_t> bytes, Trace& t) : b_(bytes), t_(t) {}
+  Parser(std::span<const uint8_t> bytes, Trace& t, bool verify) : b_(bytes), t_(t), verify_(verify) {}
 
   void run() {
     if (!header()) return;
-    uint64_t off = t_.records_end;
-    while (off < b_.size()) {
-      const uint64_t left = b_.size() - off;
-      if (left < sizeof(RecordHeader)) {
-        return fail(off, "truncated record header at byte " + std::to_string(off) + ": " +
-                             std::to_string(sizeof(RecordHeader)) + " bytes needed, " +
-                             std::to_string(left) + " left", true);
-      }
-      RecordHeader h;
-      std::memcpy(&h, b_.data() + off, sizeof h);
-      if (h.payload_bytes > kMaxPayloadBytes) {
-        return fail(off, "absurd payload size at byte " + std::to_string(off) + ": " +
-                             std::to_string(h.payload_bytes) + " bytes announced for a record of type " +
-                             std::to_string(h.type), false);
-      }
-      const uint64_t body = left - sizeof h;
-      if (h.payload_bytes > body) {
-        return fail(off, "truncated record at byte " + std::to_string(off) + ": payload of " +
-                             std::to_string(h.payload_bytes) + " bytes announced, " +
-                             std::to_string(body) + " left", true);
-      }
-      Cursor c(b_.data() + off + sizeof h, h.payload_bytes);
-      if (std::string why = record(static_cast<RecordType>(h.type), c); !why.empty()) {
-        return fail(off, why + " in record of type " + std::to_string(h.type) + " at byte " +
-                             std::to_string(off), false);
-      }
-      off += sizeof h + h.payload_bytes;
-      t_.records_end = off;
+    if (!verify_) {
+      std::string why;
+      bool cut;
+      if (const uint64_t stop = records(t_.records_end, b_.size(), false, why, cut); stop != b_.size())
+        damaged(stop, b_.size(), why);
+    } else if (t_.version_minor >= 2) {
+      t_.sealed = true;
+      sealed_chunks();
+    } else {
+      legacy_records();
+    }
+    if (!t_.damage.empty()) {
+      const DamagedRange& d = t_.damage.front();
+      t_.error = ReadError{d.byte_offset, d.message, truncated_tail_};
     }
   }
 
  private:
+  // Reads records in [from, to). Returns where it stopped: `to` when all were read,
+  // else the start of the first record that is cut off, implausible (strict) or unparsable;
+  // `why` then says what is wrong.
+  uint64_t records(uint64_t from, uint64_t to, bool strict, std::string& why, bool& cut) {
+    uint64_t off = from;
+    cut = false;
+    while (off < to) {
+      const uint64_t left = to - off;
+      if (left < sizeof(RecordHeader)) {
+        cut = true;
+        why = "truncated record header at byte " + std::to_string(off) + ": " + std::to_string(sizeof(RecordHeader)) +
+              " bytes needed, " + std::to_string(left) + " left";
+        return off;
+      }
+      RecordHeader h;
+      std::memcpy(&h, b_.data() + off, sizeof h);
+      const uint64_t body = left - sizeof h;
+      if (h.payload_bytes > kMaxPayloadBytes) {
+        why = "absurd payload size at byte " + std::to_string(off) + ": " + std::to_string(h.payload_bytes) +
+              " bytes announced for a record of type " + std::to_string(h.type);
+        return off;
+      }
+      if (h.payload_bytes > body) {
+        cut = true;
+        why = "truncated record at byte " + std::to_string(off) + ": payload of " + std::to_string(h.payload_bytes) +
+              " bytes announced, " + std::to_string(body) + " left";
+        return off;
+      }
+      const uint8_t* payload = b_.data() + off + sizeof h;
+      if (strict && !plausible_legacy_record(h.type, h.flags, payload, h.payload_bytes)) {
+        why = "implausible record at byte " + std::to_string(off) + ": type " + std::to_string(h.type) + " with " +
+              std::to_string(h.payload_bytes) + " bytes of payload (flags " + std::to_string(h.flags) + ")";
+        return off;
+      }
+      Cursor c(payload, h.payload_bytes);
+      if (std::string bad = record(static_cast<RecordType>(h.type), c); !bad.empty()) {
+        why = bad + " in record of type " + std::to_string(h.type) + " at byte " + std::to_string(off);
+        return off;
+      }
+      off += sizeof h + h.payload_bytes;
+      t_.records_end = off;
+    }
+    return off;
+  }
+
   void fail(uint64_t off, std::string msg, bool truncated) {
     t_.error = ReadError{off, std::move(msg), truncated};
+  }
+
+  void damaged(uint64_t from, uint64_t to, const std::string& why) {
+    t_.damage.push_back(DamagedRange{from, to - from, why});
+  }
+
+  // Format 1.2: chunks sealed by ChecksumRecords (checksum.h). A seal is found by its
+  // marker and trusted only when its hash matches, so damage anywhere (a length field
+  // included) costs only the chunks it touches.
+  void sealed_chunks() {
+    const uint8_t* base = b_.data();
+    const uint64_t size = b_.size();
+    const uint64_t first = t_.records_end;  // header_bytes
+    uint64_t pos = 0;                       // the first chunk covers the FileHeader too
+    uint64_t search = first + sizeof(RecordHeader);
+    while (search + sizeof(ChecksumRecord) <= size) {
+      const void* hit = memmem(base + search, size - search, kChecksumMarker, sizeof kChecksumMarker);
+      if (!hit) break;
+      const uint64_t m = static_cast<const uint8_t*>(hit) - base;
+      search = m + 1;
+      const uint64_t rec = m - sizeof(RecordHeader);
+      RecordHeader h;
+      ChecksumRecord r;
+      std::memcpy(&h, base + rec, sizeof h);
+      // The seal's own header is outside its hash: every field of it must be exact.
+      if (h.type != uint16_t(RecordType::kChecksum) || h.flags != 0 || h.payload_bytes != sizeof r ||
+          size - m < sizeof r)
+        continue;
+      std::memcpy(&r, base + m, sizeof r);
+      if (r.covered_bytes > rec || rec - r.covered_bytes < pos) continue;
+      const uint64_t start = rec - r.covered_bytes;
+      if (!seal_matches(base + start, r)) continue;
+      if (start > pos) damaged(pos, start, damage_message(pos, start));
+      ++t_.sealed_chunks;
+      std::string why;
+      bool cut;
+      const uint64_t from = std::max(start, first);
+      if (uint64_t stop = records(from, rec, false, why, cut); stop != rec) {
+        damaged(stop, rec, why + " (inside a chunk whose checksum matched: a writer fault)");
+      }
+      pos = m + sizeof r;
+      t_.records_end = pos;
+      search = pos + sizeof(RecordHeader);
+    }
+    if (pos < size) {
+      const uint64_t tail_from = std::max(pos, first);
+      if (tail_from < size) {
+        damaged(tail_from, size,
+                std::to_string(size - tail_from) + " bytes at byte " + std::to_string(tail_from) +
+                    " not sealed by a checksum (the writer was cut off mid-flush, or damage)");
+        truncated_tail_ = t_.damage.size() == 1;
+      }
+    }
+  }
+
+  static std::string damage_message(uint64_t from, uint64_t to) {
+    return "damaged bytes " + std::to_string(from) + "-" + std::to_string(to) + " (" + std::to_string(to - from) +
+           " bytes): checksum mismatch; reading resumed at the next good chunk";
+  }
+
+  // Formats 1.0 and 1.1: no checksums. Every record is checked against the sizes those
+  // writers wrote; after an implausible one, reading resumes at the next offset from
+  // which kResyncRun records in a row are plausible.
+  void legacy_records() {
+    constexpr int kResyncRun = 4;
+    const uint64_t size = b_.size();
+    uint64_t pos = t_.records_end;
+    while (pos < size) {
+      std::string why;
+      bool cut;
+      const uint64_t stop = records(pos, size, true, why, cut);
+      if (stop == size) return;
+      uint64_t next = stop + 1;
+      while (next < size && !plausible_run(b_.data(), size, next, kResyncRun)) ++next;
+      if (next >= size) {
+        // A record cut off at the end is the common case (a killed writer): said as is.
+        damaged(stop, size,
+                cut ? why : why + "; the " + std::to_string(size - stop) + " bytes from there on are unread");
+        truncated_tail_ = cut && t_.damage.size() == 1;
+        return;
+      }
+      damaged(
+          stop, next,
+          why + "; " + std::to_string(next - stop) + " bytes skipped, reading resumed at byte " + std::to_string(next));
+      pos = next;
+    }
   }
 
   bool header() {
@@ -354,6 +474,8 @@ class Parser {
 
   std::span<const uint8_t> b_;
   Trace& t_;
+  bool verify_;
+  bool truncated_tail_ = false;  // the only damage is a cut-off end
 };
 
 }  // namespace
@@ -373,10 +495,10 @@ uint64_t Trace::granule() const {
   return process && process->granule_bytes ? process->granule_bytes : (2ull << 20);
 }
 
-Trace parse_trace(std::span<const uint8_t> bytes, std::string path) {
+Trace parse_trace(std::span<const uint8_t> bytes, std::string path, bool verify) {
   Trace t;
   t.path = std::move(path);
-  Parser(bytes, t).run();
+  Parser(bytes, t, verify).run();
   return t;
 }
 

@@ -1,5 +1,7 @@
 #include "replay.h"
 
+#include <tuple>
+
 namespace cumemtrace {
 
 using format::Kind;
@@ -222,11 +224,9 @@ void Replayer::observe(DeviceState& s, const Event& e, size_t index) {
     s.peak_event = index;
     s.frag_at_peak = s.frag.figures();
   }
-  const double ratio = s.frag.figures().gap_ratio();
-  if (ratio > s.max_gap_ratio) {
-    s.max_gap_ratio = ratio;
-    s.max_gap_ratio_time_ns = e.time_ns;
-  }
+  const FragmentationFigures f = s.frag.figures();
+  s.gap_front.observe(f.arena_bytes, f.gap_ratio(), e.time_ns);
+  std::tie(s.max_gap_ratio, s.max_gap_ratio_time_ns) = s.gap_front.max_over_significant();
 }
 
 std::vector<LiveAlloc> Replayer::live(int32_t device, bool all) const {

@@ -17,8 +17,9 @@
 //   - A free of an address never seen (flag kEventUnknownAddress, or simply not live
 //     because events were dropped) is counted, never trusted further.
 // After every event the touched device's figures are read: the peak of tracked device
-// bytes (first time reached, strictly greater) and the maximum gap ratio. Reading is
-// O(1) because FragmentationIndex maintains its figures incrementally.
+// bytes (first time reached, strictly greater) and the maximum gap ratio over moments
+// that matter (gap_ratio_front.h). Reading is O(1) because FragmentationIndex maintains
+// its figures incrementally.
 //
 // What was live *at* the peak needs the live set at one past moment. Copying the live
 // set at every new peak would be quadratic on a ramp-up (every allocation is a new peak),
@@ -34,6 +35,7 @@
 
 #include "cumemtrace/fragmentation.h"
 #include "cumemtrace/reader.h"
+#include "gap_ratio_front.h"
 
 namespace cumemtrace {
 
@@ -80,7 +82,8 @@ struct DeviceState {
   uint64_t peak_time_ns = 0;
   size_t peak_event = kNoEvent;      // index into Trace::events
   FragmentationFigures frag_at_peak;
-  double max_gap_ratio = 0;
+  GapRatioFront gap_front;
+  double max_gap_ratio = 0;  // over moments with footprint >= peak footprint / 10 (gap_ratio_front.h)
   uint64_t max_gap_ratio_time_ns = 0;
   uint64_t peak_reserved_bytes = 0;
   uint64_t peak_pinned_bytes = 0;     // host-pinned (the host row's own peak)

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "moments.h"
+#include "report_failures.h"
 
 #include <algorithm>
 #include <map>
@@ -70,14 +71,6 @@ uint64_t context_bytes_until(const Trace& t, int32_t device, uint64_t until_ns) 
   return sum;
 }
 
-// Two call-site nodes name the same frame (a retry reaches the allocator's call from
-// another line of its caller: same innermost frame, other path).
-bool same_frame(const Trace& t, uint32_t a, uint32_t b) {
-  if (a == b) return true;
-  const auto x = t.stack_nodes.find(a), y = t.stack_nodes.find(b);
-  return x != t.stack_nodes.end() && y != t.stack_nodes.end() && x->second.ip == y->second.ip;
-}
-
 // Device memory of one reading laid out in granules: the arenas of mapped allocations,
 // plus physical memory (cuMemCreate) not mapped at that moment, which holds memory all the
 // same (XLA creates its 105 GiB pool a moment before it maps it).
@@ -99,12 +92,12 @@ NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64
   n.reason = r->snapshot->reason;
   n.device_bytes = d.device_bytes;
   n.process_used = d.nvml_process_used;
-  n.tracked = footprint(d);
+  n.footprint = footprint(d);
   n.context = context_bytes_until(t, device, n.snapshot_time_ns);
   // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
   const uint64_t pool = d.pool_reserved_bytes, async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
   n.pool_slack = pool != format::kUnknown64 && pool > async_live ? pool - async_live : 0;
-  const uint64_t accounted = n.tracked + n.context + n.pool_slack;
+  const uint64_t accounted = n.footprint + n.context + n.pool_slack;
   n.untracked = n.process_used > accounted ? n.process_used - accounted : 0;
   return n;
 }
@@ -126,7 +119,7 @@ void attach_snapshot(const Trace& t, FailedRow& row) {
     row.snapshot_pool_reserved = d.pool_reserved_bytes;
     row.snapshot_async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
     row.device_free = d.nvml_device_free;
-    row.device_total = d.nvml_device_total;
+    if (d.nvml_device_total != format::kUnknown64) row.device_total = d.nvml_device_total;
     row.process_used = d.nvml_process_used;
   }
   if (const GpuProcesses* g = processes_near(t, row.device, row.time_ns)) {
@@ -176,15 +169,26 @@ int leak_rank(Kind k) {
   return 3;
 }
 
+const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
+  for (auto it = t.snapshots.rbegin(); it != t.snapshots.rend(); ++it)
+    if (it->reason == SnapshotReason::kExit) return it->find(device);
+  return nullptr;
+}
+
 }  // namespace
 
-Report build_report(const Trace& trace, const ReportOptions& opt) {
+Report build_report(const Trace& read, const ReportOptions& opt) {
   Report rep;
+  rep.integrity = check_integrity(read);
+  // Impossible events are reported, never replayed.
+  std::optional<Trace> filtered;
+  if (!rep.integrity.impossible.empty()) filtered = without_impossible(read, rep.integrity);
+  const Trace& trace = filtered ? *filtered : read;
   rep.path = trace.path;
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
   rep.error = trace.error;
-  rep.events = trace.events.size();
+  rep.events = read.events.size();
   rep.unknown_records = trace.unknown_records;
   rep.start_ns = trace.process ? trace.process->start_monotonic_ns : 0;
   const uint64_t last = last_time(trace);
@@ -241,13 +245,18 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
       dr.frag_at_end = s.frag.figures();
       dr.counts = s.counts;
       dr.context_bytes = s.context_bytes;
-      if (s.peak_event != kNoEvent) dr.nvml = nvml_split(trace, ordinal, s.peak_bytes, s.peak_time_ns);
+      // Without a peak (nothing was ever live here) NVML is split at the trace's last
+      // moment, so the device section and the failed allocations tell one story.
+      const bool peak = s.peak_event != kNoEvent;
+      dr.nvml = peak ? nvml_split(trace, ordinal, s.peak_bytes, s.peak_time_ns)
+                     : nvml_split(trace, ordinal, 0, last);
+      dr.nvml.has_peak = peak;
       if (auto p = at_peak.find(ordinal); p != at_peak.end()) {
         dr.top_sites = group_sites(p->second, stacks);
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
         dr.by_library = group_libraries(p->second, stacks);
       }
-      if (ordinal >= 0 && s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0) {
+      if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0) {
         ReservationReport rr;
         rr.device = ordinal;
         rr.reserves = s.counts.reserves;
@@ -263,6 +272,7 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
         rep.reservations.push_back(std::move(rr));
       }
     }
+    if (const DeviceSnapshot* x = exit_snapshot(trace, ordinal)) dr.exit_snapshot = *x;
     // A "host" row only earns its place when something happened on the host.
     if (ordinal < 0 && sit == final.devices().end()) continue;
     rep.devices.push_back(std::move(dr));
@@ -292,48 +302,16 @@ Report build_report(const Trace& trace, const ReportOptions& opt) {
     rep.contexts.push_back(std::move(row));
   }
 
-  // Failed allocations, retries folded into attempts; each diagnosed with what was live
-  // on its device at its first attempt.
-  std::vector<size_t> firsts;  // index into final.failed() of each row's first attempt
-  std::vector<size_t> row_of;  // for each of final.failed(), the row it is folded into
-  for (size_t i = 0; i < final.failed().size(); ++i) {
-    const FailedAlloc& f = final.failed()[i];
-    const CallSite cs = stacks.call_site(f.event.stack_id);
-    if (!rep.failed.empty()) {
-      FailedRow& prev = rep.failed.back();
-      if (prev.device == f.event.device && prev.size == f.event.size && same_frame(trace, prev.call_site, cs.node) &&
-          f.event.time_ns - prev.last_attempt_ns <= FailedRow::kAttemptWindowNs) {
-        ++prev.attempts;
-        prev.last_attempt_ns = f.event.time_ns;
-        row_of.push_back(rep.failed.size() - 1);
-        continue;
-      }
-    }
-    row_of.push_back(rep.failed.size());
-    FailedRow row;
-    row.call_site = cs.node;
-    row.time_ns = row.last_attempt_ns = f.event.time_ns;
-    row.device = f.event.device;
-    row.size = f.event.size;
-    row.kind = f.event.kind;
-    row.api = trace.api_name(f.event.api);
-    row.result = f.event.result;
-    row.runtime_layer = f.event.flags & format::kEventRuntimeLayer;
-    row.tid = f.event.tid;
-    row.library = cs.library;
-    row.frames = stacks.frames(cs.node, opt.frames);
-    row.live_device_bytes = f.live_device_bytes;
-    attach_snapshot(trace, row);
-    if (row.device_total == format::kUnknown64)
-      if (const DeviceInfo* info = trace.device(row.device)) row.device_total = info->total_bytes;
-    rep.failed.push_back(std::move(row));
-    firsts.push_back(i);
-  }
+  // Failed allocations, identical ones grouped (report_failures.h); each row diagnosed
+  // with what was live on its device at its first failure.
+  std::vector<size_t> firsts, row_of;
+  rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
   std::vector<std::pair<size_t, int32_t>> stops;
   for (size_t i : firsts) stops.emplace_back(final.failed()[i].event_index, final.failed()[i].event.device);
   auto lives = live_after(trace, stops);
   for (size_t k = 0; k < rep.failed.size(); ++k) {
     FailedRow& row = rep.failed[k];
+    attach_snapshot(trace, row);
     FailureFacts facts;
     facts.request = row.size;
     facts.library = row.library;

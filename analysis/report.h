@@ -13,6 +13,7 @@
 #include "allocator_map.h"
 #include "cumemtrace/reader.h"
 #include "diagnosis.h"
+#include "integrity.h"
 #include "replay.h"
 #include "stacks.h"
 
@@ -46,13 +47,14 @@ struct LibraryRow {
 // moments.h says which reading is chosen.
 struct NvmlSplit {
   bool known = false;
+  bool has_peak = true;      // false: the device never held memory; split near the trace's end
   bool same_moment = false;  // NVML's and the tracker's figures are of one moment
   bool at_peak = false;      // ... taken while tracked bytes equalled the peak
   uint64_t snapshot_time_ns = 0;
   format::SnapshotReason reason{};
   uint64_t device_bytes = 0;  // the reading's own tracked device bytes
   uint64_t process_used = 0;
-  uint64_t tracked = 0;    // the snapshot's arena bytes
+  uint64_t footprint = 0;  // the snapshot's arena bytes: granule-rounded, not requested bytes
   uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
   uint64_t pool_slack = 0; // the default async pool's reserve beyond its live allocations
   uint64_t untracked = 0;  // the rest, clamped at 0
@@ -87,6 +89,9 @@ struct DeviceReport {
   std::vector<SiteRow> top_sites;      // at peak, by live bytes
   uint64_t top_sites_omitted = 0;      // call sites beyond --top
   std::vector<LibraryRow> by_library;  // at peak
+  // The library's own figures at exit (the last exit snapshot): exact even when events
+  // were dropped or damaged, unlike the replayed ones above.
+  std::optional<DeviceSnapshot> exit_snapshot;
 };
 
 struct LeakGroup {
@@ -97,15 +102,14 @@ struct LeakGroup {
   uint64_t sites_omitted = 0;
 };
 
+// One failed allocation, or several identical ones (same device, size, kind, entry
+// point, result and call site), counted.
 struct FailedRow {
-  // PyTorch retries a failed cudaMalloc after freeing its cache: failures of the same size
-  // from the same call-site frame (the same ip, whatever called it) on the same device,
-  // each within kAttemptWindowNs of the previous one, are one failure with several attempts.
-  static constexpr uint64_t kAttemptWindowNs = 1'000'000'000;
-  uint32_t attempts = 1;
-  uint64_t last_attempt_ns = 0;
-  uint32_t call_site = 0;
-  uint64_t time_ns = 0;
+  // Identical failures (device, size, kind, API, result, call-site frame) are one row: PyTorch
+  // retries a failed cudaMalloc after freeing its cache, from another line of its caller.
+  uint64_t count = 1;
+  uint64_t time_ns = 0;       // the first of them
+  uint64_t last_time_ns = 0;  // the last of them
   int32_t device = -1;
   uint64_t size = 0;
   format::Kind kind{};
@@ -162,6 +166,7 @@ struct Report {
   std::optional<ProcessInfo> process;
   bool complete = false;  // an EndRecord was found
   std::optional<ReadError> error;
+  Integrity integrity;       // damage, count mismatch, drops, impossible events
   uint64_t start_ns = 0;     // monotonic start of the process
   uint64_t duration_ns = 0;  // to the EndRecord, else to the last time seen
   uint64_t events = 0;
@@ -170,7 +175,9 @@ struct Report {
   size_t symbols = 0;          // ips with a symbol (file + in-memory)
   std::vector<DeviceReport> devices;
   std::vector<LeakGroup> leaks;  // device memory kinds first, then managed, host-pinned
-  std::vector<FailedRow> failed;
+  std::vector<FailedRow> failed;  // groups in order of first occurrence, at most --top
+  uint64_t failed_total = 0;      // failed allocations, all groups
+  uint64_t failed_omitted = 0;    // groups beyond --top
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
 };

@@ -1,5 +1,6 @@
 #include "report_json.h"
 
+#include "escape.h"
 #include "result_names.h"
 #include "units.h"
 
@@ -110,13 +111,65 @@ json counts(const DeviceCounts& c) {
           {"graph_allocs", c.graph_allocs}};
 }
 
+json integrity(const Integrity& in) {
+  json damage = json::array();
+  for (const auto& d : in.damage)
+    damage.push_back({{"byte_offset", d.byte_offset}, {"bytes", d.bytes}, {"message", d.message}});
+  json impossible = json::array();
+  for (const auto& e : in.impossible)
+    impossible.push_back({{"event_index", e.index},
+                          {"time_ns", e.event.time_ns},
+                          {"device", e.event.device},
+                          {"size", e.event.size},
+                          {"why", e.why}});
+  return {{"checksummed", in.sealed},
+          {"checksummed_chunks", in.sealed_chunks},
+          {"damaged_ranges", std::move(damage)},
+          {"end_record_mismatch", in.end_mismatch ? json{{"events_announced", in.end_mismatch->announced},
+                                                         {"events_read", in.end_mismatch->read}}
+                                                  : json(nullptr)},
+          {"events_dropped", in.events_dropped},
+          {"impossible_events", std::move(impossible)},
+          {"figures_complete", !in.incomplete()}};
+}
+
+json exit_snapshot(const std::optional<DeviceSnapshot>& x) {
+  if (!x) return nullptr;
+  uint64_t live = 0;
+  for (uint64_t b : x->live_bytes) live += b;
+  return {{"device_bytes", x->device_bytes},
+          {"peak_device_bytes", x->peak_device_bytes},
+          {"live_bytes", by_kind(x->live_bytes)},
+          {"live_count", x->live_count}};
+}
+
+// Every string (keys too) escaped by the rule in escape.h, so the document is valid
+// UTF-8 whatever bytes the trace held.
+json escaped(const json& j) {
+  if (j.is_string()) return utf8_escaped(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    json a = json::array();
+    for (const auto& v : j) a.push_back(escaped(v));
+    return a;
+  }
+  if (j.is_object()) {
+    json o = json::object();
+    for (const auto& [k, v] : j.items()) o[utf8_escaped(k)] = escaped(v);
+    return o;
+  }
+  return j;
+}
+
 }  // namespace
 
-json to_json(const Report& rep) {
+json to_json(const Report& rep) { return escaped(report_json(rep)); }
+json to_json(const LiveReport& live) { return escaped(live_json(live)); }
+
+json report_json(const Report& rep) {
   const auto since = [&](uint64_t t) { return t > rep.start_ns ? t - rep.start_ns : 0; };
   json j;
   j["format"] = "cumemtrace-report";
-  j["schema_version"] = 1;
+  j["schema_version"] = 2;
   j["trace"] = {{"path", rep.path},
                 {"complete", rep.complete},
                 {"error", rep.error ? json{{"byte_offset", rep.error->byte_offset},
@@ -127,6 +180,7 @@ json to_json(const Report& rep) {
                 {"events_dropped", rep.events_dropped},
                 {"unknown_records", rep.unknown_records},
                 {"symbolized_ips", rep.symbols}};
+  j["integrity"] = integrity(rep.integrity);
   if (rep.process) {
     const auto& p = *rep.process;
     j["process"] = {{"pid", p.pid},
@@ -153,7 +207,8 @@ json to_json(const Report& rep) {
     o["peak"] = {{"device_bytes", d.peak_bytes},
                  {"time_ns", d.peak_bytes ? json(d.peak_time_ns) : json(nullptr)},
                  {"since_start_ns", d.peak_bytes ? json(since(d.peak_time_ns)) : json(nullptr)},
-                 {"arena_bytes", d.frag_at_peak.arena_bytes}};
+                 {"arena_bytes", d.frag_at_peak.arena_bytes},
+                 {"lower_bound", rep.integrity.incomplete()}};
     o["fragmentation_at_peak"] = frag(d.frag_at_peak);
     o["max_gap_ratio"] = {{"gap_ratio", d.max_gap_ratio},
                           {"time_ns", d.max_gap_ratio > 0 ? json(d.max_gap_ratio_time_ns) : json(nullptr)}};
@@ -169,13 +224,14 @@ json to_json(const Report& rep) {
     o["counts_by_api"] = std::move(apis);
     o["context_bytes"] = d.context_bytes;
     if (d.nvml.known) {
-      o["nvml_at_peak"] = {{"snapshot_time_ns", d.nvml.snapshot_time_ns},
+      o["nvml_at_peak"] = {{"has_peak", d.nvml.has_peak},
+                           {"snapshot_time_ns", d.nvml.snapshot_time_ns},
                            {"snapshot_reason", reason_name(d.nvml.reason)},
                            {"at_peak", d.nvml.at_peak},
                            {"same_moment", d.nvml.same_moment},
                            {"device_bytes", d.nvml.device_bytes},
                            {"process_used", d.nvml.process_used},
-                           {"tracked", d.nvml.tracked},
+                           {"footprint", d.nvml.footprint},
                            {"context", d.nvml.context},
                            {"pool_slack", d.nvml.pool_slack},
                            {"untracked", d.nvml.untracked}};
@@ -185,6 +241,7 @@ json to_json(const Report& rep) {
     o["top_call_sites"] = sites(d.top_sites);
     o["top_call_sites_omitted"] = d.top_sites_omitted;
     o["bytes_by_library"] = libraries(d.by_library);
+    o["exit_snapshot"] = exit_snapshot(d.exit_snapshot);
     devices.push_back(std::move(o));
   }
   j["devices"] = std::move(devices);
@@ -201,7 +258,9 @@ json to_json(const Report& rep) {
 
   json failed = json::array();
   for (const auto& f : rep.failed) {
-    json o = {{"time_ns", f.time_ns},
+    json o = {{"count", f.count},
+              {"time_ns", f.time_ns},
+              {"last_time_ns", f.last_time_ns},
               {"since_start_ns", since(f.time_ns)},
               {"device", f.device},
               {"size", f.size},
@@ -213,7 +272,7 @@ json to_json(const Report& rep) {
               {"tid", f.tid},
               {"library", f.library},
               {"frames", frames(f.frames)},
-              {"tracked_live_device_bytes", f.live_device_bytes}};
+              {"requested_live_device_bytes", f.live_device_bytes}};
     if (f.snapshot_known) {
       o["snapshot"] = {{"time_ns", f.snapshot_time_ns},
                        {"reason", reason_name(f.snapshot_reason)},
@@ -224,8 +283,6 @@ json to_json(const Report& rep) {
     } else {
       o["snapshot"] = nullptr;
     }
-    o["attempts"] = f.attempts;
-    o["last_attempt_time_ns"] = f.last_attempt_ns;
     o["device_free"] = maybe(f.device_free);
     o["device_total"] = maybe(f.device_total);
     json figures = json::object();
@@ -246,6 +303,8 @@ json to_json(const Report& rep) {
     failed.push_back(std::move(o));
   }
   j["failed_allocations"] = std::move(failed);
+  j["failed_allocations_total"] = rep.failed_total;
+  j["failed_allocations_omitted"] = rep.failed_omitted;
 
   json contexts = json::array();
   for (const auto& c : rep.contexts)
@@ -273,7 +332,7 @@ json to_json(const Report& rep) {
   return j;
 }
 
-json to_json(const LiveReport& live) {
+json live_json(const LiveReport& live) {
   json devices = json::array();
   for (const auto& d : live.devices) {
     devices.push_back({{"device", d.device},

@@ -15,4 +15,8 @@ namespace cumemtrace {
 nlohmann::ordered_json to_json(const Report& rep);
 nlohmann::ordered_json to_json(const LiveReport& live);
 
+// The same before escaping (escape.h): strings exactly as the trace holds them.
+nlohmann::ordered_json report_json(const Report& rep);
+nlohmann::ordered_json live_json(const LiveReport& live);
+
 }  // namespace cumemtrace

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <string>
 
+#include "escape.h"
 #include "result_names.h"
 #include "units.h"
 
@@ -29,7 +30,8 @@ std::string command_line(const ProcessInfo& p) {
   std::string s;
   for (const auto& a : p.argv) {
     if (!s.empty()) s += ' ';
-    s += a.find_first_of(" \t'\"") == std::string::npos && !a.empty() ? a : "'" + a + "'";
+    const std::string e = printable(a);
+    s += e.find_first_of(" \t'\"") == std::string::npos && !e.empty() ? e : "'" + e + "'";
   }
   return s;
 }
@@ -48,9 +50,9 @@ std::string reason_name(format::SnapshotReason r) {
 void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
   for (size_t i = 0; i < fs.size(); ++i) {
     const Frame& f = fs[i];
-    out << indent << '#' << i << ' ' << (f.function.empty() ? hex(f.ip) : f.function);
-    if (!f.file.empty()) out << " at " << f.file << ':' << f.line;
-    out << " (" << (f.module.empty() ? "?" : f.module) << ")\n";
+    out << indent << '#' << i << ' ' << (f.function.empty() ? hex(f.ip) : printable(f.function));
+    if (!f.file.empty()) out << " at " << printable(f.file) << ':' << f.line;
+    out << " (" << (f.module.empty() ? "?" : printable(f.module)) << ")\n";
   }
   if (fs.empty()) out << indent << "(no stack recorded)\n";
 }
@@ -88,7 +90,7 @@ void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted
   for (size_t i = 0; i < rows.size(); ++i) {
     const SiteRow& r = rows[i];
     out << "    " << i + 1 << ". " << iec_exact(r.bytes) << " in " << r.count
-        << (r.count == 1 ? " allocation" : " allocations") << " from " << r.library;
+        << (r.count == 1 ? " allocation" : " allocations") << " from " << printable(r.library);
     if (r.device >= 0) out << " (device " << r.device << ")";
     out << '\n';
     frames(out, r.frames, "         ");
@@ -101,10 +103,11 @@ std::string count_of(uint64_t n, const char* noun) { return std::to_string(n) + 
 
 void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   out << "\n" << (d.device < 0 ? std::string("Host memory") : "Device " + std::to_string(d.device));
-  if (d.device >= 0 && !d.name.empty()) out << " (" << d.name << ", " << iec(d.total_bytes) << ")";
+  if (d.device >= 0 && !d.name.empty()) out << " (" << printable(d.name) << ", " << iec(d.total_bytes) << ")";
   out << "\n";
   if (d.device >= 0) {
-    out << "  peak tracked device bytes: " << iec_exact(d.peak_bytes);
+    out << "  peak requested device bytes" << (rep.integrity.incomplete() ? " (at least)" : "") << ": "
+        << iec_exact(d.peak_bytes);
     if (d.peak_bytes)
       out << " at " << since(rep, d.peak_time_ns) << "; granule-rounded footprint of mapped allocations "
           << iec_exact(d.frag_at_peak.arena_bytes);
@@ -119,7 +122,16 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     if (d.end_live_count[k] && k != int(Kind::kVmmMap))
       live += (live.empty() ? "" : ", ") + std::string(format::kind_name(Kind(k))) + " " +
               iec_exact(d.end_live_bytes[k]) + " in " + count_of(d.end_live_count[k], "allocation");
-  out << "  live at end: " << (live.empty() ? std::string("nothing") : live) << "\n";
+  out << "  live at end" << (rep.integrity.incomplete() ? " (replayed, incomplete)" : "") << ": "
+      << (live.empty() ? std::string("nothing") : live) << "\n";
+  if (rep.integrity.incomplete() && d.exit_snapshot) {
+    const DeviceSnapshot& x = *d.exit_snapshot;
+    uint64_t live_bytes = 0;
+    for (uint64_t b : x.live_bytes) live_bytes += b;
+    out << "  the library's own count at exit: " << iec_exact(live_bytes) << " live in "
+        << count_of(x.live_count, "allocation") << ", requested device bytes " << iec_exact(x.device_bytes) << ", peak "
+        << iec_exact(x.peak_device_bytes) << "\n";
+  }
   const DeviceCounts& c = d.counts;
   out << "  calls: " << c.allocs << " allocations, " << c.frees << " frees, " << c.failed << " failed, "
       << c.unknown_frees << " frees of unknown memory";
@@ -133,23 +145,26 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     out << "  fragmentation at peak: " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes) << ", gaps "
         << iec_exact(f.gap_bytes) << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio "
         << fixed(f.gap_ratio(), 4) << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
-    out << "  maximum gap ratio over time: " << fixed(d.max_gap_ratio, 4) << " at " << since(rep, d.max_gap_ratio_time_ns)
-        << "\n";
+    out << "  maximum gap ratio over time (footprint at least a tenth of its peak): " << fixed(d.max_gap_ratio, 4)
+        << " at " << since(rep, d.max_gap_ratio_time_ns) << "\n";
   }
   if (d.nvml.known) {
     const auto& n = d.nvml;
-    if (n.at_peak) {
+    if (!n.has_peak) {
+      out << "  NVML (nvidia-smi) process usage (no peak: nothing was live) (reading " << reason_name(n.reason)
+          << " at " << since(rep, n.snapshot_time_ns) << "): ";
+    } else if (n.at_peak) {
       out << "  NVML (nvidia-smi) process usage at the peak (read " << reason_name(n.reason) << " at "
           << since(rep, n.snapshot_time_ns) << "): ";
     } else if (n.same_moment) {
       out << "  NVML: the peak itself was not sampled; nearest reading of one moment " << reason_name(n.reason)
-          << " at " << since(rep, n.snapshot_time_ns) << ", when tracked device bytes were "
+          << " at " << since(rep, n.snapshot_time_ns) << ", when requested bytes live were "
           << iec_exact(n.device_bytes) << ": ";
     } else {
       out << "  NVML (snapshot " << reason_name(n.reason) << " at " << since(rep, n.snapshot_time_ns)
           << "; NOT of one moment: events may have come between NVML's reading and the tracked figures): ";
     }
-    out << iec_exact(n.process_used) << " = tracked " << iec(n.tracked) << " + context " << iec(n.context);
+    out << iec_exact(n.process_used) << " = footprint " << iec(n.footprint) << " + context " << iec(n.context);
     if (n.pool_slack) out << " + async pool reserve " << iec(n.pool_slack);
     out << " + untracked " << iec(n.untracked) << "\n";
   } else if (d.device >= 0) {
@@ -162,40 +177,58 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   if (!d.by_library.empty()) {
     out << "  bytes by library at peak:\n";
     for (const auto& l : d.by_library)
-      out << "    " << l.library << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation") << "\n";
+      out << "    " << printable(l.library) << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation")
+          << "\n";
+  }
+}
+
+// Everything that makes the figures below less than the whole truth, said before them.
+void integrity(std::ostream& out, const Report& rep) {
+  const Integrity& in = rep.integrity;
+  if (in.sealed) out << "  checksums: " << in.sealed_chunks << " chunks verified\n";
+  for (const auto& d : in.damage)
+    out << "  DAMAGED: " << iec_exact(d.bytes) << " at byte " << d.byte_offset << " unread: " << printable(d.message)
+        << "\n";
+  if (in.end_mismatch)
+    out << "  END RECORD MISMATCH: it counts " << in.end_mismatch->announced << " events written, "
+        << in.end_mismatch->read << " were read\n";
+  if (in.events_dropped)
+    out << "  " << in.events_dropped << " EVENTS DROPPED by the writer (its buffer was full): replayed figures are"
+        << " lower bounds; the library's own figures at exit are shown beside them\n";
+  for (const auto& e : in.impossible)
+    out << "  IMPOSSIBLE EVENT #" << e.index << ": " << e.why << "; left out of every figure\n";
+  if (in.incomplete()) out << "  FIGURES ARE INCOMPLETE: events are missing or were set aside (above)\n";
+  if (rep.complete && !in.incomplete()) {
+    out << "  the trace ended cleanly\n";
+  } else if (!rep.complete) {
+    out << "  THE TRACE HAS NO END RECORD: the process died before finishing it (killed, or _exit)"
+        << (in.damage.empty() ? "" : ", or the end is damaged") << ".\n";
   }
 }
 
 }  // namespace
 
 void write_text(std::ostream& out, const Report& rep) {
-  out << "cumemtrace report: " << rep.path << "\n";
+  out << "cumemtrace report: " << printable(rep.path) << "\n";
   if (rep.process) {
     const auto& p = *rep.process;
     out << "  command: " << command_line(p) << "\n";
-    out << "  pid " << p.pid << " (parent " << p.ppid << ") on " << (p.hostname.empty() ? "?" : p.hostname);
+    out << "  pid " << p.pid << " (parent " << p.ppid << ") on " << (p.hostname.empty() ? "?" : printable(p.hostname));
     if (p.rank >= 0) out << ", rank " << p.rank;
     out << "\n  started " << wall_time(p.start_realtime_ns) << ", traced for " << seconds(rep.duration_ns)
         << (rep.complete ? "" : " (until the trace stops)") << "\n";
-    if (!p.tool_version.empty()) out << "  traced by cumemtrace " << p.tool_version << "\n";
+    if (!p.tool_version.empty()) out << "  traced by cumemtrace " << printable(p.tool_version) << "\n";
   } else {
     out << "  (no process record)\n";
   }
   out << "  " << rep.events << " events, " << rep.events_dropped << " dropped by the writer";
   if (rep.unknown_records) out << ", " << rep.unknown_records << " records of unknown type skipped";
   out << ", " << rep.symbols << " ips symbolized\n";
-  if (rep.complete) {
-    out << "  the trace ended cleanly\n";
-  } else if (rep.error) {
-    out << "  THE TRACE IS CUT SHORT: " << rep.error->message
-        << ". The process died or the file is damaged; what follows is what was readable.\n";
-  } else {
-    out << "  THE TRACE HAS NO END RECORD: the process died before finishing it (killed, or _exit).\n";
-  }
+  integrity(out, rep);
   for (const auto& d : rep.devices) {
     if (d.device < 0) continue;
-    out << "  " << device_label(d.device) << ": " << (d.name.empty() ? "?" : d.name) << ", " << iec_exact(d.total_bytes)
-        << "\n";
+    out << "  " << device_label(d.device) << ": " << (d.name.empty() ? "?" : printable(d.name)) << ", "
+        << iec_exact(d.total_bytes) << "\n";
   }
 
   for (const auto& d : rep.devices) device(out, rep, d);
@@ -215,10 +248,9 @@ void write_text(std::ostream& out, const Report& rep) {
     out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
         << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result << " "
         << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid << ")\n";
-    if (f.attempts > 1)
-      out << "     " << f.attempts << " attempts of the same size from the same call site (the last at "
-          << since(rep, f.last_attempt_ns) << ")\n";
-    out << "     tracked live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
+    if (f.count > 1)
+      out << "     failed " << f.count << " times alike, the last at " << since(rep, f.last_time_ns) << "\n";
+    out << "     requested bytes live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
     if (f.snapshot_known) {
       out << "     NVML (snapshot " << reason_name(f.snapshot_reason) << " at " << since(rep, f.snapshot_time_ns);
       if (f.snapshot_at_failure)
@@ -237,7 +269,7 @@ void write_text(std::ostream& out, const Report& rep) {
     } else if (f.device_total != kUnknown64) {
       out << "     no snapshot; device total " << iec_exact(f.device_total) << "\n";
     }
-    out << "     from " << f.library << ":\n";
+    out << "     from " << printable(f.library) << ":\n";
     frames(out, f.frames, "       ");
     const Diagnosis& dg = f.diagnosis;
     out << "     Why it failed: " << cause_name(dg.cause) << ": " << dg.summary << "\n";
@@ -252,29 +284,35 @@ void write_text(std::ostream& out, const Report& rep) {
     if (f.allocator_map) allocator_map(out, *f.allocator_map);
   }
 
+  if (rep.failed_omitted)
+    out << "  ... and " << rep.failed_omitted << " more kinds of failure (" << rep.failed_total
+        << " failed allocations in all)\n";
+
   out << "\nContexts created (each holds device memory no allocation shows)\n";
   if (rep.contexts.empty()) out << "  none\n";
   for (size_t i = 0; i < rep.contexts.size(); ++i) {
     const ContextRow& c = rep.contexts[i];
     out << "  " << i + 1 << ". " << device_label(c.device) << " at " << since(rep, c.time_ns) << ": "
-        << (c.bytes ? iec_exact(c.bytes) : std::string("size unknown")) << " via " << c.api << " (thread " << c.tid
-        << "), from " << c.library << ":\n";
+        << (c.bytes ? iec_exact(c.bytes) : std::string("size unknown")) << " via " << printable(c.api) << " (thread "
+        << c.tid << "), from " << printable(c.library) << ":\n";
     frames(out, c.frames, "       ");
   }
 
   if (!rep.reservations.empty()) {
     out << "\nVMM address space reservations (address space only, not device memory)\n";
     for (const auto& r : rep.reservations) {
-      out << "  device " << r.device << ": " << r.reserves << " reserved, " << r.frees << " freed; peak "
-          << iec_exact(r.peak_bytes) << "; live at end " << iec_exact(r.end_bytes) << " in " << r.end_count << "\n";
+      out << "  " << (r.device < 0 ? std::string("no device named") : device_label(r.device)) << ": " << r.reserves
+          << " reserved, " << r.frees << " freed; peak " << iec_exact(r.peak_bytes) << "; live at end "
+          << iec_exact(r.end_bytes) << " in " << r.end_count << "\n";
       sites(out, r.sites, 0);
     }
   }
 }
 
 void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_ns) {
-  out << live.path << " at " << live.at_ns << " ns (" << seconds(live.at_ns > start_ns ? live.at_ns - start_ns : 0)
-      << " since start), " << live.events_applied << " events applied\n";
+  out << printable(live.path) << " at " << live.at_ns << " ns ("
+      << seconds(live.at_ns > start_ns ? live.at_ns - start_ns : 0) << " since start), " << live.events_applied
+      << " events applied\n";
   for (const auto& d : live.devices) {
     out << "  " << device_label(d.device) << ": device bytes " << iec_exact(d.device_bytes) << ", " << d.count
         << " live allocations";
@@ -288,7 +326,8 @@ void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_n
           << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio " << fixed(f.gap_ratio(), 4)
           << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
     for (const auto& l : d.by_library)
-      out << "    " << l.library << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation") << "\n";
+      out << "    " << printable(l.library) << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation")
+          << "\n";
   }
 }
 

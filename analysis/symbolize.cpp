@@ -98,23 +98,6 @@ void resolve_module(const ModuleInfo& m, const std::vector<uint64_t>& ips, std::
   }
 }
 
-void put_u32(std::string& b, uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); }
-void put_string(std::string& b, const std::string& s) {
-  put_u32(b, uint32_t(s.size()));
-  b += s;
-}
-
-bool write_all(int fd, const std::string& b) {
-  size_t done = 0;
-  while (done < b.size()) {
-    ssize_t n = ::write(fd, b.data() + done, b.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += size_t(n);
-  }
-  return true;
-}
-
 }  // namespace
 
 std::unordered_map<uint64_t, Symbol> resolve_symbols(const Trace& trace, SymbolizeStats* stats_out) {
@@ -130,63 +113,6 @@ std::unordered_map<uint64_t, Symbol> resolve_symbols(const Trace& trace, Symboli
   for (const auto& [m, list] : by_module) resolve_module(*m, list, out, stats);
   if (stats_out) *stats_out = stats;
   return out;
-}
-
-SymbolizeFileResult symbolize_file(const std::string& path) {
-  SymbolizeFileResult r;
-  Trace t = read_trace(path);
-  r.events = t.events.size();
-  if (!t.header_ok) {
-    r.message = t.error ? t.error->message : "unreadable trace";
-    return r;
-  }
-  if (t.error && !t.error->truncated) {
-    // Appending after damage would leave the symbols unreachable behind it.
-    r.message = "not symbolized: " + t.error->message;
-    return r;
-  }
-  if (t.symbol_records > 0) {
-    r.ok = r.already = true;
-    return r;
-  }
-  auto symbols = resolve_symbols(t, &r.stats);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
-    r.message = "cannot open " + path + " for writing: " + std::strerror(errno);
-    return r;
-  }
-  if (t.error) {
-    if (::ftruncate(fd, off_t(t.records_end)) != 0) {
-      r.message = "cannot truncate " + path + ": " + std::strerror(errno);
-      ::close(fd);
-      return r;
-    }
-    r.cut_partial = true;
-  }
-  std::string buf;
-  for (const auto& [ip, s] : symbols) {
-    std::string payload;
-    format::SymbolRecord rec{ip, s.line, 0};
-    payload.append(reinterpret_cast<const char*>(&rec), sizeof rec);
-    put_string(payload, s.function);
-    put_string(payload, s.file);
-    format::RecordHeader h{uint16_t(format::RecordType::kSymbol), 0, uint32_t(payload.size())};
-    buf.append(reinterpret_cast<const char*>(&h), sizeof h);
-    buf += payload;
-  }
-  const off_t end = ::lseek(fd, 0, SEEK_END);
-  if (end < 0 || !write_all(fd, buf)) {
-    r.message = "cannot append symbols to " + path + ": " + std::strerror(errno);
-    // A full disk must not leave half a record: the trace stays as it was (less any
-    // partial record cut above, which no reader could use).
-    if (end >= 0 && ::ftruncate(fd, end) != 0) r.message += " (and cutting it back failed)";
-    ::close(fd);
-    return r;
-  }
-  ::close(fd);
-  r.ok = true;
-  r.appended = symbols.size();
-  return r;
 }
 
 }  // namespace cumemtrace

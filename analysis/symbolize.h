@@ -28,17 +28,22 @@ std::unordered_map<uint64_t, Symbol> resolve_symbols(const Trace& trace, Symboli
 
 struct SymbolizeFileResult {
   bool ok = false;             // false: the file could not be read or written
-  bool already = false;        // the file had SymbolRecords already; nothing done
-  bool cut_partial = false;    // a partial trailing record was truncated away first
+  bool already = false;        // every resolvable ip already had a SymbolRecord; nothing done
+  bool cut_partial = false;    // unreadable trailing bytes (a cut-off record) were left out
   size_t appended = 0;
   size_t events = 0;
   SymbolizeStats stats;
   std::string message;         // why !ok
 };
 
-// Appends one SymbolRecord per resolved ip to the trace at `path`. Idempotent: a file
-// that already holds SymbolRecords is left alone. A partial trailing record (the
-// writer was killed mid-record) is truncated first so that the result stays readable.
+// Adds one SymbolRecord per resolved ip that has none yet to the trace at `path`
+// (symbolize_file.cpp). Never destroys data: the result is written to a new file, read
+// back, and renamed over the old one only when every record read from the old one is
+// in it; otherwise the old file stays as it was. Unreadable trailing bytes (a record cut
+// off when the writer was killed) are left out, since records appended after them could
+// not be reached; damage in the middle is kept verbatim and read past, as before.
+// Idempotent: a file whose every resolvable ip has a symbol is left alone; a partly
+// written symbol section is completed.
 SymbolizeFileResult symbolize_file(const std::string& path);
 
 }  // namespace cumemtrace

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <vector>
 
+#include <cumemtrace/checksum.h>
+
 #include "config.h"
 #include "errno_guard.h"
 #include "log.h"
@@ -39,14 +41,16 @@ struct Writer {
   bool broken = false;
   ModuleScanner modules;
   std::string buf;
+  ChunkHasher chunk;  // what was written since the last seal (trace format 1.2)
 };
 
 // Replaced (never destroyed) in a forked child, whose copy may be locked by a thread
 // that does not exist there.
 Writer* g_writer = nullptr;
 
-// With io_mu held.
-void write_out(Writer& w, std::string& bytes) {
+// With io_mu held. `sealed`: the bytes belong to the chunk the next seal covers.
+void write_out(Writer& w, std::string& bytes, bool sealed = true) {
+  if (sealed && !w.broken) w.chunk.update(bytes.data(), bytes.size());
   size_t done = 0;
   while (!w.broken && done < bytes.size()) {
     const ssize_t n = write(w.fd, bytes.data() + done, bytes.size() - done);
@@ -64,6 +68,15 @@ void write_out(Writer& w, std::string& bytes) {
   bytes.clear();
 }
 
+// With io_mu held. Ends each flush with a ChecksumRecord over what it wrote, so every
+// flush leaves a complete, verifiable chunk: a reader finds damage and the next good
+// chunk, and a SIGKILL loses at most the flush in progress.
+void seal_chunk(Writer& w) {
+  if (w.broken || w.chunk.pending() == 0) return;
+  std::string seal = w.chunk.seal();
+  write_out(w, seal, false);
+}
+
 // Writes new modules and every pending record; when the trace is broken, drops them
 // instead, so memory stays bounded.
 void flush(Writer& w) {
@@ -75,6 +88,7 @@ void flush(Writer& w) {
   }
   take_pending(chunks);
   for (auto& c : chunks) write_out(w, c);
+  seal_chunk(w);
   give_back_pending(chunks);
 }
 
@@ -102,6 +116,7 @@ void open_trace(Writer& w) {
       w.path = path;
       w.buf = trace_preamble(trace_start());
       write_out(w, w.buf);
+      seal_chunk(w);
     }
   }
   std::lock_guard lock(w.mu);

@@ -11,16 +11,27 @@ cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/nul
 ninja -C "$build" cumemtrace cumemtrace_preload sim_cuda sim_cudart sim_nvml prog_runtime >/dev/null
 out="${CUMEMTRACE_DEMO_DIR:-$top/out}"
 mkdir -p "$out"
+# This run's traces only: a directory of its own, so traces of earlier runs in $out are
+# never reported with it.
+run_dir=$(mktemp -d "$out/run-$(date +%Y%m%d-%H%M%S)-XXXX")
+status=0
 if [[ "${1:-}" == "--" && $# -gt 1 ]]; then
   shift
-  "$build/bin/cumemtrace" run -o "$out/%h-%p.trace" -- "$@"
+  # The report matters most when CMD fails (an OOM): report, then exit with CMD's status.
+  "$build/bin/cumemtrace" run -o "$run_dir/%h-%p.trace" -- "$@" || status=$?
 else
   echo "demo: no GPU command given; tracing test/programs/prog_runtime against the simulated driver" >&2
-  rm -f "$out"/demo-*.trace
   # The example: a few allocations, a leak, then an out-of-memory error on an 8 GiB device.
   LD_LIBRARY_PATH="$build/sim" SIMCUDA_CAPACITY=8589934592 \
-    "$build/bin/cumemtrace" run -o "$out/demo-basic-%p.trace" -- "$build/test/programs/prog_runtime" basic >/dev/null
+    "$build/bin/cumemtrace" run -o "$run_dir/demo-basic-%p.trace" -- "$build/test/programs/prog_runtime" basic >/dev/null
   LD_LIBRARY_PATH="$build/sim" SIMCUDA_CAPACITY=8589934592 \
-    "$build/bin/cumemtrace" run -o "$out/demo-oom-%p.trace" -- "$build/test/programs/prog_runtime" oom >/dev/null
+    "$build/bin/cumemtrace" run -o "$run_dir/demo-oom-%p.trace" -- "$build/test/programs/prog_runtime" oom >/dev/null || true
 fi
-"$build/bin/cumemtrace" report "$out"/*.trace
+traces=("$run_dir"/*.trace)
+if [[ ! -e "${traces[0]}" ]]; then
+  echo "demo: the command wrote no trace (it never touched CUDA?) in $run_dir" >&2
+  exit $((status ? status : 1))
+fi
+echo "demo: traces of this run are in $run_dir" >&2
+"$build/bin/cumemtrace" report "${traces[@]}" || status=$((status ? status : $?))
+exit "$status"

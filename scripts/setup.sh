@@ -11,7 +11,8 @@ deps="$top/.deps"
 
 packages=(cmake ninja-build g++ pkg-config dpkg-dev
   libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
-  libdw-dev libelf-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libbenchmark-dev binutils)
+  libdw-dev libelf-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libbenchmark-dev binutils
+  libxxhash-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -27,16 +28,22 @@ if [[ ! -f "$deps/lib/libunwind.a" ]]; then
   echo "setup: building a PIC libunwind from Debian's source package into $deps" >&2
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
-  # A private apt state so that adding the deb-src line touches nothing of the system's.
-  mkdir -p "$work/lists/partial"
-  cat >"$work/src.sources" <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  apt_opts=(-o "Dir::Etc::SourceList=$work/src.sources" -o Dir::Etc::SourceParts=/dev/null
+  # A private apt state so that adding deb-src entries touches nothing of the system's.
+  # The source location is the machine's own: every `deb` entry of its configured apt
+  # sources (one-line .list files and deb822 .sources files) is turned into `deb-src`.
+  mkdir -p "$work/lists/partial" "$work/parts"
+  : >"$work/src.list"
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -f "$f" ]] && sed -nE 's/^[[:space:]]*deb([[:space:]])/deb-src\1/p' "$f" >>"$work/src.list"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f "$f" ]] && sed -E 's/^Types:.*/Types: deb-src/' "$f" >"$work/parts/$(basename "$f")"
+  done
+  if [[ ! -s "$work/src.list" ]] && ! compgen -G "$work/parts/*.sources" >/dev/null; then
+    echo "setup: no apt sources configured on this machine; cannot fetch libunwind's source" >&2
+    exit 1
+  fi
+  apt_opts=(-o "Dir::Etc::SourceList=$work/src.list" -o "Dir::Etc::SourceParts=$work/parts"
     -o "Dir::State::Lists=$work/lists" -o APT::Sandbox::User=root)
   apt-get "${apt_opts[@]}" update -qq
   (cd "$work" && apt-get "${apt_opts[@]}" source -qq libunwind >/dev/null 2>&1)

@@ -19,3 +19,9 @@ if [[ "${CUMEMTRACE_SKIP_SANITIZE:-0}" != 1 ]]; then
   (cd "$sanitize" && ASAN_OPTIONS=verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --output-on-failure -j"$(nproc)" "$@")
 fi
+
+# A short fuzz run of the reader and the report builder (docs/fuzzing.md): 30 s each.
+# CUMEMTRACE_SKIP_FUZZ=1 skips it.
+if [[ "${CUMEMTRACE_SKIP_FUZZ:-0}" != 1 ]]; then
+  "$top/scripts/fuzz.sh" 60
+fi

@@ -16,7 +16,7 @@ for d in r["devices"]:
 for f in r["failed_allocations"]:
     d = f["diagnosis"]
     s = f["snapshot"] or {}
-    print(f"  failed {f['size']:,} B via {f['api']} from {f['library']}, {f['attempts']} attempt(s),"
+    print(f"  failed {f['size']:,} B via {f['api']} from {f['library']}, {f['count']} attempt(s),"
           f" reading at_failure={s.get('at_failure')}: cause {d['cause']} {json.dumps(d['figures'])}")
     for p in f.get("other_processes") or []:
         print(f"    other process pid {p['pid']} using {p['used_bytes']}")

@@ -2,8 +2,13 @@
 //
 // The reader never throws and never reads out of bounds, whatever the bytes: a trace is
 // often cut short (the process was killed mid-write) and sometimes damaged. It returns
-// every record it could read up to the first problem, plus that problem's byte offset,
-// so a report can still be made from the readable part and say where the file was cut.
+// every record it could read and every damaged byte range with its offset, so a report
+// can be made from the readable part and say where data is missing:
+//   - format >= 1.2: only chunks whose ChecksumRecord matches are read; the bytes
+//     between good chunks are damage, and the next good chunk is found by its marker.
+//   - older files: a record whose size its writer could never have written is damage;
+//     reading resumes at the next offset where a run of sound records starts
+//     (plausible.h).
 //
 // The structs here are the packed on-disk records unpacked into ordinary, aligned
 // structs: packed fields cannot be bound to references, and analysis code wants to.
@@ -166,6 +171,14 @@ struct ReadError {
   bool truncated = false;
 };
 
+// Bytes that could not be read: a checksum that did not match, a record that made no
+// sense, or bytes after the last checksum. Reading goes on after each.
+struct DamagedRange {
+  uint64_t byte_offset = 0;
+  uint64_t bytes = 0;
+  std::string message;  // names the offset and the cause
+};
+
 struct Trace {
   std::string path;
   bool header_ok = false;  // magic and major version accepted
@@ -191,15 +204,20 @@ struct Trace {
   // Records whose framing held but whose content did not (an AllocatorSegments record
   // whose lists do not fit it): skipped whole, the rest of the file is still read.
   uint64_t damaged_records = 0;
-  std::optional<ReadError> error;
+  std::optional<ReadError> error;    // the first problem (damage[0]), if any
+  bool sealed = false;               // format >= 1.2: every chunk carries a checksum
+  uint64_t sealed_chunks = 0;        // chunks whose checksum matched
+  std::vector<DamagedRange> damage;  // every unreadable range, in file order
 
   const DeviceInfo* device(int32_t ordinal) const;  // latest record for that ordinal
   std::string api_name(uint16_t id) const;          // "api#N" when unnamed
   uint64_t granule() const;                         // from the process record, else 2 MiB
 };
 
-// Parses an in-memory image of a trace file.
-Trace parse_trace(std::span<const uint8_t> bytes, std::string path = {});
+// Parses an in-memory image of a trace file. `verify` false reads records one after the
+// other with no checksum or plausibility check (for `cumemtrace dump`, which shows
+// records one at a time, whatever they are).
+Trace parse_trace(std::span<const uint8_t> bytes, std::string path = {}, bool verify = true);
 
 // Reads and parses the file at `path`; an unreadable file is reported in Trace::error
 // at byte 0.

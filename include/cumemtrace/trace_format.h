@@ -27,7 +27,8 @@ namespace cumemtrace::format {
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
 inline constexpr uint16_t kVersionMinor = 5;  // 1.1: DeviceSnapshot::pool_reserved_bytes
-                                              // 1.2: capture flags (events, snapshots)
+                                              // 1.2: ChecksumRecord after every flush; capture
+                                              //      flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
                                               //      other processes on each GPU
                                               // 1.4: a caching allocator's block map
@@ -61,6 +62,7 @@ enum class RecordType : uint16_t {
   kSymbol = 7,     // SymbolRecord + function + file   (appended by the symbolizer)
   kEnd = 8,        // EndRecord: the process finished its trace cleanly
   kApiName = 9,    // ApiNameRecord + name: gives EventRecord::api its meaning
+  kChecksum = 10,  // 1.2: ChecksumRecord: seals the bytes written since the previous one
   kGpuProcesses = 13,  // 1.3: GpuProcessesRecord + count × GpuProcess: NVML's list of
                        // processes using a GPU, written with each snapshot that read NVML
   kAllocatorSegments = 11,  // 1.4: AllocatorSegmentsRecord + allocator name + segments + blocks:
@@ -347,6 +349,19 @@ struct ApiNameRecord {
   uint16_t id;
   // then: string name, e.g. "cudaMalloc", "cuMemAlloc_v2"
 };
+
+// 1.2: written after every flush, so that a reader detects any damaged byte and finds
+// the next good chunk again. It seals the `covered_bytes` bytes just before its own
+// RecordHeader (the first one also covers the FileHeader): everything written since the
+// previous ChecksumRecord. `marker` is what a reader searches for after damage; the
+// hash makes a chance match in event data harmless.
+inline constexpr char kChecksumMarker[8] = {'C', 'M', 'T', 'S', 'E', 'A', 'L', '1'};
+struct ChecksumRecord {
+  char marker[8];          // kChecksumMarker
+  uint64_t covered_bytes;  // bytes sealed, ending where this record's header starts
+  uint64_t xxh3;           // XXH3-64 (seed 0) of the covered bytes, then marker and covered_bytes
+};
+static_assert(sizeof(ChecksumRecord) == 24);
 
 #pragma pack(pop)
 

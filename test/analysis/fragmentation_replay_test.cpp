@@ -1,6 +1,9 @@
 // The five reference cases of docs/fragmentation.md (granule 2 MiB), driven through the
 // reader and replay rather than FragmentationIndex directly: this pins down that replay
 // feeds the index the right ranges at the right moments.
+#include <tuple>
+#include <vector>
+
 #include "catch.h"
 #include "replay.h"
 #include "trace_builder.h"
@@ -90,4 +93,43 @@ TEST_CASE("case 5: two 512 B allocations far apart make two arenas") {
   CHECK(f.arena_bytes == 4'194'304);
   CHECK(f.gap_bytes == 4'193'280);
   CHECK(f.largest_gap == 2'096'640);
+}
+
+TEST_CASE("the maximum gap ratio leaves out moments under a tenth of the peak footprint") {
+  TraceBuilder b;
+  b.process()
+      .alloc(1, 0x10000000, 512)          // 2 MiB footprint, gap ratio 0.99976: too small to matter
+      .alloc(2, 0x20000000, 64ull << 20)  // 66 MiB footprint, gap 2,096,640 B
+      .alloc(3, 0x24000000, 64ull << 20)  // 130 MiB
+      .alloc(4, 0x30000000, 3ull << 20);  // 134 MiB (the peak footprint), gap + 1 MiB
+  const Replayer r = replay(parse(b));
+  const DeviceState& s = r.devices().at(0);
+  CHECK(s.gap_front.peak_footprint() == 134ull << 20);
+  CHECK(s.max_gap_ratio == Approx(2096640.0 / (66ull << 20)));
+  CHECK(s.max_gap_ratio_time_ns == TraceBuilder::kStart + 2);
+}
+
+TEST_CASE("the gap ratio front gives the maximum over significant moments, as a scan over all of them does") {
+  uint64_t x = 0x243f6a8885a308d3ull;
+  auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+  for (int round = 0; round < 200; ++round) {
+    GapRatioFront front;
+    std::vector<std::tuple<uint64_t, double, uint64_t>> moments;
+    const int n = 1 + int(next() % 60);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t footprint = (next() % 40) * (2ull << 20);
+      const double ratio = double(next() % 1000) / 1000;
+      moments.emplace_back(footprint, ratio, uint64_t(i));
+      front.observe(footprint, ratio, uint64_t(i));
+    }
+    uint64_t peak = 0;
+    for (auto& [f, r, t] : moments) peak = std::max(peak, f);
+    double best = 0;
+    uint64_t when = 0;
+    for (auto& [f, r, t] : moments)
+      if (f > 0 && f * 10 >= peak && r > best) best = r, when = t;
+    INFO("round " << round);
+    CHECK(front.max_over_significant().first == best);
+    if (best > 0) CHECK(front.max_over_significant().second == when);
+  }
 }

@@ -16,8 +16,8 @@ std::span<const uint8_t> span_of(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
-TraceBuilder small_trace() {
-  TraceBuilder b;
+TraceBuilder small_trace(uint16_t minor = fmt::kVersionMinor) {
+  TraceBuilder b(minor);
   b.process()
       .device(0, 80ull << 30)
       .api(1, "cudaMalloc")
@@ -58,8 +58,8 @@ TEST_CASE("a valid trace is read whole, every record in place") {
   CHECK(t.records_end == b.bytes().size());
 }
 
-TEST_CASE("a trace cut at any byte never crashes and names the offset of the cut record") {
-  const std::string full = small_trace().bytes();
+TEST_CASE("a format 1.1 trace cut at any byte never crashes and names the offset of the cut record") {
+  const std::string full = small_trace(1).bytes();
   // Offsets where a record starts: a cut exactly there leaves a well-formed prefix.
   std::vector<uint64_t> starts;
   for (uint64_t off = sizeof(fmt::FileHeader); off < full.size();) {
@@ -94,7 +94,7 @@ TEST_CASE("a trace cut at any byte never crashes and names the offset of the cut
 }
 
 TEST_CASE("the truncation message says what was announced and what was left") {
-  TraceBuilder b;
+  TraceBuilder b(1);
   b.process();
   const uint64_t at = b.bytes().size();
   b.alloc(1, 0x1000, 64);
@@ -165,7 +165,7 @@ TEST_CASE("shorter payloads from older writers leave missing fields absent") {
 }
 
 TEST_CASE("an absurd payload size or a bad string length stops reading there") {
-  TraceBuilder b;
+  TraceBuilder b(1);
   b.process();
   const uint64_t at = b.bytes().size();
   fmt::RecordHeader h{uint16_t(fmt::RecordType::kEvent), 0, 0xfffffff0u};

@@ -119,7 +119,7 @@ TEST_CASE("the report has the peak, its call sites, the leaks and the failed all
   // NVML at the peak: the snapshot at 310 is nearest to 300.
   REQUIRE(d.nvml.known);
   CHECK(d.nvml.snapshot_time_ns == TraceBuilder::kStart + 310);
-  CHECK(d.nvml.tracked == 1792 * MiB);
+  CHECK(d.nvml.footprint == 1792 * MiB);
   CHECK(d.nvml.context == 500 * MiB);
   CHECK(d.nvml.untracked == 3 * GiB - 1792 * MiB - 500 * MiB);
 
@@ -173,7 +173,7 @@ TEST_CASE("the JSON report carries exact bytes and nanoseconds") {
   CHECK(f["size"] == 85899345920ull);
   CHECK(f["device_free"] == 1073741824ull);
   CHECK(f["device_total"] == 85899345920ull);
-  CHECK(f["tracked_live_device_bytes"] == 1342177280ull);
+  CHECK(f["requested_live_device_bytes"] == 1342177280ull);
   CHECK(f["snapshot"]["reason"] == "failed-allocation");
   CHECK(f["result_type"] == "CUresult");
 }
@@ -183,7 +183,7 @@ TEST_CASE("the text report uses IEC units with exact bytes and says how the trac
   std::ostringstream out;
   write_text(out, build_report(t, ReportOptions{}));
   const std::string s = out.str();
-  CHECK(s.find("peak tracked device bytes: 1.75 GiB (1,879,048,192 B) at 0.000 s") != std::string::npos);
+  CHECK(s.find("peak requested device bytes: 1.75 GiB (1,879,048,192 B) at 0.000 s") != std::string::npos);
   CHECK(s.find("the trace ended cleanly") != std::string::npos);
   CHECK(s.find("libc10_cuda.so") != std::string::npos);
   CHECK(s.find("via cudaMalloc") != std::string::npos);
@@ -194,7 +194,7 @@ TEST_CASE("the text report uses IEC units with exact bytes and says how the trac
   Trace c = parse_trace({reinterpret_cast<const uint8_t*>(cut.data()), cut.size()});
   std::ostringstream out2;
   write_text(out2, build_report(c, ReportOptions{}));
-  CHECK(out2.str().find("THE TRACE IS CUT SHORT: truncated record at byte") != std::string::npos);
+  CHECK(out2.str().find("not sealed by a checksum") != std::string::npos);
 }
 
 TEST_CASE("live at a moment: bytes by kind, fragmentation and libraries") {
@@ -227,7 +227,7 @@ TEST_CASE("what an async pool keeps for reuse is named in the NVML split, not le
   const Report rep = build_report(parse(b), ReportOptions{});
   const DeviceReport& d = rep.devices.back();
   REQUIRE(d.nvml.known);
-  CHECK(d.nvml.tracked == 256 * MiB);
+  CHECK(d.nvml.footprint == 256 * MiB);
   CHECK(d.nvml.context == 500 * MiB);
   CHECK(d.nvml.pool_slack == 768 * MiB);
   CHECK(d.nvml.untracked == 64 * MiB);

@@ -146,3 +146,64 @@ TEST_CASE("a missing module file is skipped") {
   CHECK(resolve_symbols(t, &stats).empty());
   CHECK(stats.modules_missing == 1);
 }
+
+TEST_CASE("symbolize completes a symbol section cut short, and keeps records after damage in the middle") {
+  const uint64_t ip = symbolize_test_target::known_function(2);
+  const uint64_t ip2 = symbolize_test_target::return_address();
+  Self self;
+  dl_iterate_phdr(find_self, &self);
+
+  // Format 1.1: a damaged record in the middle, sound records after it, and a symbol
+  // section holding one of the two ips (a symbolizer killed halfway).
+  TraceBuilder b(1);
+  b.process().module(self.bias, self.start, self.end, self_path(), self.build_id).stack(1, 0, ip).stack(2, 1, ip2);
+  const uint64_t damaged_at = b.bytes().size();
+  b.alloc(1, 0x1000, 64, 1);
+  for (int i = 0; i < 6; ++i) b.alloc(2 + i, 0x2000 + 0x100 * i, 64, 2);
+  b.end(10).symbol(ip, "known", "x.cpp", 1);
+  std::string bytes = b.bytes();
+  bytes[damaged_at + 4] = char(0x70);  // the first event's length: 64 -> 112
+  const std::string path = temp_path("symdamage");
+  std::ofstream(path, std::ios::binary) << bytes;
+
+  const Trace before = read_trace(path);
+  REQUIRE(before.damage.size() == 1);
+  CHECK(before.damage[0].byte_offset == damaged_at);
+  CHECK(before.events.size() == 6);
+  CHECK(before.symbol_records == 1);
+
+  SymbolizeFileResult r = symbolize_file(path);
+  REQUIRE(r.ok);
+  CHECK_FALSE(r.already);
+  CHECK(r.appended == 1);  // ip2 only: ip had its symbol
+  const Trace after = read_trace(path);
+  CHECK(after.events.size() == 6);
+  CHECK(after.end);
+  CHECK(after.symbol_records == 2);
+  CHECK(after.symbols.at(ip).function == "known");  // kept, not replaced
+  CHECK(after.symbols.count(ip2) == 1);
+  REQUIRE(after.damage.size() == 1);
+  CHECK(after.damage[0].byte_offset == damaged_at);
+
+  SymbolizeFileResult again = symbolize_file(path);
+  CHECK(again.already);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("symbols appended to a format 1.2 trace are sealed by a checksum") {
+  const uint64_t ip = symbolize_test_target::known_function(3);
+  Self self;
+  dl_iterate_phdr(find_self, &self);
+  TraceBuilder b;
+  b.process().module(self.bias, self.start, self.end, self_path(), self.build_id).stack(1, 0, ip);
+  b.alloc(1, 0x1000, 64, 1).end(2);
+  const std::string path = temp_path("symsealed");
+  std::ofstream(path, std::ios::binary) << b.bytes();
+  const uint64_t chunks = read_trace(path).sealed_chunks;
+  REQUIRE(symbolize_file(path).appended == 1);
+  const Trace t = read_trace(path);
+  CHECK(t.damage.empty());
+  CHECK(t.sealed_chunks == chunks + 1);
+  CHECK(t.symbols.count(ip) == 1);
+  std::remove(path.c_str());
+}

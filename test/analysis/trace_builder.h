@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cumemtrace/checksum.h"
 #include "cumemtrace/trace_format.h"
 
 namespace cumemtrace::test {
@@ -18,13 +20,31 @@ class TraceBuilder {
  public:
   static constexpr uint64_t kStart = 1'000'000'000;  // start_monotonic_ns of every test trace
 
-  explicit TraceBuilder(uint16_t minor = fmt::kVersionMinor) {
+  // From format 1.2 on, each record is sealed as a chunk of its own (as if flushed alone).
+  explicit TraceBuilder(uint16_t minor = fmt::kVersionMinor) : seal_(minor >= 2) {
     fmt::FileHeader h{};
     std::memcpy(h.magic, fmt::kMagic, sizeof h.magic);
     h.version_major = fmt::kVersionMajor;
     h.version_minor = minor;
     h.header_bytes = sizeof h;
     put(bytes_, h);
+    chunk_.update(&h, sizeof h);
+  }
+
+  // Records from here on are written without seals (a writer killed mid-flush).
+  TraceBuilder& unsealed() {
+    seal_ = false;
+    return *this;
+  }
+  // Seals what was written since the last seal, as a flush does.
+  TraceBuilder& seal() {
+    bytes_ += chunk_.seal();
+    return *this;
+  }
+  // Records until the next seal() form one chunk.
+  TraceBuilder& batch() {
+    seal_ = false;
+    return *this;
   }
 
   TraceBuilder& process(uint64_t granule = 2ull << 20, std::vector<std::string> argv = {"prog", "--flag"},
@@ -75,7 +95,10 @@ class TraceBuilder {
     return record(fmt::RecordType::kApiName, p);
   }
 
-  TraceBuilder& event(const fmt::EventRecord& e) { return record(fmt::RecordType::kEvent, pod(e)); }
+  TraceBuilder& event(const fmt::EventRecord& e) {
+    ++events_;
+    return record(fmt::RecordType::kEvent, pod(e));
+  }
 
   static fmt::EventRecord ev(uint64_t t, fmt::Op op, fmt::Kind kind, uint64_t address, uint64_t size,
                              int32_t device = 0, uint32_t stack = 0, uint16_t api = 0) {
@@ -150,15 +173,19 @@ class TraceBuilder {
     return record(fmt::RecordType::kSymbol, p);
   }
 
-  TraceBuilder& end(uint64_t t, uint64_t written = 0) {
-    return record(fmt::RecordType::kEnd, pod(fmt::EndRecord{kStart + t, written, 0}));
+  // `written` defaults to the events written so far, as the library counts them.
+  TraceBuilder& end(uint64_t t, std::optional<uint64_t> written = {}, uint64_t dropped = 0) {
+    return record(fmt::RecordType::kEnd, pod(fmt::EndRecord{kStart + t, written.value_or(events_), dropped}));
   }
 
   TraceBuilder& record(fmt::RecordType type, const std::string& payload) { return raw(uint16_t(type), payload); }
   TraceBuilder& raw(uint16_t type, const std::string& payload) {
     fmt::RecordHeader h{type, 0, uint32_t(payload.size())};
+    const size_t from = bytes_.size();
     put(bytes_, h);
     bytes_ += payload;
+    chunk_.update(bytes_.data() + from, bytes_.size() - from);
+    if (seal_) seal();
     return *this;
   }
 
@@ -187,6 +214,9 @@ class TraceBuilder {
   }
 
   std::string bytes_;
+  cumemtrace::ChunkHasher chunk_;
+  bool seal_;
+  uint64_t events_ = 0;
 };
 
 }  // namespace cumemtrace::test

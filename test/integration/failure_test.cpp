@@ -4,6 +4,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "harness.h"
 
 using namespace harness;
@@ -21,7 +24,7 @@ TEST_CASE("a failed allocation is reported with its size, stack, live bytes and 
   CHECK(f.at("device") == 0);
   CHECK(f.at("api") == "cudaMalloc");
   CHECK(f.at("result_name") == "CUDA_ERROR_OUT_OF_MEMORY");
-  CHECK(f.at("tracked_live_device_bytes") == 0);
+  CHECK(f.at("requested_live_device_bytes") == 0);
   // The context (512 MiB) is all the device holds at that moment.
   CHECK(f.at("device_total") == 8589934592);
   CHECK(f.at("device_free") == 8589934592 - 536870912);
@@ -40,6 +43,41 @@ TEST_CASE("a process killed with SIGKILL leaves a trace readable up to its last 
   CHECK(r.at("trace").at("complete") == false);
   CHECK(device(r, 0).at("peak").at("device_bytes") == 3 * 67108864);
   CHECK(device(r, 0).at("end").at("device_bytes") == 2 * 67108864);
+  // Every flush was a whole, checksummed chunk: nothing is damaged, and at least the
+  // preamble's chunk and the one holding the three allocations and the free were sealed.
+  const auto& in = r.at("integrity");
+  CHECK(in.at("checksummed") == true);
+  CHECK(in.at("checksummed_chunks") >= 2);
+  CHECK(in.at("damaged_ranges").empty());
+}
+
+TEST_CASE("the library seals every flush with a checksum that a damaged byte breaks") {
+  TempDir dir;
+  REQUIRE(traced(dir, {program("prog_runtime"), "basic"}).exit_code == 0);
+  const std::string path = only_trace(dir);
+  const auto r = report(path);
+  CHECK(r.at("integrity").at("checksummed") == true);
+  CHECK(r.at("integrity").at("figures_complete") == true);
+  CHECK(r.at("integrity").at("damaged_ranges").empty());
+  // One byte flipped in the middle of the file: reported as damage, figures incomplete.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  REQUIRE(bytes.size() > 1000);
+  bytes[bytes.size() / 2] ^= 0x40;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+  }
+  const auto d = report(path);
+  REQUIRE(d.at("integrity").at("damaged_ranges").size() == 1);
+  const uint64_t off = d.at("integrity").at("damaged_ranges")[0].at("byte_offset");
+  const uint64_t len = d.at("integrity").at("damaged_ranges")[0].at("bytes");
+  CHECK(off <= bytes.size() / 2);
+  CHECK(off + len > bytes.size() / 2);
+  CHECK(d.at("integrity").at("figures_complete") == false);
 }
 
 TEST_CASE("cumemtrace run passes the exit status through and symbolizes a killed child's trace") {
@@ -78,7 +116,7 @@ TEST_CASE("nvidia-smi's figure near the peak splits into tracked, context and un
   CHECK(n.at("same_moment") == true);
   CHECK(n.at("device_bytes") == 201326592);
   // 192 MiB in whole granules, plus the 512 MiB context.
-  CHECK(n.at("tracked") == 201326592);
+  CHECK(n.at("footprint") == 201326592);
   CHECK(n.at("context") == 536870912);
   CHECK(n.at("process_used") == 201326592 + 536870912);
   CHECK(n.at("untracked") == 0);

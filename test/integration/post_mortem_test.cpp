@@ -40,7 +40,7 @@ TEST_CASE("a 1 GiB peak freed 5 ms later is split at the peak, from one moment")
   CHECK(n.at("same_moment") == true);
   CHECK(n.at("snapshot_reason") == "sampled-peak");
   CHECK(n.at("device_bytes") == GiB);
-  CHECK(n.at("tracked") == GiB);
+  CHECK(n.at("footprint") == GiB);
   CHECK(n.at("context") == 512 * MiB);
   CHECK(n.at("process_used") == GiB + 512 * MiB);
   CHECK(n.at("untracked") == 0);

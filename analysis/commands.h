@@ -1,0 +1,15 @@
+// The `cumemtrace` subcommands, one file each (report_command.cpp, live_command.cpp,
+// symbolize_command.cpp; run_command.cpp for `run`). main.cpp parses the command line.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cumemtrace {
+
+int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames);
+int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json);
+int cmd_symbolize(const std::vector<std::string>& paths);
+
+}  // namespace cumemtrace

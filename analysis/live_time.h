@@ -1,0 +1,18 @@
+// The moments `cumemtrace live --at` accepts: what the text report prints ("12.345 s" or
+// "12.345s": seconds since the trace started), "peak" (the moment of the highest peak
+// of any device), "end" (the last moment in the trace), or absolute CLOCK_MONOTONIC
+// nanoseconds. Anything else, a negative number or an empty value is an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cumemtrace/reader.h"
+
+namespace cumemtrace {
+
+// The moment in ns, or nullopt with `error` saying why `text` is not one.
+std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error);
+
+}  // namespace cumemtrace

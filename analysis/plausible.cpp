@@ -1,0 +1,79 @@
+#include "plausible.h"
+
+#include <cstring>
+
+#include "cumemtrace/trace_format.h"
+
+namespace cumemtrace {
+namespace {
+
+using namespace format;
+
+// Fixed part of `fixed` bytes followed by `strings` u32-counted strings that fill the
+// payload exactly.
+bool fixed_then_strings(const uint8_t* p, size_t n, size_t fixed, int strings) {
+  if (n < fixed) return false;
+  size_t pos = fixed;
+  for (int i = 0; i < strings; ++i) {
+    if (n - pos < 4) return false;
+    uint32_t len;
+    std::memcpy(&len, p + pos, 4);
+    pos += 4;
+    if (len > n - pos) return false;
+    pos += len;
+  }
+  return pos == n;
+}
+
+}  // namespace
+
+bool plausible_legacy_record(uint16_t type, uint16_t flags, const uint8_t* p, size_t n) {
+  if (flags != 0) return false;
+  switch (static_cast<RecordType>(type)) {
+    case RecordType::kProcess:
+      return fixed_then_strings(p, n, sizeof(ProcessRecord), 3);
+    case RecordType::kDevice:
+      return fixed_then_strings(p, n, sizeof(DeviceRecord), 1);
+    case RecordType::kModule:
+      return fixed_then_strings(p, n, sizeof(ModuleRecord), 2);
+    case RecordType::kStackNode:
+      return n == sizeof(StackNodeRecord);
+    case RecordType::kEvent: {
+      if (n != sizeof(EventRecord)) return false;
+      EventRecord e;
+      std::memcpy(&e, p, sizeof e);
+      return e.op >= uint8_t(Op::kAlloc) && e.op <= uint8_t(Op::kRetain) && e.kind < kKindCount;
+    }
+    case RecordType::kSnapshot: {
+      if (n < sizeof(SnapshotRecord)) return false;
+      SnapshotRecord s;
+      std::memcpy(&s, p, sizeof s);
+      return uint64_t(s.device_count) * s.entry_bytes == n - sizeof s &&
+             (s.device_count == 0 || s.entry_bytes >= sizeof(int32_t));
+    }
+    case RecordType::kSymbol:
+      return fixed_then_strings(p, n, sizeof(SymbolRecord), 2);
+    case RecordType::kEnd:
+      return n == sizeof(EndRecord);
+    case RecordType::kApiName:
+      return fixed_then_strings(p, n, sizeof(ApiNameRecord), 1);
+    case RecordType::kChecksum:
+      return n == sizeof(ChecksumRecord);
+  }
+  return false;  // those writers wrote no other type
+}
+
+bool plausible_run(const uint8_t* file, uint64_t size, uint64_t off, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (off == size) return i > 0;
+    if (size - off < sizeof(RecordHeader)) return false;
+    RecordHeader h;
+    std::memcpy(&h, file + off, sizeof h);
+    if (h.payload_bytes > size - off - sizeof h) return false;
+    if (!plausible_legacy_record(h.type, h.flags, file + off + sizeof h, h.payload_bytes)) return false;
+    off += sizeof h + h.payload_bytes;
+  }
+  return true;
+}
+
+}  // namespace cumemtrace

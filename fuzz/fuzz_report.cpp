@@ -1,0 +1,23 @@
+// libFuzzer target: the report builder and both renderers, on any bytes the reader
+// accepts. The JSON must always be valid (dump() throws on invalid UTF-8).
+#include <cstdint>
+#include <sstream>
+
+#include "report.h"
+#include "report_json.h"
+#include "report_text.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const cumemtrace::Trace t = cumemtrace::parse_trace({data, size}, "fuzz.trace");
+  if (!t.header_ok) return 0;
+  cumemtrace::ReportOptions opt;
+  opt.top = 3;
+  const cumemtrace::Report rep = cumemtrace::build_report(t, opt);
+  std::ostringstream text;
+  cumemtrace::write_text(text, rep);
+  const std::string json = cumemtrace::to_json(rep).dump();
+  const uint64_t at = t.events.empty() ? 0 : t.events.back().time_ns;
+  const std::string live = cumemtrace::to_json(cumemtrace::build_live(t, at)).dump();
+  if (json.empty() || live.empty()) __builtin_trap();
+  return 0;
+}

@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "config.h"
+#include "fatal_signal.h"
 #include "errno_guard.h"
 #include "log.h"
 #include "modules.h"
+#include "signal_safe.h"
 #include "trace_file.h"
 #include "trace_start.h"
 #include "tracker.h"
@@ -80,7 +82,7 @@ void open_trace(Writer& w) {
   std::string path = expand_output_pattern(config().output_pattern);
   {
     std::lock_guard io(w.io_mu);
-    w.fd = create_trace_file(path);
+    w.fd = create_trace_file(path, trace_preamble(trace_start()));
     if (w.fd < 0) {
       log_warn("cannot create trace file {} ({}); tracing is off, the program goes on", path, std::strerror(errno));
       stop_tracing();
@@ -88,8 +90,6 @@ void open_trace(Writer& w) {
     } else {
       log_info("tracing to {}", path);
       announce_in_manifest(path);
-      w.buf = trace_preamble(trace_start());
-      write_out(w, w.buf);
     }
   }
   std::lock_guard lock(w.mu);
@@ -116,6 +116,7 @@ void* run(void* arg) {
       stopping = w.stop;
     }
     if (stopping) break;
+    arm_fatal_signals();  // again: the program may have put SIG_DFL back
     if (tracing_enabled()) {
       if (config().snapshot_ms && Clock::now() >= next_snapshot) {
         append_snapshot(format::SnapshotReason::kPeriodic, sample_devices());
@@ -155,6 +156,7 @@ void start_writer() {
   }
   pthread_detach(thread);
   g_writer = w;
+  arm_fatal_signals();
 }
 
 void wake_writer() {
@@ -194,6 +196,24 @@ void flush_before_exec() {
 void writer_after_fork_child() {
   if (g_writer && g_writer->fd >= 0) close(g_writer->fd);
   g_writer = nullptr;
+}
+
+void write_pending_in_signal_handler() {
+  Writer* w = g_writer;
+  if (!w) return;
+  for (int ms = 0; ms < 2000; ++ms) {
+    if (w->io_mu.try_lock()) {
+      // Neither: the writer thread has yet to create the file.
+      const bool created = w->fd >= 0 || w->broken;
+      if (!w->broken && created)
+        visit_pending_in_signal_handler([](std::string_view c, int fd) { write_all_signal_safe(fd, c); }, w->fd);
+      if (created) w->broken = true;
+      w->io_mu.unlock();
+      if (created) return;
+    }
+    const timespec one_ms{0, 1'000'000};
+    nanosleep(&one_ms, nullptr);
+  }
 }
 
 }  // namespace cumemtrace::interpose

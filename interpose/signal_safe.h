@@ -12,12 +12,16 @@
 
 namespace cumemtrace::interpose {
 
+inline void sleep_one_ms() {
+  const timespec one_ms{0, 1'000'000};
+  nanosleep(&one_ms, nullptr);
+}
+
 template <class Mutex>
 bool try_lock_for_a_second(Mutex& mu) {
   for (int ms = 0; ms < 1000; ++ms) {
     if (mu.try_lock()) return true;
-    const timespec one_ms{0, 1'000'000};
-    nanosleep(&one_ms, nullptr);
+    sleep_one_ms();
   }
   return false;
 }

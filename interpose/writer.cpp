@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "config.h"
-#include "fatal_signal.h"
 #include "errno_guard.h"
+#include "fatal_signal.h"
 #include "log.h"
 #include "modules.h"
 #include "signal_safe.h"
@@ -203,7 +203,7 @@ void write_pending_in_signal_handler() {
   if (!w) return;
   for (int ms = 0; ms < 2000; ++ms) {
     if (w->io_mu.try_lock()) {
-      // Neither: the writer thread has yet to create the file.
+      // No fd and not broken: the writer thread has yet to create the file; wait for it.
       const bool created = w->fd >= 0 || w->broken;
       if (!w->broken && created)
         visit_pending_in_signal_handler([](std::string_view c, int fd) { write_all_signal_safe(fd, c); }, w->fd);
@@ -211,8 +211,7 @@ void write_pending_in_signal_handler() {
       w->io_mu.unlock();
       if (created) return;
     }
-    const timespec one_ms{0, 1'000'000};
-    nanosleep(&one_ms, nullptr);
+    sleep_one_ms();
   }
 }
 

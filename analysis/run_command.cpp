@@ -2,13 +2,20 @@
 
 #include <cumemtrace/trace_format.h>
 
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -22,15 +29,36 @@ namespace cumemtrace {
 namespace {
 
 volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_stop_waiting = 0;
 
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+// How long `run` waits for processes the command left behind (they are ours to wait
+// for: `run` is their subreaper) before it lists the traces without them.
+constexpr int kDescendantWaitSeconds = 30;
+
+// Every signal a process can catch is passed on, except: the job-control stops and
+// SIGCONT (the terminal must stop and continue `run` itself, and they reach the command
+// through its process group anyway), SIGCHLD (ours), and the faults (SIGSEGV, SIGBUS,
+// SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT), which only `run`'s own bugs raise.
+bool forwarded(int sig) {
+  switch (sig) {
+    case SIGKILL: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGCONT: case SIGCHLD:
+    case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP: case SIGSYS: case SIGABRT:
+      return false;
+    default:
+      return sig < 32 || sig >= SIGRTMIN;  // glibc keeps 32 and 33 for itself
+  }
+}
 
 // A signal from the terminal (Ctrl-C, Ctrl-\) already went to the whole foreground
 // process group, the child included: forwarding it would deliver it twice (Python
 // would see two KeyboardInterrupts). Only signals sent to us alone (kill, a batch
-// scheduler) carry si_code <= 0 (SI_USER, SI_QUEUE) and need passing on.
+// scheduler) carry si_code <= 0 (SI_USER, SI_QUEUE) and need passing on; but not one
+// we sent ourselves (a SIGPIPE from writing to a closed stderr says SI_USER too). Once
+// the command has ended, such a signal ends the wait for what it left behind.
 void forward(int sig, siginfo_t* info, void*) {
-  if (g_child > 0 && info && info->si_code <= 0) ::kill(pid_t(g_child), sig);
+  if (!info || info->si_code > 0 || info->si_pid == ::getpid()) return;
+  if (g_child > 0) ::kill(pid_t(g_child), sig);
+  else g_stop_waiting = 1;
 }
 
 std::string self_dir() {
@@ -49,6 +77,184 @@ std::vector<std::string> read_manifest(const std::string& path) {
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] != '#' && seen.insert(line).second) out.push_back(line);
   return out;
+}
+
+// The manifest lives in a private directory of its own (0700), removed with it at the
+// end (by the watchdog if `run` was killed), so nothing is left in TMPDIR. An unusable
+// TMPDIR falls back to /tmp, then to the current directory. Empty when none works.
+struct Manifest {
+  std::string dir, path;
+};
+
+Manifest make_manifest() {
+  const char* tmpdir = ::getenv("TMPDIR");
+  std::vector<std::string> places;
+  if (tmpdir && *tmpdir) places.emplace_back(tmpdir);
+  places.emplace_back("/tmp");
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd)) places.emplace_back(cwd);
+  for (const auto& place : places) {
+    std::string dir = place + "/cumemtrace-run-XXXXXX";
+    if (!::mkdtemp(dir.data())) {
+      std::cerr << "cumemtrace run: cannot create a private directory in " << place << " (" << std::strerror(errno)
+                << "); trying the next place\n";
+      continue;
+    }
+    const std::string path = dir + "/manifest";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    // The marker is what lets the library tell a manifest from any other file.
+    const std::string_view marker = format::kManifestMarker;
+    const bool ok = fd >= 0 && ::write(fd, marker.data(), marker.size()) == ssize_t(marker.size());
+    if (fd >= 0) ::close(fd);
+    if (ok) return {dir, path};
+    ::unlink(path.c_str());
+    ::rmdir(dir.c_str());
+  }
+  std::cerr << "cumemtrace run: no place for a manifest; the command runs traced, but its traces will not be "
+               "listed or symbolized (use `cumemtrace symbolize`)\n";
+  return {};
+}
+
+void remove_manifest(const Manifest& m) {
+  if (m.dir.empty()) return;
+  ::unlink(m.path.c_str());
+  ::rmdir(m.dir.c_str());
+}
+
+// Symbolizes and lists every trace the manifest names, on stderr.
+void list_traces(const Manifest& m) {
+  if (m.path.empty()) return;
+  const auto traces = read_manifest(m.path);
+  if (traces.empty()) std::cerr << "cumemtrace: no trace was written (did the command use CUDA?)\n";
+  for (const auto& path : traces) {
+    SymbolizeFileResult r = symbolize_file(path);
+    if (!r.ok) {
+      std::cerr << "cumemtrace: " << path << ": " << r.message << "\n";
+      continue;
+    }
+    std::cerr << "cumemtrace: trace written to " << path << " (" << r.events << " events)";
+    if (r.cut_partial) std::cerr << "; its partial last record was cut off";
+    std::cerr << "\n";
+  }
+}
+
+// ---- the watchdog ----
+//
+// `run` killed with SIGKILL can do nothing more: the command goes on, and nobody would
+// list and symbolize its traces or remove the manifest. So a small watchdog process,
+// started before the command, holds one end of a socket: `run` sends it a pidfd of the
+// command, and at its normal end the byte 'd'. End of file without 'd' means `run` died:
+// the watchdog then waits for the command to end, lists the traces, removes the
+// manifest. The watchdog is not the command's parent (PR_SET_PDEATHSIG on the command
+// would kill the user's job with `run`), and it is started by a double fork before
+// `run` becomes a subreaper, so `run` never waits for it.
+
+constexpr char kDone = 'd', kChild = 'c', kNoPidfd = 'n';
+
+void send_tag(int sock, char tag, int fd = -1) {
+  iovec iov{&tag, 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  }
+  while (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
+  }
+}
+
+// The tag read, with any descriptor passed along in `fd`; 0 at end of file.
+char receive_tag(int sock, int& fd) {
+  char tag = 0;
+  iovec iov{&tag, 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  if (n <= 0) return 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return tag;
+}
+
+[[noreturn]] void watchdog(int sock, const Manifest& m) {
+  // The terminal's signals and a closed stderr are not the watchdog's to die of.
+  for (int sig : {SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE}) ::signal(sig, SIG_IGN);
+  // Nor is the command's stdin and stdout: holding them would keep a pipe open.
+  if (const int null = ::open("/dev/null", O_RDWR); null >= 0) ::dup2(null, 0), ::dup2(null, 1), ::close(null);
+  int pidfd = -1;
+  char tag;
+  bool started = false;
+  while ((tag = receive_tag(sock, pidfd)) != 0) {
+    if (tag == kDone) ::_exit(0);
+    started = true;
+  }
+  if (started) {
+    std::cerr << "cumemtrace run was killed; its watchdog lists the traces when the command ends\n";
+    pollfd p{pidfd, POLLIN, 0};
+    while (pidfd >= 0 && ::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
+    list_traces(m);
+  }
+  remove_manifest(m);
+  ::_exit(0);
+}
+
+// Returns `run`'s end of the socket, or -1 (no watchdog: `run` goes on without one).
+int start_watchdog(const Manifest& m) {
+  if (m.path.empty()) return -1;
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+  const pid_t middle = ::fork();
+  if (middle == 0) {
+    ::close(sv[0]);
+    if (::fork() == 0) watchdog(sv[1], m);
+    ::_exit(0);
+  }
+  ::close(sv[1]);
+  if (middle < 0) {
+    ::close(sv[0]);
+    return -1;
+  }
+  while (::waitpid(middle, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  return sv[0];
+}
+
+// Waits, bounded, for the processes the command left behind (orphans come to us: we
+// are their subreaper), so that their traces are complete before they are listed.
+void wait_for_descendants() {
+  bool said = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kDescendantWaitSeconds);
+  for (;;) {
+    const pid_t pid = ::waitpid(-1, nullptr, WNOHANG);
+    if (pid > 0) continue;
+    if (pid < 0 && errno != EINTR) return;  // ECHILD: none left
+    if (!said) {
+      std::cerr << "cumemtrace run: the command has ended; waiting up to " << kDescendantWaitSeconds
+                << " s for the processes it started\n";
+      said = true;
+    }
+    if (g_stop_waiting || std::chrono::steady_clock::now() >= deadline) {
+      std::cerr << "cumemtrace run: some processes the command started are still running; their traces may be "
+                   "incomplete\n";
+      return;
+    }
+    const timespec ms20{0, 20'000'000};
+    ::nanosleep(&ms20, nullptr);
+  }
 }
 
 }  // namespace
@@ -72,22 +278,17 @@ int run_traced(const RunOptions& opt) {
     return 127;
   }
 
-  const char* tmpdir = ::getenv("TMPDIR");
-  std::string manifest = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/cumemtrace-manifest-XXXXXX";
-  int mfd = ::mkstemp(manifest.data());  // 0600: private to this user
-  // The marker is what lets the library tell a manifest from any other file.
-  const std::string_view marker = format::kManifestMarker;
-  if (mfd < 0 || ::write(mfd, marker.data(), marker.size()) != ssize_t(marker.size())) {
-    std::cerr << "cumemtrace run: cannot create a manifest file: " << std::strerror(errno) << "\n";
-    if (mfd >= 0) ::close(mfd), ::unlink(manifest.c_str());
-    return 127;
-  }
-  ::close(mfd);
+  const Manifest manifest = make_manifest();
+  const int watchdog_sock = start_watchdog(manifest);
+  // Orphaned descendants of the command come to us, not to init: we wait for them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   // Prepare the environment before fork so the child only execs.
   const char* old = ::getenv("LD_PRELOAD");
+  const std::string old_preload = old ? old : "";
   const std::string preload = old && *old ? lib + ":" + old : lib;
-  std::vector<std::string> env_strings = {"LD_PRELOAD=" + preload, "CUMEMTRACE_MANIFEST=" + manifest};
+  std::vector<std::string> env_strings = {"LD_PRELOAD=" + preload};
+  if (!manifest.path.empty()) env_strings.push_back("CUMEMTRACE_MANIFEST=" + manifest.path);
   // NVTX ranges and marks become trace marks (interpose/nvtx.cpp); a tool already set
   // there (Nsight) keeps it: NVTX serves one tool only.
   if (const char* nvtx = ::getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx)
@@ -106,14 +307,15 @@ int run_traced(const RunOptions& opt) {
   // the child's pid; the child restores the mask before exec.
   sigset_t block, saved;
   sigemptyset(&block);
-  for (int s : kForwarded) sigaddset(&block, s);
+  for (int s = 1; s < NSIG; ++s)
+    if (forwarded(s)) sigaddset(&block, s);
   ::sigprocmask(SIG_BLOCK, &block, &saved);
 
   const pid_t child = ::fork();
   if (child < 0) {
     ::sigprocmask(SIG_SETMASK, &saved, nullptr);
     std::cerr << "cumemtrace run: fork failed: " << std::strerror(errno) << "\n";
-    ::unlink(manifest.c_str());
+    remove_manifest(manifest);
     return 127;
   }
   if (child == 0) {
@@ -125,22 +327,32 @@ int run_traced(const RunOptions& opt) {
     [[maybe_unused]] ssize_t n = ::write(2, msg.data(), msg.size());
     ::_exit(127);
   }
+  if (watchdog_sock >= 0) {
+    // Before any wait: the child cannot be reaped (and its pid reused) until we wait.
+    const int pidfd = int(::syscall(SYS_pidfd_open, child, 0));
+    send_tag(watchdog_sock, pidfd >= 0 ? kChild : kNoPidfd, pidfd);
+    if (pidfd >= 0) ::close(pidfd);
+  }
   // The tracer itself must not be traced by anything it runs later (symbolization).
   ::unsetenv("LD_PRELOAD");
-  if (old && *old) ::setenv("LD_PRELOAD", old, 1);
+  if (old && *old) ::setenv("LD_PRELOAD", old_preload.c_str(), 1);
 
   g_child = child;
-  struct sigaction sa{}, saved_sa[std::size(kForwarded)];
+  std::vector<std::pair<int, struct sigaction>> saved_sa;
+  struct sigaction sa{};
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  for (size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &sa, &saved_sa[i]);
+  for (int s = 1; s < NSIG; ++s) {
+    struct sigaction before{};
+    if (forwarded(s) && ::sigaction(s, &sa, &before) == 0) saved_sa.emplace_back(s, before);
+  }
   ::sigprocmask(SIG_SETMASK, &saved, nullptr);
 
   // Polls the manifest while waiting, so that a failed allocation's post-mortem appears
   // within a fraction of a second (oom_watch.h).
   int status = 0;
-  OomWatch oom(manifest);
+  OomWatch oom(manifest.path);
   for (;;) {
     const pid_t done = ::waitpid(child, &status, WNOHANG);
     if (done == child || (done < 0 && errno != EINTR)) break;
@@ -150,24 +362,18 @@ int run_traced(const RunOptions& opt) {
   }
   oom.poll();
   g_child = 0;
-  for (size_t i = 0; i < std::size(kForwarded); ++i) ::sigaction(kForwarded[i], &saved_sa[i], nullptr);
+  wait_for_descendants();
+  for (const auto& [s, before] : saved_sa) ::sigaction(s, &before, nullptr);
 
   int rc = 0;
   if (WIFEXITED(status)) rc = WEXITSTATUS(status);
   else if (WIFSIGNALED(status)) rc = 128 + WTERMSIG(status);
 
-  const auto traces = read_manifest(manifest);
-  ::unlink(manifest.c_str());
-  if (traces.empty()) std::cerr << "cumemtrace: no trace was written (did the command use CUDA?)\n";
-  for (const auto& path : traces) {
-    SymbolizeFileResult r = symbolize_file(path);
-    if (!r.ok) {
-      std::cerr << "cumemtrace: " << path << ": " << r.message << "\n";
-      continue;
-    }
-    std::cerr << "cumemtrace: trace written to " << path << " (" << r.events << " events)";
-    if (r.cut_partial) std::cerr << "; its partial last record was cut off";
-    std::cerr << "\n";
+  list_traces(manifest);
+  remove_manifest(manifest);
+  if (watchdog_sock >= 0) {
+    send_tag(watchdog_sock, kDone);
+    ::close(watchdog_sock);
   }
   return rc;
 }

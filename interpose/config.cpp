@@ -69,7 +69,7 @@ const Config& config() {
   static const Config* c = [] {
     const ErrnoGuard keep_errno;
     auto* k = new Config;  // leaked on purpose: read by hooks until the very end
-    k->output_pattern = env_string("CUMEMTRACE_OUTPUT", "cumemtrace-%h-%p.trace");
+    k->output_pattern = env_string("CUMEMTRACE_OUTPUT", kDefaultOutputPattern);
     k->manifest = env_string("CUMEMTRACE_MANIFEST", "");
     k->stack_depth = uint32_t(env_number("CUMEMTRACE_DEPTH", 32, 0, 256));
     k->snapshot_ms = uint32_t(env_number("CUMEMTRACE_SNAPSHOT_MS", 1000, 0, 86'400'000));

@@ -7,6 +7,9 @@
 
 namespace cumemtrace::interpose {
 
+// CUMEMTRACE_OUTPUT's default; also the name used inside a directory given as the output.
+inline constexpr const char* kDefaultOutputPattern = "cumemtrace-%h-%p.trace";
+
 struct Config {
   std::string output_pattern;  // CUMEMTRACE_OUTPUT: %p pid, %h host, %r rank, %% percent
   std::string manifest;        // CUMEMTRACE_MANIFEST: file to append each trace's path to

@@ -12,18 +12,26 @@
 // it can check memory, and everything that path runs lives here.
 #include <dlfcn.h>
 
+#include <atomic>
+
 #include "resolve.h"
 
 namespace cumemtrace::interpose {
 
+namespace {
+// Not a function-local static: its guard (__cxa_guard_acquire) is intercepted by
+// ThreadSanitizer, whose start-up calls this dlsym before that interceptor can run.
+// Threads racing to the first call find the same answer.
+std::atomic<DlsymFn> g_real_dlsym{nullptr};
+}  // namespace
+
 DlsymFn real_dlsym() {
-  static DlsymFn fn = [] {
-    // dlvsym is not hooked, so this cannot recurse into our dlsym.
-    auto f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
-    if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
-    return f;
-  }();
-  return fn;
+  if (DlsymFn fn = g_real_dlsym.load(std::memory_order_acquire)) return fn;
+  // dlvsym is not hooked, so this cannot recurse into our dlsym.
+  auto f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
+  if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
+  g_real_dlsym.store(f, std::memory_order_release);
+  return f;
 }
 
 }  // namespace cumemtrace::interpose

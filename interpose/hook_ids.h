@@ -11,12 +11,13 @@ enum class HookId : uint16_t {
 #define RUNTIME_HOOK(symbol, body, params, args) symbol,
 #define PROC_HOOK(symbol, body, base, since, params, args) symbol,
 #define EXEC_HOOK(symbol, body, params, args) symbol,
+#define EXIT_HOOK(symbol, body, params, args) symbol,
 #include "hook_table.def"
   kCount
 };
 inline constexpr int kHookCount = static_cast<int>(HookId::kCount);
 
-enum class Layer : uint8_t { kDriver, kRuntime, kProcAddress, kExec };
+enum class Layer : uint8_t { kDriver, kRuntime, kProcAddress, kExec, kExit };
 
 struct HookInfo {
   const char* symbol;  // exported name, also what dlsym is asked for

@@ -6,6 +6,7 @@
 #include "hooks_capture.h"
 #include "hooks_driver.h"
 #include "hooks_exec.h"
+#include "hooks_exit.h"
 #include "hooks_runtime.h"
 #include "resolve.h"
 
@@ -23,6 +24,8 @@ Ret unresolved() {
     return CUDA_ERROR_NOT_INITIALIZED;
   } else if constexpr (std::is_same_v<Ret, cudaError_t>) {
     return cudaErrorInitializationError;
+  } else if constexpr (std::is_void_v<Ret>) {
+    exit_without_libc();  // _exit itself: libc always has one, so this is never reached
   } else {
     errno = ENOSYS;  // an exec function libc does not have
     return -1;
@@ -41,6 +44,7 @@ Ret unresolved() {
 #define PROC_HOOK(symbol, body, base, since, params, args) SLOT_WRAPPERS(CUresult, symbol, body, params, args)
 #define RUNTIME_HOOK(symbol, body, params, args) SLOT_WRAPPERS(cudaError_t, symbol, body, params, args)
 #define EXEC_HOOK(symbol, body, params, args) SLOT_WRAPPERS(int, symbol, body, params, args)
+#define EXIT_HOOK(symbol, body, params, args) SLOT_WRAPPERS(void, symbol, body, params, args)
 #include "hook_table.def"
 
 static_assert(kSlots == 4, "the wrapper table below lists four slots");
@@ -52,6 +56,7 @@ void* const kWrappers[kHookCount][kSlots] = {
 #define PROC_HOOK(symbol, body, base, since, params, args) WRAPPER_ROW(symbol)
 #define RUNTIME_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #define EXEC_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
+#define EXIT_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #include "hook_table.def"
 };
 
@@ -61,6 +66,7 @@ const HookInfo kInfo[kHookCount] = {
 #define PROC_HOOK(symbol, body, base, since, params, args) {#symbol, base, since, Layer::kProcAddress, false},
 #define RUNTIME_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kRuntime, false},
 #define EXEC_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExec, false},
+#define EXIT_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExit, false},
 #include "hook_table.def"
 };
 
@@ -84,4 +90,12 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
 #define PROC_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
 #define RUNTIME_HOOK(symbol, body, params, args) EXPORT_HOOK(cudaError_t, symbol, body, params, args)
 #define EXEC_HOOK(symbol, body, params, args) EXPORT_HOOK(int, symbol, body, params, args)
+// libc declares _exit and _Exit noreturn: no `return` in them, not even of a void.
+#define EXIT_HOOK(symbol, body, params, args)                                                              \
+  extern "C" CUMEMTRACE_EXPORT void symbol params {                                                        \
+    using namespace cumemtrace::interpose;                                                                 \
+    auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
+    if (!real) exit_without_libc();                                                                        \
+    body(HookId::symbol, real, CUMEMTRACE_EXPAND args);                                                    \
+  }
 #include "hook_table.def"

@@ -26,6 +26,12 @@ class PendingBuffer {
 
   size_t size() const { return bytes_; }
 
+  // Reads the chunks in order without moving them (a fatal signal's handler: no allocation).
+  template <class F>
+  void for_each_chunk(F&& f) const {
+    for (const auto& c : chunks_) f(std::string_view(c));
+  }
+
   // Moves every chunk out (in order) into `out`, which must be empty.
   void take(std::vector<std::string>& out) {
     out.swap(chunks_);

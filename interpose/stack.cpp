@@ -32,6 +32,25 @@ AddressRange own_range() {
 
 constexpr uint32_t kOwnFramesMax = 16;  // room for our own frames, dropped below
 
+int backtrace_ips(void** ips, int max) {
+#if defined(__SANITIZE_THREAD__)
+  // unw_backtrace keeps a per-thread frame cache whose pthread-key destructor runs after
+  // ThreadSanitizer has finished the exiting thread, and crashes there (a mutex lock
+  // through TSan's interceptor). The TSan build walks frame by frame instead: slower,
+  // the same stacks, no such cache.
+  unw_context_t context;
+  unw_cursor_t cursor;
+  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
+  int n = 0;
+  unw_word_t ip;
+  while (n < max && unw_step(&cursor) > 0 && unw_get_reg(&cursor, UNW_REG_IP, &ip) == 0)
+    ips[n++] = reinterpret_cast<void*>(ip);
+  return n;
+#else
+  return unw_backtrace(ips, max);
+#endif
+}
+
 }  // namespace
 
 void capture_stack(RawStack& out, uint32_t depth) {
@@ -42,7 +61,7 @@ void capture_stack(RawStack& out, uint32_t depth) {
   int n;
   {
     const LoaderUse in_loader;
-    n = unw_backtrace(ips, static_cast<int>(std::min(depth, RawStack::kMax) + kOwnFramesMax));
+    n = backtrace_ips(ips, static_cast<int>(std::min(depth, RawStack::kMax) + kOwnFramesMax));
   }
   // Our frames are dropped wherever they are: a driver hook reached through a runtime
   // hook has some of ours in the middle of the stack too.

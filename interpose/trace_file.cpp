@@ -17,6 +17,7 @@
 #include "encode.h"
 #include "hook_ids.h"
 #include "log.h"
+#include "signal_safe.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -69,14 +70,62 @@ std::string expand_output_pattern(const std::string& pattern) {
   return out;
 }
 
-int create_trace_file(std::string& path) {
+namespace {
+
+// Where a trace goes when CUMEMTRACE_OUTPUT names something that cannot be one: inside
+// a directory (CUMEMTRACE_OUTPUT=/scratch), or in the current directory instead of a
+// device, FIFO or socket (/dev/null: CUMEMTRACE_DISABLE=1 is the way to trace nothing).
+std::string usable_output_path(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return path;
+  const std::string inside = S_ISDIR(st.st_mode) ? path + (path.ends_with('/') ? "" : "/") : std::string();
+  const std::string moved = inside + expand_output_pattern(kDefaultOutputPattern);
+  log_warn("CUMEMTRACE_OUTPUT={} is {}; the trace goes to {}", path,
+           S_ISDIR(st.st_mode) ? "a directory" : "not a regular file", moved);
+  return moved;
+}
+
+// Gives the file holding the preamble the name `wanted`, or the next free ".N" one.
+// link() never replaces and never follows a symlink at the new name.
+int name_file(int fd, const char* from, std::string& path) {
   const std::string wanted = path;
   for (int n = 0; n < 100; ++n) {
     path = n ? wanted + "." + std::to_string(n) : wanted;
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0 || errno != EEXIST) return fd;
+    if (linkat(AT_FDCWD, from, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0) return fd;
+    if (errno != EEXIST) return -1;
   }
   return -1;
+}
+
+std::string parent_dir(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+}  // namespace
+
+int create_trace_file(std::string& path, std::string_view preamble) {
+  path = usable_output_path(path);
+  // An unnamed file in the target directory, named once it holds the preamble.
+  int fd = open(parent_dir(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    if (write_all_signal_safe(fd, preamble) && name_file(fd, self.c_str(), path) >= 0) return fd;
+    const int e = errno;
+    close(fd);
+    if (e != ENOENT) return errno = e, -1;  // ENOENT: no /proc; try the portable way
+  }
+  // Filesystems without O_TMPFILE (NFS, older kernels): a private temporary name, linked
+  // to the real one once written, then removed.
+  const std::string temp = path + ".tmp-" + std::to_string(getpid());
+  fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  const bool ok = write_all_signal_safe(fd, preamble) && name_file(fd, temp.c_str(), path) >= 0;
+  const int e = errno;
+  unlink(temp.c_str());
+  if (ok) return fd;
+  close(fd);
+  return errno = e, -1;
 }
 
 std::string trace_preamble(const TraceStart& start) {

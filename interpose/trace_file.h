@@ -12,10 +12,13 @@ namespace cumemtrace::interpose {
 // else the pid), %% a percent sign.
 std::string expand_output_pattern(const std::string& pattern);
 
-// Creates the file (0600, never through a symlink, never over an existing file: a
-// taken name gets ".1", ".2", ...). Returns the fd or -1 (errno set); `path` becomes
-// the name actually used.
-int create_trace_file(std::string& path);
+// Creates the file with `preamble` already in it (0600, never through a symlink, never
+// over an existing file: a taken name gets ".1", ".2", ...). The name appears only once
+// the preamble is written, so no trace is ever 0 bytes, whenever the process dies.
+// A directory at `path` gets the default name inside it; a device, FIFO or socket the
+// default name in the current directory (each with a warning). Returns the fd or -1
+// (errno set); `path` becomes the name actually used.
+int create_trace_file(std::string& path, std::string_view preamble);
 
 // FileHeader, ProcessRecord and one ApiNameRecord per hooked entry point.
 std::string trace_preamble(const TraceStart& start);

@@ -15,6 +15,7 @@
 #include "encode.h"
 #include "errno_guard.h"
 #include "pending_buffer.h"
+#include "signal_safe.h"
 #include "stack.h"
 #include "thread_state.h"
 #include "writer.h"
@@ -404,6 +405,14 @@ void give_back_pending(std::vector<std::string>& chunks) {
   State& s = state();
   std::lock_guard lock(s.mu);
   s.pending.give_back(chunks);
+}
+
+bool visit_pending_in_signal_handler(void (*write)(std::string_view, int), int fd) {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s || !try_lock_for_a_second(s->mu)) return false;
+  s->pending.for_each_chunk([&](std::string_view c) { write(c, fd); });
+  s->mu.unlock();
+  return true;
 }
 
 namespace {

@@ -32,6 +32,10 @@ format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
 void take_pending(std::vector<std::string>& chunks);
 // Returns written chunks for reuse.
 void give_back_pending(std::vector<std::string>& chunks);
+// From a fatal signal's handler (fatal_signal.cpp): if the tracker's lock comes free
+// within about a second (try-lock and nanosleep only: the crashing thread may hold it),
+// passes each pending chunk to `write` in order, leaving them in place. False otherwise.
+bool visit_pending_in_signal_handler(void (*write)(std::string_view chunk, int fd), int fd);
 
 
 // What a snapshot learns from outside the tracker (NVML, the driver), per device.

@@ -16,8 +16,10 @@
 
 #include "config.h"
 #include "errno_guard.h"
+#include "fatal_signal.h"
 #include "log.h"
 #include "modules.h"
+#include "signal_safe.h"
 #include "trace_file.h"
 #include "trace_start.h"
 #include "tracker.h"
@@ -105,7 +107,12 @@ void open_trace(Writer& w) {
   std::string path = expand_output_pattern(config().output_pattern);
   {
     std::lock_guard io(w.io_mu);
-    w.fd = create_trace_file(path);
+    // The preamble goes into the file sealed as its first chunk, in the same step that
+    // creates it: a trace is never 0 bytes, nor an unsealed header.
+    std::string preamble = trace_preamble(trace_start());
+    w.chunk.update(preamble.data(), preamble.size());
+    preamble += w.chunk.seal();
+    w.fd = create_trace_file(path, preamble);
     if (w.fd < 0) {
       log_warn("cannot create trace file {} ({}); tracing is off, the program goes on", path, std::strerror(errno));
       stop_tracing();
@@ -114,9 +121,6 @@ void open_trace(Writer& w) {
       log_info("tracing to {}", path);
       announce_in_manifest(path);
       w.path = path;
-      w.buf = trace_preamble(trace_start());
-      write_out(w, w.buf);
-      seal_chunk(w);
     }
   }
   std::lock_guard lock(w.mu);
@@ -143,6 +147,7 @@ void* run(void* arg) {
       stopping = w.stop;
     }
     if (stopping) break;
+    arm_fatal_signals();  // again: the program may have put SIG_DFL back
     if (tracing_enabled()) {
       if (config().snapshot_ms && Clock::now() >= next_snapshot) {
         take_snapshot(format::SnapshotReason::kPeriodic);
@@ -183,6 +188,7 @@ void start_writer() {
   }
   pthread_detach(thread);
   g_writer = w;
+  arm_fatal_signals();
 }
 
 void wake_writer() {
@@ -222,6 +228,35 @@ void flush_before_exec() {
 void writer_after_fork_child() {
   if (g_writer && g_writer->fd >= 0) close(g_writer->fd);
   g_writer = nullptr;
+}
+
+void write_pending_in_signal_handler() {
+  Writer* w = g_writer;
+  if (!w) return;
+  for (int ms = 0; ms < 2000; ++ms) {
+    if (w->io_mu.try_lock()) {
+      // No fd and not broken: the writer thread has yet to create the file; wait for it.
+      const bool created = w->fd >= 0 || w->broken;
+      if (!w->broken && created) {
+        // Hashed into the open chunk as written, then sealed, so the reader keeps them.
+        visit_pending_in_signal_handler(
+            [](std::string_view c, int fd) {
+              g_writer->chunk.update(c.data(), c.size());
+              write_all_signal_safe(fd, c);
+            },
+            w->fd);
+        if (w->chunk.pending()) {
+          char seal[ChunkHasher::kSealBytes];
+          w->chunk.seal_into(seal);
+          write_all_signal_safe(w->fd, std::string_view(seal, sizeof seal));
+        }
+      }
+      if (created) w->broken = true;
+      w->io_mu.unlock();
+      if (created) return;
+    }
+    sleep_one_ms();
+  }
 }
 
 }  // namespace cumemtrace::interpose

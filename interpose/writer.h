@@ -5,8 +5,8 @@
 // for newly loaded modules.
 //
 // The file is created by this thread, lazily: a process that never touches CUDA gets
-// none. It is opened O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600, so an existing file or
-// symlink at the path is never written through; a taken name gets a ".N" suffix.
+// none. It comes into being with its preamble already written (trace_file.h), mode
+// 0600, never through a symlink nor over an existing file; a taken name gets ".N".
 #pragma once
 
 namespace cumemtrace::interpose {
@@ -19,5 +19,9 @@ void finish_writer(); // at exit: exit snapshot, end record, final flush; bounde
 // EndRecord, as after a kill; if the exec fails, tracing simply goes on.
 void flush_before_exec();
 void writer_after_fork_child();
+// From a fatal signal's handler (fatal_signal.h), async-signal-safe: writes what is
+// pending with write(2) alone, waiting at most ~2 s for the file to exist and for the
+// locks (the writer thread goes on meanwhile); nothing is written after it.
+void write_pending_in_signal_handler();
 
 }  // namespace cumemtrace::interpose

@@ -11,13 +11,34 @@ ninja -C "$build"
 
 # The same tests again, everything built with AddressSanitizer and UBSan (a UB report
 # fails the test). The preload library is loaded before the sanitizer runtime there, so
-# its link-order check is off. CUMEMTRACE_SKIP_SANITIZE=1 skips this second build.
+# its link-order check is off, and so is its own handling of SIGSEGV, SIGBUS, SIGFPE and
+# SIGILL: the fatal-signal tests check that programs die of those signals as without it.
+# CUMEMTRACE_SKIP_SANITIZE=1 skips this second build.
 if [[ "${CUMEMTRACE_SKIP_SANITIZE:-0}" != 1 ]]; then
   sanitize="${build}-asan"
   cmake -S "$top" -B "$sanitize" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUMEMTRACE_SANITIZE=ON >/dev/null
   ninja -C "$sanitize"
-  (cd "$sanitize" && ASAN_OPTIONS=verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  (cd "$sanitize" && ASAN_OPTIONS=verify_asan_link_order=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --output-on-failure -j"$(nproc)" "$@")
+fi
+
+# The threaded and forking parts once more, under ThreadSanitizer: the unit tests and
+# the integration tests with threads, fork, vfork, _exit and fatal signals (a subset:
+# TSan slows everything ~5-15x, and the rest has no threads of interest; the tests
+# that preload into Python are left out: an instrumented library in an uninstrumented
+# CPython crashes inside TSan's runtime). A report fails the test (halt_on_error, exit
+# code 66); TSan's own handling of SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL is off so
+# that the programs die of those signals as without it (the fatal-signal tests check
+# that). test/tsan.supp lists what is suppressed, and why. CUMEMTRACE_SKIP_TSAN=1 skips
+# this third build.
+if [[ "${CUMEMTRACE_SKIP_TSAN:-0}" != 1 ]]; then
+  tsan="${build}-tsan"
+  cmake -S "$top" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUMEMTRACE_TSAN=ON >/dev/null
+  ninja -C "$tsan" unit_tests integration_tests
+  tsan_options="halt_on_error=1:exitcode=66:suppressions=$top/test/tsan.supp"
+  tsan_options+=":handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0"
+  (cd "$tsan" && TSAN_OPTIONS="$tsan_options" \
+    ctest --output-on-failure -j"$(nproc)" -R '^unit: |thread|fork|_exit|fatal signal|SIGKILL' "$@")
 fi
 
 # A short fuzz run of the reader and the report builder (docs/fuzzing.md): 30 s each.

@@ -29,18 +29,25 @@ class ChunkHasher {
   }
   uint64_t pending() const { return bytes_; }
 
+  static constexpr size_t kSealBytes = sizeof(format::RecordHeader) + sizeof(format::ChecksumRecord);
+
   // The ChecksumRecord (header included) sealing everything updated since the last
-  // seal; starts the next chunk.
-  std::string seal() {
+  // seal, into `out` (kSealBytes); starts the next chunk. Allocates nothing, calls only
+  // xxHash's pure functions: a fatal signal's handler may use it.
+  void seal_into(char* out) {
     format::ChecksumRecord r{};
     std::memcpy(r.marker, format::kChecksumMarker, sizeof r.marker);
     r.covered_bytes = bytes_;
     XXH3_64bits_update(&state_, &r, offsetof(format::ChecksumRecord, xxh3));
     r.xxh3 = XXH3_64bits_digest(&state_);
     const format::RecordHeader h{uint16_t(format::RecordType::kChecksum), 0, uint32_t(sizeof r)};
-    std::string out(reinterpret_cast<const char*>(&h), sizeof h);
-    out.append(reinterpret_cast<const char*>(&r), sizeof r);
+    std::memcpy(out, &h, sizeof h);
+    std::memcpy(out + sizeof h, &r, sizeof r);
     reset();
+  }
+  std::string seal() {
+    std::string out(kSealBytes, '\0');
+    seal_into(out.data());
     return out;
   }
 

@@ -11,7 +11,7 @@ for d in r["devices"]:
         continue
     print(f"  device {d['device']}: peak {d['peak']['device_bytes']:,} B; NVML split from a {n['snapshot_reason']}"
           f" reading: at_peak={n['at_peak']} same_moment={n['same_moment']} (reading's tracked {n['device_bytes']:,} B):"
-          f" process_used {n['process_used']:,} = tracked {n['tracked']:,} + context {n['context']:,}"
+          f" process_used {n['process_used']:,} = footprint {n['footprint']:,} + context {n['context']:,}"
           f" + pool {n['pool_slack']:,} + untracked {n['untracked']:,}")
 for f in r["failed_allocations"]:
     d = f["diagnosis"]

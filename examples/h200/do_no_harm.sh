@@ -7,16 +7,7 @@
 #    subprocesses and CUDA graphs) under `cumemtrace run`: the trace must be complete, and
 #    check_pytorch.py compares live libc10_cuda bytes with memory_reserved() after every size.
 # Writes OUTDIR/do_no_harm.txt (everything) and OUTDIR/check_compile.txt.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-OUT=${1:?usage: $0 OUTDIR}
-mkdir -p "$OUT"
-CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
-PY=${PYTHON:-python3}
-WORK=$(mktemp -d /tmp/cumemtrace-noharm.XXXXXX)
-LOG=$OUT/do_no_harm.txt
-: >"$LOG"
+. "$(dirname "$0")/proof_setup.sh" do_no_harm "$@"
 say() { echo "$*" | tee -a "$LOG"; }
 
 say "== untraced capture"

@@ -4,16 +4,7 @@
 # Runs each scenario of oom_kinds.py (and JAX's default preallocation) under `cumemtrace
 # run`, then prints, per trace, each failed allocation's diagnosis and the NVML split at the
 # peak with whether it is of one moment. Writes OUTDIR/post_mortem.txt and the text reports.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-OUT=${1:?usage: $0 OUTDIR}
-mkdir -p "$OUT"
-CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
-PY=${PYTHON:-python3}
-WORK=$(mktemp -d /tmp/cumemtrace-pm.XXXXXX)
-LOG=$OUT/post_mortem.txt
-: >"$LOG"
+. "$(dirname "$0")/proof_setup.sh" post_mortem "$@"
 summary() { "$CLI" report --json "$1" | "$PY" "$here/pm_summary.py"; }
 run() {
   local name=$1

@@ -4,17 +4,8 @@
 # do_no_harm.sh and post_mortem.sh again; PyTorch's NVTX steps as marks; and the cost of a
 # sampled peak (bench/sampled_peak.cpp, built here with nvcc), traced and untraced in
 # three interleaved rounds. Writes OUTDIR/recheck.txt.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-OUT=${1:?usage: $0 OUTDIR}
-mkdir -p "$OUT"
-CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
+. "$(dirname "$0")/proof_setup.sh" recheck "$@"
 LIB=$(cd "$(dirname "$CLI")/../lib" && pwd)/libcumemtrace.so
-PY=${PYTHON:-python3}
-LOG=$OUT/recheck.txt
-WORK=$(mktemp -d /tmp/cumemtrace-recheck.XXXXXX)
-: >"$LOG"
 bash "$here/do_no_harm.sh" "$OUT/noharm" >>"$LOG" 2>&1
 bash "$here/post_mortem.sh" "$OUT/pm" >>"$LOG" 2>&1
 echo "== NVTX steps from PyTorch" >>"$LOG"

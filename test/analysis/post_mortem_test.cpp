@@ -30,7 +30,8 @@ TEST_CASE("the split at the peak uses a reading of one moment taken while tracke
   TraceBuilder b = brief_peak();
   b.snapshot(10'100'000, SnapshotReason::kSampledPeak, {{0, GiB, GiB, GiB + 512 * MiB, 0, 0, 0, 0, kSame}});
   b.snapshot(20'000'000, SnapshotReason::kExit, {{0, 0, 0, 512 * MiB, 0, 0, 0, 0, kSame}});
-  const auto& n = report_of(b).devices.at(0).nvml;
+  const Report r = report_of(b);
+  const auto& n = r.devices.at(0).nvml;
   REQUIRE(n.known);
   CHECK(n.at_peak);
   CHECK(n.same_moment);
@@ -45,7 +46,8 @@ TEST_CASE("a peak never sampled is said so: the nearest reading of one moment, w
   // Nearer the peak but not of one moment (events came between), then an exact one later.
   b.snapshot(16'000'000, SnapshotReason::kPeak, {{0, 0, 0, GiB + 512 * MiB, 0, 0, 0, 0, 0}});
   b.snapshot(40'000'000, SnapshotReason::kExit, {{0, 0, 0, 512 * MiB, 0, 0, 0, 0, kSame}});
-  const auto& n = report_of(b).devices.at(0).nvml;
+  const Report r = report_of(b);
+  const auto& n = r.devices.at(0).nvml;
   REQUIRE(n.known);
   CHECK_FALSE(n.at_peak);
   CHECK(n.same_moment);
@@ -58,7 +60,8 @@ TEST_CASE("a trace without moment flags (before 1.3) gets its split marked as no
   TraceBuilder b(2);
   b.process().device(0, 140 * GiB).alloc(10'000'000, 0x7f0000000000, GiB);
   b.snapshot(50'000'000, SnapshotReason::kPeak, {{0, GiB, GiB, GiB + 512 * MiB}});
-  const auto& n = report_of(b).devices.at(0).nvml;
+  const Report r = report_of(b);
+  const auto& n = r.devices.at(0).nvml;
   REQUIRE(n.known);
   CHECK_FALSE(n.same_moment);
   CHECK_FALSE(n.at_peak);
@@ -83,7 +86,8 @@ TEST_CASE("the same free memory from a reading NOT at the failure never claims a
   b.process().device(0, 16 * GiB).alloc(1'000'000, 0x7f0000000000, 2 * GiB).failed(2'000'000, 3 * GiB, 2);
   b.free(3'000'000, 0x7f0000000000);
   b.snapshot(3'100'000, SnapshotReason::kPeriodic, {{0, 0, 0, 512 * MiB, 15 * GiB, 16 * GiB, 0, 0, kSame}});
-  const FailedRow& f = report_of(b).failed.at(0);
+  const Report r = report_of(b);
+  const FailedRow& f = r.failed.at(0);
   CHECK_FALSE(f.snapshot_at_failure);
   CHECK(f.snapshot_same_moment);
   CHECK(f.diagnosis.cause != Cause::kAddressSpace);

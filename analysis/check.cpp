@@ -53,6 +53,7 @@ std::string_view limit_name(Limit::What what) {
     case Limit::What::kFailed: return "max-failed";
     case Limit::What::kSingle: return "max-single";
     case Limit::What::kGapRatio: return "max-gap-ratio";
+    case Limit::What::kGrowth: return "max-growth";
   }
   return "?";
 }
@@ -94,7 +95,8 @@ std::optional<Limit> parse_limit(Limit::What what, std::string_view arg, std::st
         }
         [[fallthrough]];
       case Limit::What::kPeak:
-      case Limit::What::kLeaked: {
+      case Limit::What::kLeaked:
+      case Limit::What::kGrowth: {
         const auto b = parse_size(v, error);
         if (!b) return std::nullopt;
         l.bytes = *b;
@@ -172,6 +174,24 @@ TraceCheck check_trace(const Trace& trace, const Report& rep, const std::vector<
           r.message = "largest single allocation on " + where + ": " + iec_exact(measured) + ", limit " +
                       iec_exact(limit) + (l.percent ? " (" + l.text + " of " + iec_exact(d.total_bytes) + ")" : "");
           if (!r.ok) r.message += "; made from " + stacks.call_site(s->second.stack).library;
+          break;
+        }
+        case Limit::What::kGrowth: {
+          // The steadiest growth there is: a call site classified `leak` (growth.h).
+          const GrowthSite* worst = nullptr;
+          for (const auto& s : rep.growth.sites)
+            if (s.device == d.device && s.cls == GrowthSite::Class::kLeak &&
+                (!worst || s.growth_per_iteration > worst->growth_per_iteration))
+              worst = &s;
+          const uint64_t measured = worst ? worst->growth_per_iteration : 0;
+          r.ok = measured <= l.bytes;
+          r.message = "growth per iteration on " + where + ": " + iec_exact(measured) + ", limit " + iec_exact(l.bytes);
+          if (rep.growth.mark.empty()) r.message += " (no iterations: no mark name appears twice; growth between snapshots)";
+          if (!r.ok && worst)
+            r.message += "; leaking from " + worst->library +
+                         (worst->frames.empty() || worst->frames[0].function.empty()
+                              ? std::string()
+                              : " (" + worst->frames[0].function + ")");
           break;
         }
         case Limit::What::kGapRatio: {

@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
   sym->add_option("traces", sym_paths, "Trace files")->required();
 
   CheckOptions check_opt;
-  std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap;
+  std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap, max_growth;
   auto* chk = app.add_subcommand("check", "Exit 1 when a trace breaks a limit (CI); 0 when all hold");
   chk->add_option("traces", check_opt.traces, "Trace files")->required();
   chk->add_option("--max-peak", max_peak, "Peak tracked device bytes (SIZE, or dN:SIZE for one device)");
@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
   chk->add_option("--max-failed", max_failed, "Failed allocations, retries folded (N)");
   chk->add_option("--max-single", max_single, "Largest single allocation (SIZE, or PCT% of the device)");
   chk->add_option("--max-gap-ratio", max_gap, "Gap ratio at the peak (0..1)");
+  chk->add_option("--max-growth", max_growth, "Steady growth per iteration of any call site (SIZE)");
   chk->add_option("--junit", check_opt.junit, "Write JUnit XML here");
   chk->add_flag("--github", check_opt.github, "Also print GitHub Actions ::error lines");
   chk->add_option("--baseline", check_opt.baseline, "Fail when peak or leaks grew past a baseline (file or trace)");
@@ -183,7 +184,7 @@ int main(int argc, char** argv) {
     const std::pair<const std::vector<std::string>*, Limit::What> kinds[] = {
         {&max_peak, Limit::What::kPeak},     {&max_leaked, Limit::What::kLeaked},
         {&max_failed, Limit::What::kFailed}, {&max_single, Limit::What::kSingle},
-        {&max_gap, Limit::What::kGapRatio}};
+        {&max_gap, Limit::What::kGapRatio},  {&max_growth, Limit::What::kGrowth}};
     for (const auto& [values, what] : kinds) {
       for (const auto& v : *values) {
         std::string error;

@@ -329,6 +329,7 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
     keep_top(row.sites_at_failure, stacks, opt);
   }
   attach_allocator_maps(trace, final, row_of, stacks, opt, rep.failed);
+  rep.growth = analyze_growth(trace, stacks, opt.frames);
   return rep;
 }
 

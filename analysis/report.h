@@ -13,6 +13,7 @@
 #include "allocator_map.h"
 #include "cumemtrace/reader.h"
 #include "diagnosis.h"
+#include "growth.h"
 #include "integrity.h"
 #include "replay.h"
 #include "stacks.h"
@@ -180,6 +181,7 @@ struct Report {
   uint64_t failed_omitted = 0;    // groups beyond --top
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
+  Growth growth;  // across iterations (growth.h)
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);

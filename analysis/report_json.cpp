@@ -329,6 +329,24 @@ json report_json(const Report& rep) {
                    {"call_sites", sites(r.sites)}});
   }
   j["reservations"] = std::move(res);
+
+  json growth_sites = json::array();
+  for (const auto& s : rep.growth.sites)
+    growth_sites.push_back({{"class", class_name(s.cls)},
+                            {"call_site_id", s.node},
+                            {"library", s.library},
+                            {"device", s.device},
+                            {"kind", format::kind_name(s.kind)},
+                            {"bytes_at_boundaries", s.bytes_at},
+                            {"growth_per_iteration", s.growth_per_iteration},
+                            {"live_bytes_end", s.bytes_at.empty() ? 0 : s.bytes_at.back()},
+                            {"live_count_end", s.count_at_end},
+                            {"allocations_within", s.allocations_within},
+                            {"frames", frames(s.frames)}});
+  j["growth"] = {{"mark", rep.growth.mark.empty() ? json(nullptr) : json(rep.growth.mark)},
+                 {"iterations", rep.growth.iterations},
+                 {"boundaries_ns", rep.growth.boundaries_ns},
+                 {"sites", std::move(growth_sites)}};
   return j;
 }
 

@@ -298,6 +298,24 @@ void write_text(std::ostream& out, const Report& rep) {
     frames(out, c.frames, "       ");
   }
 
+  const Growth& g = rep.growth;
+  out << "\nGrowth across iterations";
+  if (g.mark.empty())
+    out << " (no iterations: no mark name appears twice; boundaries are the " << g.boundaries_ns.size()
+        << " snapshots and the end)\n";
+  else
+    out << " (" << g.iterations << " iterations marked \"" << printable(g.mark) << "\")\n";
+  if (g.sites.empty()) out << "  nothing was allocated\n";
+  for (const auto& site : g.sites) {
+    out << "  " << class_name(site.cls) << ": " << format::kind_name(site.kind) << " from " << site.library
+        << (site.frames.empty() || site.frames[0].function.empty() ? "" : " (" + site.frames[0].function + ")")
+        << " on " << device_label(site.device);
+    if (site.cls == GrowthSite::Class::kLeak) out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration";
+    out << ", " << iec_exact(site.bytes_at.back()) << " in " << site.count_at_end << " live at the end";
+    if (site.cls == GrowthSite::Class::kTransient) out << " (" << site.allocations_within << " made and freed)";
+    out << "\n";
+  }
+
   if (!rep.reservations.empty()) {
     out << "\nVMM address space reservations (address space only, not device memory)\n";
     for (const auto& r : rep.reservations) {

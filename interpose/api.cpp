@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "encode.h"
 #include "log.h"
@@ -82,6 +83,46 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_allocator_segme
     return append_program_records(encode(allocator, device, segments, n_segments, blocks, n_blocks)) ? 0 : -1;
   } catch (...) {  // out of memory encoding a huge map: the program goes on
     log_once_warn("cumemtrace_allocator_segments: could not record the map");
+    return -1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_stats(cumemtrace_device_stats* out, size_t capacity) {
+  using namespace cumemtrace::interpose;
+  if (!out && capacity) return -1;
+  try {
+    std::vector<DeviceStats> stats;
+    if (!device_stats(stats)) return -1;
+    for (size_t i = 0; i < stats.size() && i < capacity; ++i) {
+      const DeviceStats& d = stats[i];
+      out[i] = {d.device, 0, d.live_bytes, d.peak, d.peak_since_reset, d.live_since_reset_bytes, d.live_since_reset_count};
+    }
+    return int(stats.size());
+  } catch (...) {
+    return -1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_reset_peak(void) {
+  return cumemtrace::interpose::reset_peak() ? 0 : -1;
+}
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites(cumemtrace_live_site* out, size_t capacity) {
+  using namespace cumemtrace::interpose;
+  if (!out && capacity) return -1;
+  try {
+    std::vector<LiveSite> sites;
+    if (!live_sites(sites)) return -1;
+    for (size_t i = 0; i < sites.size() && i < capacity; ++i) {
+      cumemtrace_live_site& o = out[i];
+      o = {};
+      o.device = sites[i].device;
+      o.bytes = sites[i].bytes;
+      o.count = sites[i].count;
+      o.n_frames = stack_frames(sites[i].stack, o.frames, CUMEMTRACE_SITE_FRAMES);
+    }
+    return int(sites.size());
+  } catch (...) {
     return -1;
   }
 }

@@ -77,11 +77,18 @@ uint32_t StackTree::intern(const RawStack& s, std::string& out) {
     auto [it, fresh] = children_.try_emplace({node, s.ip[k]}, next_id_);
     if (fresh) {
       ++next_id_;
+      nodes_.emplace_back(node, s.ip[k]);
       put_record(out, format::RecordType::kStackNode, format::StackNodeRecord{it->second, node, s.ip[k]});
     }
     node = it->second;
   }
   return node;
+}
+
+uint32_t StackTree::frames(uint32_t id, uint64_t* out, uint32_t max) const {
+  uint32_t n = 0;
+  for (; id != 0 && id < nodes_.size() && n < max; id = nodes_[id].first) out[n++] = nodes_[id].second;
+  return n;
 }
 
 }  // namespace cumemtrace::interpose

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace cumemtrace::interpose {
 
@@ -27,6 +29,8 @@ class StackTree {
  public:
   // Returns the id of `s`, appending StackNodeRecords for nodes not seen before to `out`.
   uint32_t intern(const RawStack& s, std::string& out);
+  // The return addresses of stack `id`, innermost first, at most `max`; returns how many.
+  uint32_t frames(uint32_t id, uint64_t* out, uint32_t max) const;
 
  private:
   struct EdgeHash {
@@ -36,6 +40,7 @@ class StackTree {
   };
   std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, EdgeHash> children_;  // (parent, ip) -> id
   uint32_t next_id_ = 1;
+  std::vector<std::pair<uint32_t, uint64_t>> nodes_{{0, 0}};  // id -> (parent, ip), for frames()
 };
 
 }  // namespace cumemtrace::interpose

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <ctime>
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -38,6 +39,7 @@ struct DeviceState {
   uint64_t live_count = 0;
   uint64_t device_bytes = 0;  // sum over holds_device_memory kinds
   uint64_t peak = 0, peak_time = 0;
+  uint64_t peak_since_reset = 0;  // for cumemtrace_stats (api.h): since cumemtrace_reset_peak()
   uint64_t sampled_peak = 0;  // device_bytes at the last kSampledPeak snapshot
   FragmentationIndex frag;
 
@@ -48,6 +50,7 @@ struct DeviceState {
     if (format::counts_for_fragmentation(k)) frag.insert(address, size);
     if (!format::holds_device_memory(k)) return false;
     device_bytes += size;
+    peak_since_reset = std::max(peak_since_reset, device_bytes);
     if (device_bytes <= peak) return false;
     peak = device_bytes, peak_time = t;
     return true;
@@ -64,12 +67,16 @@ struct Allocation {
   uint64_t size;
   int32_t device;
   Kind kind;
+  uint32_t stack;  // for cumemtrace_live_sites (api.h)
+  uint32_t epoch;  // cumemtrace_reset_peak() calls before it was made
 };
 struct Physical {  // a cuMemCreate handle: its memory lasts until released AND unmapped
   uint64_t size;
   int32_t device;
   uint32_t maps;
   uint32_t references;  // cuMemCreate's, plus one per cuMemRetainAllocationHandle
+  uint32_t stack;
+  uint32_t epoch;
   bool released() const { return references == 0; }
 };
 struct Mapping {
@@ -95,6 +102,7 @@ struct State {
   uint64_t peak_rises_at_snapshot = 0;            // ... as of the last snapshot
   std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
   std::unordered_map<uint64_t, uint64_t> graph_allocations;  // kEventCaptured allocs: address -> size
+  uint32_t epoch = 0;  // cumemtrace_reset_peak() calls
 
   DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
 
@@ -119,7 +127,7 @@ struct State {
     switch (op) {
       case Op::kAlloc:
         if (Kind(ev.kind) == Kind::kVmmPhysical) {
-          physical[ev.handle] = {ev.size, ev.device, 0, 1};
+          physical[ev.handle] = {ev.size, ev.device, 0, 1, ev.stack_id, epoch};
           peak_rises += device(ev.device).add(Kind::kVmmPhysical, 0, ev.size, ev.time_ns);
         } else {
           // A reused address means we missed its free (e.g. made before we loaded).
@@ -127,7 +135,7 @@ struct State {
             device(old->second.device).remove(old->second.kind, old->first, old->second.size);
             allocations.erase(old);
           }
-          allocations[ev.address] = {ev.size, ev.device, Kind(ev.kind)};
+          allocations[ev.address] = {ev.size, ev.device, Kind(ev.kind), ev.stack_id, epoch};
           if (ev.handle && Kind(ev.kind) == Kind::kAsyncPool) pool_devices[ev.handle] = ev.device;
           peak_rises += device(ev.device).add(Kind(ev.kind), ev.address, ev.size, ev.time_ns);
         }
@@ -460,6 +468,56 @@ bool track_mark(std::string_view name, format::MarkSource source) {
   std::lock_guard lock(s.mu);
   if (s.pending.size() >= config().buffer_limit_bytes) return false;
   put_record(s.pending, format::RecordType::kMark, m, std::string(name.substr(0, 4096)));
+  return true;
+}
+
+bool device_stats(std::vector<DeviceStats>& out) {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s) return false;
+  std::lock_guard lock(s->mu);
+  for (const auto& [d, ds] : s->devices) out.push_back({d, ds.device_bytes, ds.peak, ds.peak_since_reset, 0, 0});
+  auto add = [&](int32_t device, uint64_t size) {
+    for (auto& o : out)
+      if (o.device == device) o.live_since_reset_bytes += size, ++o.live_since_reset_count;
+  };
+  for (const auto& [address, a] : s->allocations)
+    if (a.epoch == s->epoch && format::holds_device_memory(a.kind)) add(a.device, a.size);
+  for (const auto& [handle, p] : s->physical)
+    if (p.epoch == s->epoch) add(p.device, p.size);
+  return true;
+}
+
+bool live_sites(std::vector<LiveSite>& out) {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s) return false;
+  std::lock_guard lock(s->mu);
+  std::map<std::pair<int32_t, uint32_t>, LiveSite> by_site;
+  auto add = [&](int32_t device, uint32_t stack, uint64_t size) {
+    LiveSite& l = by_site[{device, stack}];
+    l.device = device, l.stack = stack, l.bytes += size, ++l.count;
+  };
+  for (const auto& [address, a] : s->allocations)
+    if (a.epoch == s->epoch && format::holds_device_memory(a.kind)) add(a.device, a.stack, a.size);
+  for (const auto& [handle, p] : s->physical)
+    if (p.epoch == s->epoch) add(p.device, p.stack, p.size);
+  for (auto& [key, l] : by_site) out.push_back(l);
+  std::stable_sort(out.begin(), out.end(), [](const LiveSite& a, const LiveSite& b) { return a.bytes > b.bytes; });
+  return true;
+}
+
+uint32_t stack_frames(uint32_t id, uint64_t* out, uint32_t max) {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s) return 0;
+  std::lock_guard lock(s->mu);
+  return s->stacks.frames(id, out, max);
+}
+
+bool reset_peak() {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s) return false;
+  std::lock_guard lock(s->mu);
+  ++s->epoch;
+  for (auto& [d, ds] : s->devices) ds.peak_since_reset = ds.device_bytes;
   return true;
 }
 

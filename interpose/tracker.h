@@ -59,6 +59,26 @@ void take_snapshot(format::SnapshotReason reason);
 // Returns whether it was recorded (not before the first CUDA event: there is no trace yet).
 bool track_mark(std::string_view name, format::MarkSource source);
 
+// ---- for the C API's live figures (api.h: cumemtrace_stats and its kin) ----
+struct DeviceStats {
+  int32_t device = -1;
+  uint64_t live_bytes = 0, peak = 0, peak_since_reset = 0;
+  uint64_t live_since_reset_bytes = 0, live_since_reset_count = 0;
+};
+struct LiveSite {
+  uint32_t stack = 0;
+  int32_t device = -1;
+  uint64_t bytes = 0, count = 0;
+};
+// False when no trace has started. Devices in ordinal order.
+bool device_stats(std::vector<DeviceStats>& out);
+// Live allocations holding device memory made since the last reset_peak(), by stack.
+bool live_sites(std::vector<LiveSite>& out);
+// The return addresses of stack `id`, innermost first; returns how many (0: unknown).
+uint32_t stack_frames(uint32_t id, uint64_t* out, uint32_t max);
+// Starts a new "since": peak_since_reset = live bytes now; later allocations are new.
+bool reset_peak();
+
 // Failed allocations recorded so far (restores of failed frees not counted).
 uint64_t failed_allocations();
 

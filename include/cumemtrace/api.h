@@ -29,6 +29,50 @@ extern "C" {
    full). */
 int cumemtrace_mark(const char* name);
 
+/* ---- Live figures, for a test that asks what it used (the pytest plugin does) ----
+
+   Unlike the calls above these read the library's own figures and write nothing to the
+   trace. They lock the tracker for a pass over the live allocations (microseconds per
+   thousand): call them between tests, not per kernel. "Device memory" is what the report
+   calls tracked: the kinds that hold device memory (not VMM mappings or reservations). */
+
+/* One device's figures, in bytes. */
+struct cumemtrace_device_stats {
+  int32_t device;                  /* CUDA device ordinal (-1: calls whose device is unknown) */
+  uint32_t reserved;               /* zero */
+  uint64_t live_bytes;             /* tracked device memory live now */
+  uint64_t peak_bytes;             /* the highest live_bytes since tracing began (the report's peak) */
+  uint64_t peak_since_reset_bytes; /* the highest live_bytes since the last cumemtrace_reset_peak() */
+  uint64_t live_since_reset_bytes; /* of live_bytes, what was allocated since that reset */
+  uint64_t live_since_reset_count; /* ... in so many allocations */
+};
+
+/* Fills out[0 .. min(n, capacity)) with the devices seen so far, in ordinal order, and
+   returns n (more than `capacity`: call again with more room). Returns -1 when there are
+   no figures (not preloaded has no symbol at all; no CUDA call traced yet) or when `out`
+   is null with a non-zero capacity. */
+int cumemtrace_stats(struct cumemtrace_device_stats* out, size_t capacity);
+
+/* Starts a new "since" for every device: peak_since_reset_bytes becomes live_bytes, and
+   only allocations made from now on count as "since reset". Returns 0, or -1 as above. */
+int cumemtrace_reset_peak(void);
+
+#define CUMEMTRACE_SITE_FRAMES 16
+
+/* Allocations made since the last reset and live now, grouped by device and stack. */
+struct cumemtrace_live_site {
+  int32_t device;    /* CUDA device ordinal */
+  uint32_t n_frames; /* entries of `frames` in use */
+  uint64_t bytes;    /* live bytes from this stack */
+  uint64_t count;    /* live allocations from this stack */
+  uint64_t frames[CUMEMTRACE_SITE_FRAMES]; /* return addresses, innermost first (the tracer's own
+                                              frames dropped): name them with dladdr() */
+};
+
+/* Fills out[0 .. min(n, capacity)) with the sites, most bytes first, and returns n.
+   -1 as for cumemtrace_stats. */
+int cumemtrace_live_sites(struct cumemtrace_live_site* out, size_t capacity);
+
 /* ---- A caching allocator's segment/block map (trace record AllocatorSegments) ---- */
 
 /* A block's state, as PyTorch's torch.cuda.memory_snapshot() names it. */

@@ -54,12 +54,102 @@ def _allocator_segments():
     )
 
 
+class DeviceStats(ctypes.Structure):
+    _fields_ = [
+        ("device", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+        ("live_bytes", ctypes.c_uint64),
+        ("peak_bytes", ctypes.c_uint64),
+        ("peak_since_reset_bytes", ctypes.c_uint64),
+        ("live_since_reset_bytes", ctypes.c_uint64),
+        ("live_since_reset_count", ctypes.c_uint64),
+    ]
+
+
+SITE_FRAMES = 16
+
+
+class LiveSite(ctypes.Structure):
+    _fields_ = [
+        ("device", ctypes.c_int32),
+        ("n_frames", ctypes.c_uint32),
+        ("bytes", ctypes.c_uint64),
+        ("count", ctypes.c_uint64),
+        ("frames", ctypes.c_uint64 * SITE_FRAMES),
+    ]
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+_mark_observers = []
+
+
 def mark(name):
     """Records a mark named `name` (api.h: cumemtrace_mark): marks of one name delimit
     iterations for the growth analysis. True when recorded; False when not preloaded or
     not tracing yet (before the first CUDA call)."""
     fn = _function("cumemtrace_mark", [ctypes.c_char_p])
-    return fn is not None and fn(str(name).encode("utf-8", "replace")) == 0
+    recorded = fn is not None and fn(str(name).encode("utf-8", "replace")) == 0
+    if recorded:
+        for observe in list(_mark_observers):
+            observe(str(name))
+    return recorded
+
+
+def stats():
+    """Per device figures (api.h: cumemtrace_stats) as a list of DeviceStats, in bytes;
+    None when not preloaded or no CUDA call was traced yet."""
+    fn = _function("cumemtrace_stats", [ctypes.POINTER(DeviceStats), ctypes.c_size_t])
+    if fn is None:
+        return None
+    room = 8
+    while True:
+        out = (DeviceStats * room)()
+        n = fn(out, room)
+        if n < 0:
+            return None
+        if n <= room:
+            return list(out[:n])
+        room = n
+
+
+def reset_peak():
+    """Starts a new "since" (api.h: cumemtrace_reset_peak). True when done."""
+    fn = _function("cumemtrace_reset_peak", [])
+    return fn is not None and fn() == 0
+
+
+def live_sites(limit=10):
+    """Allocations made since the last reset_peak() and live now, grouped by device and
+    stack, most bytes first (api.h: cumemtrace_live_sites): at most `limit` LiveSite;
+    None when not preloaded or not tracing."""
+    fn = _function("cumemtrace_live_sites", [ctypes.POINTER(LiveSite), ctypes.c_size_t])
+    if fn is None:
+        return None
+    out = (LiveSite * limit)()
+    n = fn(out, limit)
+    return None if n < 0 else list(out[:min(n, limit)])
+
+
+def frame_name(address):
+    """A return address as "module!symbol+0xoff" (dladdr: exported symbols only), or the
+    module and offset, or hex."""
+    info = _DlInfo()
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        found = dladdr(ctypes.c_void_p(address), ctypes.byref(info))
+    except (OSError, AttributeError):
+        found = 0
+    if not found or not info.dli_fname:
+        return hex(address)
+    module = info.dli_fname.decode(errors="replace").rsplit("/", 1)[-1]
+    if info.dli_sname:
+        return "%s!%s+%#x" % (module, info.dli_sname.decode(errors="replace"), address - (info.dli_saddr or 0))
+    return "%s+%#x" % (module, address - (info.dli_fbase or 0))
 
 
 def available():

@@ -173,6 +173,12 @@ class TraceBuilder {
     return record(fmt::RecordType::kSymbol, p);
   }
 
+  TraceBuilder& mark(uint64_t t, const std::string& name) {
+    std::string p = pod(fmt::MarkRecord{kStart + t, 1, uint8_t(fmt::MarkSource::kApi), {}});
+    str(p, name);
+    return record(fmt::RecordType::kMark, p);
+  }
+
   // `written` defaults to the events written so far, as the library counts them.
   TraceBuilder& end(uint64_t t, std::optional<uint64_t> written = {}, uint64_t dropped = 0) {
     return record(fmt::RecordType::kEnd, pod(fmt::EndRecord{kStart + t, written.value_or(events_), dropped}));

@@ -62,3 +62,41 @@ TEST_CASE("Python's cumemtrace.mark records marks once the trace has begun") {
   CHECK(t.out == "early False, steps [True, True, True]\n");
   CHECK(marks(only_trace(dir)) == std::vector<std::string>{"1 step", "1 step", "1 step"});
 }
+
+TEST_CASE("growth across NVTX-marked iterations: the kept 1 MiB leaks, 64 MiB is one-time, 8 MiB transient") {
+  TempDir dir;
+  REQUIRE(run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_marks")}).exit_code == 0);
+  const std::string trace = dir.files("t-").at(0);
+  const auto g = report(trace).at("growth");
+  CHECK(g.at("mark") == "iter");
+  CHECK(g.at("iterations") == 5);
+  REQUIRE(g.at("sites").size() == 3);
+  const auto& leak = g.at("sites").at(0);
+  CHECK(leak.at("class") == "leak");
+  CHECK(leak.at("growth_per_iteration") == 1048576);
+  CHECK(leak.at("bytes_at_boundaries") == nlohmann::json::array({0, 1048576, 2097152, 3145728, 4194304, 5242880}));
+  CHECK(leak.at("live_count_end") == 5);
+  const auto& once = g.at("sites").at(1);
+  CHECK(once.at("class") == "one-time");
+  CHECK(once.at("live_bytes_end") == 67108864);
+  const auto& transient = g.at("sites").at(2);
+  CHECK(transient.at("class") == "transient");
+  CHECK(transient.at("allocations_within") == 5);
+  CHECK(transient.at("live_bytes_end") == 0);
+
+  // --max-growth is inclusive, both sides.
+  CHECK(run({cli(), "check", trace, "--max-growth", "1MiB"}).exit_code == 0);
+  const Result bad = run({cli(), "check", trace, "--max-growth", "1048575"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.out.find("growth per iteration on device 0: 1.00 MiB (1,048,576 B), limit") != std::string::npos);
+}
+
+TEST_CASE("without marks the growth analysis runs over snapshots and says it had no iterations") {
+  TempDir dir;
+  REQUIRE(traced(dir, {here("iterations")}).exit_code == 0);
+  const auto g = report(only_trace(dir)).at("growth");
+  CHECK(g.at("mark").is_null());
+  CHECK(g.at("iterations") == 0);
+  const Result r = run({cli(), "check", only_trace(dir), "--max-growth", "0"});
+  CHECK(r.exit_code == 0);
+}

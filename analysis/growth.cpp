@@ -1,0 +1,115 @@
+#include "growth.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "replay.h"
+
+namespace cumemtrace {
+namespace {
+
+using Key = std::tuple<uint32_t, int, int32_t>;  // call-site node, kind, device
+
+GrowthSite::Class classify(const GrowthSite& s, uint64_t& per_iteration) {
+  const auto& b = s.bytes_at;
+  std::vector<int64_t> steps;
+  for (size_t k = 1; k < b.size(); ++k) steps.push_back(int64_t(b[k]) - int64_t(b[k - 1]));
+  const bool none_live = std::all_of(b.begin(), b.end(), [](uint64_t v) { return v == 0; });
+  if (none_live) return s.allocations_within ? GrowthSite::Class::kTransient : GrowthSite::Class::kVaries;
+  if (std::any_of(steps.begin(), steps.end(), [](int64_t d) { return d < 0; })) return GrowthSite::Class::kVaries;
+  const size_t grows = size_t(std::count_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }));
+  if (grows == 0 || (grows == 1 && b.front() == 0)) return GrowthSite::Class::kOneTime;
+  const size_t first = size_t(std::find_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }) - steps.begin());
+  const bool every = std::all_of(steps.begin() + long(first), steps.end(), [](int64_t d) { return d > 0; });
+  if (every && grows >= 2) {
+    const auto [lo, hi] = std::minmax_element(steps.begin() + long(first), steps.end());
+    if (double(*hi) <= 1.1 * double(*lo)) {
+      per_iteration = uint64_t((b.back() - b[first]) / grows);
+      return GrowthSite::Class::kLeak;
+    }
+    return GrowthSite::Class::kVaries;
+  }
+  return grows >= 2 && steps.back() == 0 ? GrowthSite::Class::kCacheGrowth : GrowthSite::Class::kVaries;
+}
+
+}  // namespace
+
+std::string_view class_name(GrowthSite::Class c) {
+  switch (c) {
+    case GrowthSite::Class::kLeak: return "leak";
+    case GrowthSite::Class::kOneTime: return "one-time";
+    case GrowthSite::Class::kCacheGrowth: return "cache-growth";
+    case GrowthSite::Class::kTransient: return "transient";
+    case GrowthSite::Class::kVaries: return "varies";
+  }
+  return "varies";
+}
+
+Growth analyze_growth(const Trace& trace, const Stacks& stacks, size_t frames) {
+  Growth g;
+  std::map<std::string, std::vector<uint64_t>> by_name;
+  for (const auto& m : trace.marks) by_name[m.name].push_back(m.time_ns);
+  for (const auto& [name, times] : by_name)
+    if (times.size() >= 2 && times.size() > g.iterations) g.mark = name, g.iterations = times.size();
+  if (!g.mark.empty()) {
+    g.boundaries_ns = by_name[g.mark];
+  } else {
+    g.iterations = 0;
+    for (const auto& s : trace.snapshots) g.boundaries_ns.push_back(s.time_ns);
+  }
+  uint64_t end = 0;
+  for (const auto& e : trace.events) end = std::max(end, e.time_ns);
+  if (trace.end) end = std::max(end, trace.end->time_ns);
+  if (g.boundaries_ns.empty() || g.boundaries_ns.back() < end) g.boundaries_ns.push_back(end);
+  std::sort(g.boundaries_ns.begin(), g.boundaries_ns.end());
+
+  // One replay, stopping after the last event at or before each boundary (all devices).
+  std::vector<std::pair<size_t, int32_t>> stops;
+  std::vector<size_t> stop_of(g.boundaries_ns.size(), kNoEvent);
+  std::map<int32_t, bool> devices;
+  for (const auto& e : trace.events) devices[e.device] = true;
+  size_t i = 0;
+  for (size_t k = 0; k < g.boundaries_ns.size(); ++k) {
+    while (i < trace.events.size() && trace.events[i].time_ns <= g.boundaries_ns[k]) ++i;
+    if (i == 0) continue;
+    stop_of[k] = stops.size();
+    for (const auto& [d, unused] : devices) stops.emplace_back(i - 1, d);
+  }
+  const auto lives = live_after(trace, stops);
+  std::map<Key, GrowthSite> sites;
+  auto site = [&](uint32_t stack, format::Kind kind, int32_t device) -> GrowthSite& {
+    const CallSite cs = stacks.call_site(stack);
+    GrowthSite& s = sites[{cs.node, int(kind), device}];
+    if (s.bytes_at.empty()) {
+      s.node = cs.node, s.library = cs.library, s.kind = kind, s.device = device;
+      s.bytes_at.assign(g.boundaries_ns.size(), 0);
+    }
+    return s;
+  };
+  for (size_t k = 0; k < g.boundaries_ns.size(); ++k) {
+    if (stop_of[k] == kNoEvent) continue;
+    for (size_t d = 0; d < devices.size(); ++d)
+      for (const auto& a : lives[stop_of[k] + d]) {
+        GrowthSite& s = site(a.stack_id, a.kind, a.device);
+        s.bytes_at[k] += a.size;
+        if (k + 1 == g.boundaries_ns.size()) ++s.count_at_end;
+      }
+  }
+  for (const auto& e : trace.events)
+    if (e.op == format::Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) &&
+        e.time_ns > g.boundaries_ns.front() && e.time_ns <= g.boundaries_ns.back())
+      ++site(e.stack_id, e.kind, e.device).allocations_within;
+  for (auto& [key, s] : sites) {
+    s.cls = classify(s, s.growth_per_iteration);
+    s.frames = stacks.frames(s.node, frames);
+    g.sites.push_back(std::move(s));
+  }
+  std::stable_sort(g.sites.begin(), g.sites.end(), [](const GrowthSite& a, const GrowthSite& b) {
+    return std::tie(a.cls, b.growth_per_iteration, b.bytes_at.back()) <
+           std::tie(b.cls, a.growth_per_iteration, a.bytes_at.back());
+  });
+  return g;
+}
+
+}  // namespace cumemtrace

@@ -1,0 +1,167 @@
+"""pytest plugin: fail a test that uses more CUDA device memory than its marker allows.
+
+    @pytest.mark.cuda_memory(max_peak="2 GiB", max_leaked=0, max_growth=None)
+    def test_step(): ...
+
+Run the tests under the tracer, ``cumemtrace run -- pytest ...`` (the plugin is found
+through its ``pytest11`` entry point when the package is installed, or with
+``-p cumemtrace.pytest_plugin``). Outside the preload a marked test is skipped with the
+reason, never passed silently. The figures come from the library's own accounting
+(api.h: cumemtrace_stats), per device, in the report's terms (tracked device memory):
+
+- ``max_peak``: the highest tracked bytes during the test above what was live when it
+  began (the test's own peak; memory held by fixtures set up earlier does not count).
+- ``max_leaked``: bytes allocated during the test and still live at its end. A caching
+  allocator's cache counts (PyTorch keeps freed blocks in cudaMalloc'd segments): call
+  ``torch.cuda.empty_cache()`` at the end of the test to count only what is held.
+- ``max_growth``: growth per iteration of the test's live bytes, iterations being
+  ``cumemtrace.mark(name)`` calls of one name during the test (the most frequent name,
+  two marks at least); the steady part, as the report's growth analysis defines a leak:
+  every step grows, the largest step at most 1.1 times the smallest. Not checked without
+  such marks (NVTX ranges reach the trace, not this plugin: gate them with
+  ``cumemtrace check --max-growth``).
+
+Limits are inclusive (a test at exactly the limit passes), as ``cumemtrace check``'s.
+Sizes: a number of bytes, or with a unit, IEC (KiB, MiB, GiB, TiB) or SI (kB, MB, GB, TB).
+Every test's start is also recorded as a mark named "pytest <node id>".
+"""
+import re
+
+import pytest
+
+from . import _api
+
+_UNITS = {"": 1, "B": 1, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40,
+          "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+
+
+def parse_size(value):
+    """Bytes from an int or a string such as "512MiB", "1.5 GB", "0"; ValueError otherwise."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", str(value))
+    unit = m and m.group(2).upper()
+    if not m or unit not in _UNITS:
+        raise ValueError("not a size: %r (bytes, or a number with KiB/MiB/GiB/TiB or kB/MB/GB/TB)" % (value,))
+    number = m.group(1)
+    whole, _, frac = number.partition(".")
+    scaled = int(whole) * _UNITS[unit] + (int(frac) * _UNITS[unit] // 10**len(frac) if frac else 0)
+    if frac and int(frac) * _UNITS[unit] % 10**len(frac):
+        raise ValueError("not a whole number of bytes: %r" % (value,))
+    return scaled
+
+
+def iec(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return "%.2f %s (%s B)" % (n / size, unit, format(n, ","))
+    return "%s B" % format(n, ",")
+
+
+def steady_growth(series):
+    """Growth per step of a series that grows at every step by a steady amount, else 0."""
+    steps = [b - a for a, b in zip(series, series[1:])]
+    if len(steps) < 2 or min(steps) <= 0 or max(steps) > 1.1 * min(steps):
+        return 0
+    return (series[-1] - series[0]) // len(steps)
+
+
+class _Watch:
+    """One marked test's figures: live bytes per device at its start and at each mark."""
+
+    def __init__(self):
+        self.start = {s.device: s.live_bytes for s in _api.stats() or []}
+        self.at_marks = {}  # name -> [{device: live_since_reset_bytes}]
+
+    def on_mark(self, name):
+        self.at_marks.setdefault(name, []).append({s.device: s.live_since_reset_bytes for s in _api.stats() or []})
+
+    def growth(self):
+        """(mark name, {device: bytes per iteration}), or (None, {})."""
+        runs = sorted(self.at_marks.items(), key=lambda kv: -len(kv[1]))
+        if not runs or len(runs[0][1]) < 2:
+            return None, {}
+        name, points = runs[0]
+        devices = set().union(*points)
+        return name, {d: steady_growth([p.get(d, 0) for p in points]) for d in devices}
+
+
+def _top_sites(limit=5):
+    lines = []
+    for site in _api.live_sites(limit) or []:
+        frames = [_api.frame_name(site.frames[i]) for i in range(site.n_frames)]
+        lines.append("  %s in %d live on device %d from %s" % (iec(site.bytes), site.count, site.device,
+                                                              " <- ".join(frames[:4]) or "(no stack)"))
+    return lines
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "cuda_memory(max_peak=None, max_leaked=None, max_growth=None): fail the test when its CUDA device "
+        "memory (traced by cumemtrace) passes a limit; skipped when the tracer is not preloaded")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    marker = item.get_closest_marker("cuda_memory")
+    _api.mark("pytest " + item.nodeid)
+    if marker is None:
+        yield
+        return
+    if not _api.available():
+        pytest.skip("cuda_memory: libcumemtrace.so is not preloaded (run the tests under `cumemtrace run -- pytest ...`)")
+    if marker.args:
+        raise pytest.UsageError("cuda_memory takes keyword arguments only: max_peak, max_leaked, max_growth")
+    unknown = set(marker.kwargs) - {"max_peak", "max_leaked", "max_growth"}
+    if unknown:
+        raise pytest.UsageError("cuda_memory: unknown argument(s) %s" % ", ".join(sorted(unknown)))
+    limits = {k: parse_size(v) for k, v in marker.kwargs.items() if v is not None}
+    _api.reset_peak()
+    watch = _Watch()
+    _api._mark_observers.append(watch.on_mark)
+    try:
+        yield
+    finally:
+        _api._mark_observers.remove(watch.on_mark)
+    item.stash[_FAILURES] = _over_limits(limits, watch)
+
+
+_FAILURES = pytest.StashKey()
+
+
+def _over_limits(limits, watch):
+    """The failure message, or None when every limit holds."""
+    stats = _api.stats() or []
+    failures = []
+    for s in stats:
+        where = "device %d" % s.device
+        peak = s.peak_since_reset_bytes - min(watch.start.get(s.device, 0), s.peak_since_reset_bytes)
+        if "max_peak" in limits and peak > limits["max_peak"]:
+            failures.append("peak on %s: %s, limit %s" % (where, iec(peak), iec(limits["max_peak"])))
+        if "max_leaked" in limits and s.live_since_reset_bytes > limits["max_leaked"]:
+            failures.append("leaked on %s: %s in %d allocations, limit %s" % (
+                where, iec(s.live_since_reset_bytes), s.live_since_reset_count, iec(limits["max_leaked"])))
+    if "max_growth" in limits:
+        name, growth = watch.growth()
+        for device, per_iteration in sorted(growth.items()):
+            if per_iteration > limits["max_growth"]:
+                failures.append("growth per iteration (marks %r) on device %d: %s, limit %s" % (
+                    name, device, iec(per_iteration), iec(limits["max_growth"])))
+    if not failures:
+        return None
+    message = "CUDA memory over the cuda_memory limits:\n  " + "\n  ".join(failures)
+    sites = _top_sites()
+    if sites:
+        message += "\nlive now, allocated during the test (top call sites):\n" + "\n".join(sites)
+    return message
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    message = item.stash.get(_FAILURES, None) if call.when == "call" else None
+    if message and report.passed:  # a test that failed on its own keeps its own failure
+        report.outcome = "failed"
+        report.longrepr = message

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "replay.h"
 
 namespace cumemtrace {
 namespace {
 
-using Key = std::tuple<uint32_t, int, int32_t>;  // call-site node, kind, device
+// The call-site frame's address, kind, device: every path through one call instruction is
+// one site (a caching allocator's segments all come from one cudaMalloc call).
+using Key = std::tuple<uint64_t, int, int32_t>;
 
 GrowthSite::Class classify(const GrowthSite& s, uint64_t& per_iteration) {
   const auto& b = s.bytes_at;
@@ -17,20 +20,24 @@ GrowthSite::Class classify(const GrowthSite& s, uint64_t& per_iteration) {
   for (size_t k = 1; k < b.size(); ++k) steps.push_back(int64_t(b[k]) - int64_t(b[k - 1]));
   const bool none_live = std::all_of(b.begin(), b.end(), [](uint64_t v) { return v == 0; });
   if (none_live) return s.allocations_within ? GrowthSite::Class::kTransient : GrowthSite::Class::kVaries;
-  if (std::any_of(steps.begin(), steps.end(), [](int64_t d) { return d < 0; })) return GrowthSite::Class::kVaries;
   const size_t grows = size_t(std::count_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }));
-  if (grows == 0 || (grows == 1 && b.front() == 0)) return GrowthSite::Class::kOneTime;
+  const bool shrinks = std::any_of(steps.begin(), steps.end(), [](int64_t d) { return d < 0; });
+  // A leak: the last half of the iterations (two at least), or all of them from its first
+  // growth when that came later, each grows by a steady amount. The first iterations are
+  // left out because a caching allocator warms up over a few (PyTorch: two or three).
   const size_t first = size_t(std::find_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }) - steps.begin());
-  const bool every = std::all_of(steps.begin() + long(first), steps.end(), [](int64_t d) { return d > 0; });
-  if (every && grows >= 2) {
-    const auto [lo, hi] = std::minmax_element(steps.begin() + long(first), steps.end());
-    if (double(*hi) <= 1.1 * double(*lo)) {
-      per_iteration = uint64_t((b.back() - b[first]) / grows);
+  const size_t tail = std::max<size_t>(2, (steps.size() + 1) / 2);
+  const size_t from = std::max(first, steps.size() >= tail ? steps.size() - tail : 0);
+  if (steps.size() >= 2 && from + 2 <= steps.size()) {
+    const auto [lo, hi] = std::minmax_element(steps.begin() + long(from), steps.end());
+    if (*lo > 0 && double(*hi) <= 1.1 * double(*lo)) {
+      per_iteration = uint64_t((b.back() - b[from]) / (steps.size() - from));
       return GrowthSite::Class::kLeak;
     }
-    return GrowthSite::Class::kVaries;
   }
-  return grows >= 2 && steps.back() == 0 ? GrowthSite::Class::kCacheGrowth : GrowthSite::Class::kVaries;
+  if (shrinks) return GrowthSite::Class::kVaries;
+  if (grows <= 1) return GrowthSite::Class::kOneTime;
+  return steps.back() == 0 ? GrowthSite::Class::kCacheGrowth : GrowthSite::Class::kVaries;
 }
 
 }  // namespace
@@ -78,9 +85,15 @@ Growth analyze_growth(const Trace& trace, const Stacks& stacks, size_t frames) {
   }
   const auto lives = live_after(trace, stops);
   std::map<Key, GrowthSite> sites;
+  std::unordered_map<uint32_t, uint64_t> call_ip;  // call-site node -> its frame's address
   auto site = [&](uint32_t stack, format::Kind kind, int32_t device) -> GrowthSite& {
     const CallSite cs = stacks.call_site(stack);
-    GrowthSite& s = sites[{cs.node, int(kind), device}];
+    auto ip = call_ip.find(cs.node);
+    if (ip == call_ip.end()) {
+      const auto ips = stacks.ips(cs.node);
+      ip = call_ip.emplace(cs.node, ips.empty() ? 0 : ips.front()).first;
+    }
+    GrowthSite& s = sites[{ip->second, int(kind), device}];
     if (s.bytes_at.empty()) {
       s.node = cs.node, s.library = cs.library, s.kind = kind, s.device = device;
       s.bytes_at.assign(g.boundaries_ns.size(), 0);

@@ -2,14 +2,14 @@
 // that says (issue "CI memory regression checks"). Marks with one name delimit iterations
 // (the name with the most marks, two at least); the boundaries are those marks and the
 // trace's end. Without such marks the snapshots' times serve as boundaries and the report
-// says it had no iterations. Per call site (call-site node, kind, device), the requested
-// bytes live at each boundary, b_0 … b_n, classify it:
+// says it had no iterations. Per call site (the call-site frame's address, whatever called
+// it; kind; device), the requested bytes live at each boundary, b_0 … b_n, classify it:
 //
-//   leak          grows at every boundary from its first growth on, at least twice, by a
-//                 steady amount (largest step ≤ 1.1 × smallest): growth_per_iteration is
-//                 the mean step
-//   one-time      held already at the first boundary, or grows exactly once, then never
-//                 changes (a workspace, weights)
+//   leak          over the last half of the steps (two at least; or from its first growth
+//                 on, when that came later) grows at every boundary by a steady amount
+//                 (largest step ≤ 1.1 × smallest): growth_per_iteration is their mean. The
+//                 first steps are left out: a caching allocator warms up over a few.
+//   one-time      grows at one boundary at most, never shrinks (a workspace, weights)
 //   cache-growth  grows at two boundaries or more, then stops (a caching allocator adapting
 //                 to larger requests): flat at the last boundary
 //   transient     nothing live at any boundary, yet allocated between the first and the
@@ -30,7 +30,7 @@ namespace cumemtrace {
 struct GrowthSite {
   enum class Class { kLeak, kOneTime, kCacheGrowth, kTransient, kVaries };
   Class cls{};
-  uint32_t node = 0;  // call-site StackNode id
+  uint32_t node = 0;  // call-site StackNode id (of the first stack seen through this call site)
   std::string library;
   format::Kind kind{};
   int32_t device = -1;

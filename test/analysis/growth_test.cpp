@@ -66,3 +66,41 @@ TEST_CASE("growth classes: leak, one-time, cache-growth, transient and varies ov
   for (const auto& s : g.sites) order.push_back(s.node);
   CHECK(order == std::vector<uint32_t>{1, 4, 2, 5, 3});
 }
+
+TEST_CASE("growth: a caching allocator's warm-up is left out, and every path through one call is one site") {
+  // The H200 run of examples/h200/growth_steps.py leak (docs/validation.md): cudaMalloc'd
+  // MiB per step 1472, 192, 320, then 288 in each of the last nine, through one call
+  // instruction reached from two callers (stacks 2 and 3 share the leaf address).
+  TraceBuilder b;
+  b.process().device(0, 140ull * 1024 * MiB);
+  b.stack(1, 0, 0x500000).stack(2, 1, 0x401000).stack(3, 0, 0x600000).stack(4, 3, 0x401000);
+  const uint64_t grown[] = {1472, 192, 320, 288, 288, 288, 288, 288, 288, 288, 288, 288};
+  uint64_t a = 0x7f0000000000;
+  for (size_t step = 0; step < 12; ++step) {
+    b.mark((10 + 10 * step) * ms, "step");
+    b.alloc((11 + 10 * step) * ms, a += 4096 * MiB, grown[step] * MiB / 2, 2);
+    b.alloc((12 + 10 * step) * ms, a += 4096 * MiB, grown[step] * MiB / 2, 4);
+  }
+  b.end(130 * ms);
+  const Report r = build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  const Growth& g = r.growth;
+  CHECK(g.iterations == 12);
+  REQUIRE(g.sites.size() == 1);
+  CHECK(g.sites[0].cls == GrowthSite::Class::kLeak);
+  CHECK(g.sites[0].growth_per_iteration == 288 * MiB);
+  CHECK(g.sites[0].bytes_at.back() == (1472 + 192 + 320 + 9 * 288) * MiB);
+  CHECK(g.sites[0].count_at_end == 24);
+}
+
+TEST_CASE("growth: a workspace that appears in the first iteration on top of earlier memory is one-time") {
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000);
+  b.alloc(1 * ms, 0x7f0000000000, 258 * MiB, 1);
+  for (uint64_t step = 0; step < 4; ++step) b.mark((10 + 10 * step) * ms, "step");
+  b.alloc(11 * ms, 0x7f0100000000, 100 * MiB, 1);
+  b.end(50 * ms);
+  const Report r = build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  REQUIRE(r.growth.sites.size() == 1);
+  CHECK(r.growth.sites[0].cls == GrowthSite::Class::kOneTime);
+  CHECK(r.growth.sites[0].bytes_at == std::vector<uint64_t>{258 * MiB, 358 * MiB, 358 * MiB, 358 * MiB, 358 * MiB});
+}

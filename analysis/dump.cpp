@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "inflate.h"
 #include "units.h"
 
 namespace cumemtrace {
@@ -127,24 +128,38 @@ void dump(std::ostream& out, std::span<const uint8_t> bytes) {
   std::memcpy(&fh, bytes.data(), sizeof fh);
   std::vector<uint8_t> one(bytes.begin(), bytes.begin() + fh.header_bytes);
   const size_t head = one.size();
-  // Every record in file order, damaged or not: this is for looking at the bytes.
-  for (uint64_t off = fh.header_bytes; off < bytes.size();) {
-    RecordHeader h;
-    if (bytes.size() - off < sizeof h) break;
-    std::memcpy(&h, bytes.data() + off, sizeof h);
-    const uint64_t n = sizeof h + uint64_t(h.payload_bytes);
-    if (n > bytes.size() - off) {
-      out << "@" << off << " record of type " << h.type << " announces " << h.payload_bytes
-          << " bytes of payload, more than the file holds\n";
-      break;
+  // Every record in file order, damaged or not: this is for looking at the bytes. The
+  // records inside a compressed one follow it, at "@OFFSET+INNER".
+  auto walk = [&](auto& self, const uint8_t* data, uint64_t size, const std::string& at) -> void {
+    for (uint64_t off = at.empty() ? fh.header_bytes : 0; off < size;) {
+      RecordHeader h;
+      if (size - off < sizeof h) break;
+      std::memcpy(&h, data + off, sizeof h);
+      const uint64_t n = sizeof h + uint64_t(h.payload_bytes);
+      const std::string where = "@" + at + std::to_string(off);
+      if (n > size - off) {
+        out << where << " record of type " << h.type << " announces " << h.payload_bytes
+            << " bytes of payload, more than " << (at.empty() ? "the file holds\n" : "its compressed record holds\n");
+        break;
+      }
+      if (h.type == uint16_t(RecordType::kCompressed) && at.empty()) {
+        std::vector<uint8_t> raw;
+        const std::string bad = inflate_records(data + off + sizeof h, h.payload_bytes, raw);
+        out << where << " compressed " << (bad.empty() ? std::to_string(raw.size()) + " bytes of records" : bad)
+            << " (" << h.payload_bytes << " bytes)\n";
+        if (bad.empty()) self(self, raw.data(), raw.size(), std::to_string(off) + "+");
+        off += n;
+        continue;
+      }
+      one.resize(head);
+      one.insert(one.end(), data + off, data + off + n);
+      out << where << " ";
+      describe(out, parse_trace(one, {}, false), h.type);
+      out << " (" << h.payload_bytes << " bytes)\n";
+      off += n;
     }
-    one.resize(head);
-    one.insert(one.end(), bytes.begin() + off, bytes.begin() + off + n);
-    out << "@" << off << " ";
-    describe(out, parse_trace(one, {}, false), h.type);
-    out << " (" << h.payload_bytes << " bytes)\n";
-    off += n;
-  }
+  };
+  walk(walk, bytes.data(), bytes.size(), "");
   for (const auto& d : whole.damage) out << "damage: " << d.message << "\n";
 }
 

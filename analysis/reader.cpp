@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "cumemtrace/checksum.h"
+#include "inflate.h"
 #include "plausible.h"
 
 namespace cumemtrace {
@@ -386,9 +387,36 @@ class Parser {
       case RecordType::kAllocatorSegments:
         if (!allocator_map(c)) ++t_.damaged_records;  // a program's record: never fatal
         return {};
+      case RecordType::kCompressed:
+        return compressed(c);
     }
     ++t_.unknown_records;  // a newer writer's record: skip it by its length
     return {};
+  }
+
+  // 1.6: whole records in one zstd frame. Its chunk's checksum matched, so what is wrong
+  // inside is a writer's fault: said, and the records before it kept.
+  std::string compressed(Cursor& c) {
+    if (inside_compressed_) return "a compressed record inside another";
+    std::vector<uint8_t> raw;
+    if (std::string bad = inflate_records(c.here(), c.left(), raw); !bad.empty()) return bad;
+    inside_compressed_ = true;
+    std::string why;
+    for (size_t off = 0; off < raw.size();) {
+      RecordHeader h;
+      if (raw.size() - off < sizeof h) { why = "a record cut off"; break; }
+      std::memcpy(&h, raw.data() + off, sizeof h);
+      if (h.payload_bytes > raw.size() - off - sizeof h) { why = "a record cut off"; break; }
+      if (h.type == uint16_t(RecordType::kChecksum)) { why = "a checksum record"; break; }
+      Cursor inner(raw.data() + off + sizeof h, h.payload_bytes);
+      if (std::string bad = record(static_cast<RecordType>(h.type), inner); !bad.empty()) {
+        why = bad;
+        break;
+      }
+      off += sizeof h + h.payload_bytes;
+    }
+    inside_compressed_ = false;
+    return why.empty() ? std::string() : why + " inside a compressed record";
   }
 
   // False, adding nothing, when the lists do not fit the payload or a segment's blocks
@@ -476,6 +504,7 @@ class Parser {
   Trace& t_;
   bool verify_;
   bool truncated_tail_ = false;  // the only damage is a cut-off end
+  bool inside_compressed_ = false;  // reading the records of a CompressedRecord
 };
 
 }  // namespace

@@ -78,6 +78,7 @@ const Config& config() {
     k->granule_bytes = env_number("CUMEMTRACE_GRANULE", 2ull << 20, 1, 1ull << 30);
     k->buffer_limit_bytes = env_number("CUMEMTRACE_BUFFER_MB", 256, 1, 1 << 16) << 20;
     k->disabled = env_flag("CUMEMTRACE_DISABLE");
+    k->compress = env_string("CUMEMTRACE_COMPRESS", "").empty() || env_flag("CUMEMTRACE_COMPRESS");
     k->log_level = env_log_level("CUMEMTRACE_LOG");
     return k;
   }();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <cumemtrace/checksum.h>
+#include <zstd.h>
 
 #include "config.h"
 #include "errno_guard.h"
@@ -44,6 +45,8 @@ struct Writer {
   ModuleScanner modules;
   std::string buf;
   ChunkHasher chunk;  // what was written since the last seal (trace format 1.2)
+  ZSTD_CCtx* zstd = nullptr;  // made on first use; never freed (a forked child may hold it)
+  std::string compressed, joined;
 };
 
 // Replaced (never destroyed) in a forked child, whose copy may be locked by a thread
@@ -79,6 +82,64 @@ void seal_chunk(Writer& w) {
   write_out(w, seal, false);
 }
 
+// With io_mu held. Writes `n` bytes of whole records as one CompressedRecord when that
+// saves bytes (trace format 1.6): zstd level 1, here in the writer thread, costs the hooks
+// nothing. A failure to compress writes the records as they are.
+void write_compressed(Writer& w, const char* records, size_t n) {
+  const size_t head = sizeof(format::RecordHeader) + sizeof(format::CompressedRecord);
+  if (!w.zstd) w.zstd = ZSTD_createCCtx();
+  w.compressed.resize(head + ZSTD_compressBound(n));
+  const size_t z = w.zstd ? ZSTD_compressCCtx(w.zstd, w.compressed.data() + head, w.compressed.size() - head,
+                                              records, n, 1)
+                          : 0;
+  if (!w.zstd || ZSTD_isError(z) || head + z >= n) {
+    w.compressed.assign(records, n);
+  } else {
+    const format::RecordHeader h{uint16_t(format::RecordType::kCompressed), 0,
+                                 uint32_t(sizeof(format::CompressedRecord) + z)};
+    const format::CompressedRecord c{n, format::kCodecZstd, 0};
+    std::memcpy(w.compressed.data(), &h, sizeof h);
+    std::memcpy(w.compressed.data() + sizeof h, &c, sizeof c);
+    w.compressed.resize(head + z);
+  }
+  write_out(w, w.compressed);
+}
+
+// With io_mu held. The pending chunks split records anywhere (pending_buffer.h), so they
+// are joined, then cut at record boundaries into pieces of about kPiece bytes, each
+// compressed on its own.
+void write_records(Writer& w, std::vector<std::string>& chunks) {
+  constexpr size_t kPiece = 1 << 20, kWorthIt = 256;
+  if (!config().compress || w.broken) {
+    for (auto& c : chunks) write_out(w, c);
+    return;
+  }
+  w.joined.clear();
+  for (auto& c : chunks) w.joined += c, c.clear();
+  const char* p = w.joined.data();
+  const size_t size = w.joined.size();
+  size_t from = 0, at = 0;
+  while (at < size) {
+    format::RecordHeader h;
+    if (size - at < sizeof h) break;  // cannot happen: the tracker appends whole records
+    std::memcpy(&h, p + at, sizeof h);
+    const size_t next = at + sizeof h + h.payload_bytes;
+    if (next > size) break;
+    if (at > from && next - from > kPiece) {
+      write_compressed(w, p + from, at - from);
+      from = at;
+    }
+    at = next;
+  }
+  if (size - from >= kWorthIt && size - from <= format::kMaxCompressedRawBytes) {
+    write_compressed(w, p + from, size - from);
+  } else if (size > from) {
+    std::string rest(p + from, size - from);
+    write_out(w, rest);
+  }
+  w.joined.clear();
+}
+
 // Writes new modules and every pending record; when the trace is broken, drops them
 // instead, so memory stays bounded.
 void flush(Writer& w) {
@@ -89,7 +150,7 @@ void flush(Writer& w) {
     write_out(w, w.buf);
   }
   take_pending(chunks);
-  for (auto& c : chunks) write_out(w, c);
+  write_records(w, chunks);
   seal_chunk(w);
   give_back_pending(chunks);
 }

@@ -26,13 +26,14 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 5;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 6;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: ChecksumRecord after every flush; capture
                                               //      flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
                                               //      other processes on each GPU
                                               // 1.4: a caching allocator's block map
                                               // 1.5: marks
+                                              // 1.6: zstd-compressed flushes
 
 #pragma pack(push, 1)
 
@@ -68,7 +69,19 @@ enum class RecordType : uint16_t {
   kAllocatorSegments = 11,  // 1.4: AllocatorSegmentsRecord + allocator name + segments + blocks:
                             // a caching allocator's map, given by the program (api.h)
   kMark = 12,          // 1.5: MarkRecord + name: a named moment (an iteration starts)
+  kCompressed = 20,    // 1.6: CompressedRecord + one zstd frame holding whole records (up
+                       // to a megabyte of a flush), sealed by the ChecksumRecord after it
 };
+
+// The records inside decompress to exactly raw_bytes; they are read as if written in
+// place, and never contain another CompressedRecord or a ChecksumRecord.
+struct CompressedRecord {
+  uint64_t raw_bytes;  // bytes of the records inside, at most kMaxCompressedRawBytes
+  uint32_t codec;      // kCodecZstd
+  uint32_t reserved;   // zero
+};
+inline constexpr uint32_t kCodecZstd = 1;
+inline constexpr uint64_t kMaxCompressedRawBytes = 64ull << 20;
 
 enum class MarkSource : uint8_t {
   kApi = 1,        // cumemtrace_mark() (include/cumemtrace/api.h), e.g. from Python

@@ -11,7 +11,7 @@
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
 
-TEST_CASE("valid UTF-8 passes unchanged; every other byte becomes \\xNN") {
+TEST_CASE("valid UTF-8 passes unchanged, every other byte becomes a backslash-x-NN escape") {
   CHECK(utf8_escaped("plain") == "plain");
   CHECK(utf8_escaped("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80");
   CHECK(utf8_escaped("\xff") == "\\xff");

@@ -31,7 +31,7 @@ bool has(const std::string& s, const std::string& part) { return s.find(part) !=
 
 }  // namespace
 
-TEST_CASE("failing-traces/utf8-hostname-min: a host name of byte 0xFF gives valid JSON, escaped as \\xff") {
+TEST_CASE("failing-traces/utf8-hostname-min: a host name of byte 0xFF gives valid JSON, escaped as backslash-x-ff") {
   const Report rep = report_of("utf8-hostname-min.trace");
   const std::string out = to_json(rep).dump(2);  // throws on invalid UTF-8
   const auto j = nlohmann::json::parse(out);

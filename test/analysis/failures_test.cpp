@@ -25,7 +25,7 @@ Report report_of(const TraceBuilder& b, size_t top) {
 
 }  // namespace
 
-TEST_CASE("identical failed allocations are one row with a count; --top limits the rows") {
+TEST_CASE("identical failed allocations are one row with a count, --top limits the rows") {
   TraceBuilder b;
   b.process().device(0, 80 * GiB).stack(1, 0, 0x1000).stack(2, 0, 0x2000);
   // 20,000 alike (a retry loop), each followed by its snapshot, then two others.

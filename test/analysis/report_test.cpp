@@ -67,7 +67,7 @@ TraceBuilder scenario() {
 
 }  // namespace
 
-TEST_CASE("the call site skips our hook and the CUDA runtime; the library is its module") {
+TEST_CASE("the call site skips our hook and the CUDA runtime, the library is its module") {
   const Trace t = parse(with_stacks());
   Stacks s(t);
   CHECK(s.call_site(4).node == 2);

@@ -21,7 +21,7 @@ TEST_CASE("a process that never touches CUDA, and its forked child, leave no tra
   CHECK(dir.files().empty());
 }
 
-TEST_CASE("a forked child that does not touch CUDA leaves no trace; the parent's is whole") {
+TEST_CASE("a forked child that does not touch CUDA leaves no trace, the parent's is whole") {
   for (const char* scenario : {"fork", "fork-sleep"}) {
     TempDir dir;
     const Result t = traced(dir, {program("prog_runtime"), scenario});

@@ -28,7 +28,7 @@ TEST_CASE("calls before cuInit fail with NOT_INITIALIZED, except the documented 
     CHECK(cuMemAlloc(&p, 512) == CUDA_ERROR_INVALID_CONTEXT);
 }
 
-TEST_CASE("small allocations pack at 512 B; 2 MiB and up take whole granules") {
+TEST_CASE("small allocations pack at 512 B, 2 MiB and up take whole granules") {
     FreshDriver fresh;
     CHECK(must_alloc(512) == kBase0);
     CHECK(must_alloc(512) == kBase0 + 0x200);
@@ -39,7 +39,7 @@ TEST_CASE("small allocations pack at 512 B; 2 MiB and up take whole granules") {
     CHECK(must_alloc(2 * MiB) == kBase0 + 0x600000);
 }
 
-TEST_CASE("freed ranges are reused lowest address first; pages return when empty") {
+TEST_CASE("freed ranges are reused lowest address first, pages return when empty") {
     FreshDriver fresh;
     CUdeviceptr p[4];
     for (auto &q : p) q = must_alloc(512);
@@ -63,7 +63,7 @@ TEST_CASE("frag5 layout: two single-page arenas 1 GiB apart") {
     CHECK(simcuda_device_footprint_bytes(0) == 4 * MiB);
 }
 
-TEST_CASE("out of memory leaves the pointer untouched; contexts and hidden bytes count") {
+TEST_CASE("out of memory leaves the pointer untouched, contexts and hidden bytes count") {
     FreshDriver fresh(8 * MiB);
     CUdeviceptr p = 0xdead;
     CHECK(cuMemAlloc(&p, 8 * MiB + 1) == CUDA_ERROR_OUT_OF_MEMORY);
@@ -235,7 +235,7 @@ TEST_CASE("contexts are per thread and primary release frees the context's memor
     CHECK(simcuda_device_context_count(0) == 0);
 }
 
-TEST_CASE("the context stack holds 64 per thread; a deeper push is OUT_OF_MEMORY") {
+TEST_CASE("the context stack holds 64 per thread, a deeper push is OUT_OF_MEMORY") {
     FreshDriver fresh;  // the primary is the first entry
     for (int i = 1; i < 64; ++i) REQUIRE(cuCtxPushCurrent(fresh.primary) == CUDA_SUCCESS);
     CHECK(cuCtxPushCurrent(fresh.primary) == CUDA_ERROR_OUT_OF_MEMORY);
@@ -362,7 +362,7 @@ TEST_CASE("a global capture: a memory query from another thread fails and invali
     CHECK(cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS);  // no capture: allowed again
 }
 
-TEST_CASE("a capture: the capturing thread's own allocation fails; stream-ordered ones become graph nodes") {
+TEST_CASE("a capture: the capturing thread's own allocation fails, stream-ordered ones become graph nodes") {
     FreshDriver fresh;
     CUstream s;
     REQUIRE(cuStreamCreate(&s, 0) == CUDA_SUCCESS);
@@ -377,7 +377,7 @@ TEST_CASE("a capture: the capturing thread's own allocation fails; stream-ordere
     CHECK(cuStreamEndCapture(s, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 }
 
-TEST_CASE("thread-local and relaxed captures do not reach other threads; relaxed threads are never stopped") {
+TEST_CASE("thread-local and relaxed captures do not reach other threads, relaxed threads are never stopped") {
     FreshDriver fresh;
     CUstream s;
     REQUIRE(cuStreamCreate(&s, 0) == CUDA_SUCCESS);

@@ -80,7 +80,7 @@ TEST_CASE("three packed 512 B allocations leave a 512 B hole and the rest of the
   CHECK(f.external_fragmentation() == Approx(0.00024432).margin(1e-8));
 }
 
-TEST_CASE("adjacent 64 MiB allocations form one arena; freeing the middle splits it without a gap") {
+TEST_CASE("adjacent 64 MiB allocations form one arena, freeing the middle splits it without a gap") {
   FragmentationIndex idx;
   for (uint64_t a : {0x20000000ull, 0x24000000ull, 0x28000000ull}) idx.insert(a, 64 * MiB);
   auto f = idx.figures();
@@ -105,7 +105,7 @@ TEST_CASE("a 3 MiB allocation occupies two granules") {
   CHECK(f.gap_ratio() == 0.25);
 }
 
-TEST_CASE("two packed 1 MiB allocations fill a page; freeing the first leaves a half-page gap") {
+TEST_CASE("two packed 1 MiB allocations fill a page, freeing the first leaves a half-page gap") {
   FragmentationIndex idx;
   idx.insert(0x40000000, MiB);
   idx.insert(0x40100000, MiB);

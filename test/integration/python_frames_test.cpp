@@ -134,3 +134,30 @@ TEST_CASE("a native program's trace has no Python records") {
   for (const auto& group : report(only_trace(dir)).at("leaks"))
     for (const auto& site : group.at("call_sites")) CHECK(site.at("python_frames").empty());
 }
+
+TEST_CASE("Python frames from 80 threads, 8 at a time, each event naming its own thread's lines") {
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python_threads.py";
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", script, runtime});
+  INFO(t.err);
+  REQUIRE(t.exit_code == 0);
+  const json r = report(only_trace(dir));
+  REQUIRE(r.at("leaks").size() == 1);
+  const json& group = r.at("leaks")[0];
+  CHECK(group.at("count") == 80);  // each thread's last allocation
+  CHECK(group.at("bytes") == 80 * 4096);
+  uint64_t count = 0;
+  for (const auto& site : group.at("call_sites")) {
+    count += uint64_t(site.at("count"));
+    const auto& frames = site.at("python_frames");
+    REQUIRE(frames.size() == 5);  // alloc_free, worker, then threading's run, _bootstrap_inner, _bootstrap
+    CHECK(frames[0].at("file") == script);
+    CHECK(frames[0].at("line") == 17);
+    CHECK(frames[0].at("function") == "alloc_free");
+    CHECK(frames[1].at("line") == 25);
+    CHECK(frames[1].at("function") == "worker");
+    CHECK(frames[4].at("function") == "_bootstrap");
+  }
+  CHECK(count == 80);  // no kept allocation without its Python frames
+}

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cerrno>
 #include <mutex>
 
 #include "config.h"
@@ -54,6 +55,17 @@ const PyRuntimeInfo* python_runtime() {
   info.runtime = symbol("_PyRuntime");
   const uint64_t version_at = symbol("Py_Version");  // 3.11+; 3.10 and older have none
   if (!info.runtime) return nullptr;                   // no Python here (yet)
+  const uint64_t pattern = 0x9E3779B97F4A7C15ull;
+  uint64_t probe = 0;
+  if (!read_own_memory_checked(reinterpret_cast<uint64_t>(&pattern), &probe, sizeof probe) || probe != pattern) {
+    // A seccomp profile that forbids process_vm_readv (older Docker defaults): say why
+    // once, rather than leave every event without Python frames in silence.
+    log_once_warn("process_vm_readv on this process is refused (errno {}; a seccomp profile?): events get no "
+                  "Python frames",
+                  errno);
+    g_next_look_ns.store(~0ull, std::memory_order_relaxed);
+    return nullptr;
+  }
   uint64_t version = 0;
   if (!version_at && symbol("Py_Is")) {
     version = 0x030A0000;  // 3.10 has no Py_Version; Py_Is is new in it

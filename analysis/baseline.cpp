@@ -6,6 +6,12 @@
 namespace cumemtrace {
 
 std::string site_key(const SiteRow& row) {
+  // A Python line is what its author knows the allocation by, and it stays the same when
+  // a framework's native frames move between versions (trace 1.6).
+  if (!row.python_frames.empty()) {
+    const Frame& p = row.python_frames.front();
+    return "python " + p.file + ":" + p.function + ":" + std::to_string(p.line);
+  }
   if (row.frames.empty()) return row.library + " (no stack)";
   const Frame& f = row.frames.front();
   if (f.function.empty()) {

@@ -37,7 +37,9 @@ struct Baseline {
   std::map<std::pair<std::string, int32_t>, Site> sites;  // (key, device)
 };
 
-// The key of a call-site row (its first frame must be symbolized for a stable key).
+// The key of a call-site row: "python FILE:FUNCTION:LINE" of its innermost Python frame
+// when it has Python frames, else its first native frame (which must be symbolized for
+// a stable key).
 std::string site_key(const SiteRow& row);
 
 // From reports built with every call site (ReportOptions::top = SIZE_MAX, frames >= 1).

@@ -60,7 +60,16 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
             << " addr=" << hex(e.address) << " size=" << e.size << " handle=" << hex(e.handle) << " stream="
             << hex(e.stream) << " tid=" << e.tid << " stack=" << e.stack_id << " api=" << e.api << " result="
             << e.result << " flags=" << e.flags;
+        if (e.python_stack_id) out << " python=" << e.python_stack_id;
       }
+      return;
+    case RecordType::kPyString:
+      for (const auto& [id, s] : t.py_strings) out << "py-string id=" << id << " " << s;
+      return;
+    case RecordType::kPyFrame:
+      for (const auto& [id, f] : t.py_frames)
+        out << "py-frame id=" << id << " parent=" << f.parent << " file=" << f.file << " function=" << f.function
+            << " line=" << f.line << " flags=" << f.flags;
       return;
     case RecordType::kSnapshot:
       if (!t.snapshots.empty()) {

@@ -1,4 +1,4 @@
-// The records inside a CompressedRecord (trace format 1.6), for the reader and `dump`.
+// The records inside a CompressedRecord (trace format 1.7), for the reader and `dump`.
 #pragma once
 
 #include <cstddef>

@@ -339,6 +339,9 @@ class Parser {
         e.op = static_cast<Op>(r.op);
         e.kind = static_cast<Kind>(r.kind);
         e.flags = r.flags;
+        EventPython py{};  // 1.6: only events with Python frames carry it
+        c.fixed(py);
+        e.python_stack_id = py.python_stack_id;
         t_.events.push_back(e);
         return {};
       }
@@ -364,6 +367,21 @@ class Parser {
         std::string name;
         if (!c.string(name)) return "bad string length";
         t_.api_names[r.id] = std::move(name);
+        return {};
+      }
+      case RecordType::kPyString: {
+        PyStringRecord r{};
+        c.fixed(r);
+        std::string text;
+        if (!c.string(text)) return "bad string length";
+        t_.py_strings[r.id] = std::move(text);
+        return {};
+      }
+      case RecordType::kPyFrame: {
+        PyFrameRecord r{};
+        r.line = -1;
+        c.fixed(r);
+        t_.py_frames[r.id] = PyFrameNode{r.id, r.parent, r.file, r.function, r.line, r.flags};
         return {};
       }
       case RecordType::kMark: {
@@ -394,7 +412,7 @@ class Parser {
     return {};
   }
 
-  // 1.6: whole records in one zstd frame. Its chunk's checksum matched, so what is wrong
+  // 1.7: whole records in one zstd frame. Its chunk's checksum matched, so what is wrong
   // inside is a writer's fault: said, and the records before it kept.
   std::string compressed(Cursor& c) {
     if (inside_compressed_) return "a compressed record inside another";

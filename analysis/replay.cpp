@@ -63,7 +63,7 @@ void Replayer::apply(const Event& e, size_t index) {
         ++s.counts.anomalies;
       }
       reservations_[e.address] = LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id,
-                                           e.tid, e.device, e.api, Kind::kVmmReserve};
+                                           e.tid, e.device, e.api, Kind::kVmmReserve, e.python_stack_id};
       s.reserved_bytes += e.size;
       if (s.reserved_bytes > s.peak_reserved_bytes) s.peak_reserved_bytes = s.reserved_bytes;
       break;
@@ -105,7 +105,7 @@ void Replayer::alloc(const Event& e, size_t index) {
     failed_.push_back(FailedAlloc{index, e, s.device_bytes});
     return;
   }
-  LiveAlloc a{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device, e.api, e.kind};
+  LiveAlloc a{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device, e.api, e.kind, e.python_stack_id};
   if (e.kind == Kind::kVmmPhysical) {
     if (auto old = handles_.find(e.handle); old != handles_.end()) {
       // A handle value reused while we still thought it alive: events were lost.

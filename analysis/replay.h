@@ -51,6 +51,7 @@ struct LiveAlloc {
   int32_t device = -1;
   uint16_t api = 0;
   format::Kind kind{};
+  uint32_t python_stack_id = 0;  // trace 1.6
 };
 
 struct DeviceCounts {

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "moments.h"
+#include "python_stacks.h"
 #include "report_failures.h"
 
 #include <algorithm>
@@ -19,13 +20,16 @@ constexpr auto by_bytes_desc = [](const auto& a, const auto& b) {
   return std::tie(b.bytes, b.count) < std::tie(a.bytes, a.count);
 };
 
-// Groups allocations by (call site, kind, device); sorted by bytes, largest first.
+// Groups allocations by (call site, Python stack, kind, device); sorted by bytes, largest
+// first. Two lines of one Python function reach the allocator through the same native
+// frames: only their Python stacks tell them apart.
 std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
-  std::map<std::tuple<uint32_t, int, int32_t>, SiteRow> rows;
+  std::map<std::tuple<uint32_t, uint32_t, int, int32_t>, SiteRow> rows;
   for (const auto& a : allocs) {
     CallSite cs = stacks.call_site(a.stack_id);
-    auto& r = rows[{cs.node, int(a.kind), a.device}];
+    auto& r = rows[{cs.node, a.python_stack_id, int(a.kind), a.device}];
     r.node = cs.node;
+    r.python_stack = a.python_stack_id;
     r.library = cs.library;
     r.device = a.device;
     r.kind = a.kind;
@@ -42,7 +46,11 @@ std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Sta
 uint64_t keep_top(std::vector<SiteRow>& rows, const Stacks& stacks, const ReportOptions& opt) {
   uint64_t omitted = rows.size() > opt.top ? rows.size() - opt.top : 0;
   if (omitted) rows.resize(opt.top);
-  for (auto& r : rows) r.frames = stacks.frames(r.node, opt.frames);
+  for (auto& r : rows) {
+    r.frames = stacks.frames(r.node, opt.frames);
+    r.python_frames = python_frames(stacks.trace(), r.python_stack);
+    if (!r.python_frames.empty()) r.merged_frames = merge_stacks(stacks.frames(r.node, SIZE_MAX), r.python_frames);
+  }
   return omitted;
 }
 
@@ -299,6 +307,7 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
     const CallSite cs = stacks.call_site(e.stack_id);
     row.library = cs.library;
     row.frames = stacks.frames(cs.node, opt.frames);
+    row.python_frames = python_frames(trace, e.python_stack_id);
     rep.contexts.push_back(std::move(row));
   }
 

@@ -29,12 +29,15 @@ struct ReportOptions {
 
 struct SiteRow {
   uint32_t node = 0;  // call-site StackNode id (0: no stack)
+  uint32_t python_stack = 0;  // innermost PyFrameNode (trace 1.6; 0: no Python frames)
   std::string library;
   int32_t device = -1;
   format::Kind kind{};
   uint64_t bytes = 0;
   uint64_t count = 0;
   std::vector<Frame> frames;
+  std::vector<Frame> python_frames;  // innermost first (python_stacks.h)
+  std::vector<Frame> merged_frames;  // the whole stack from the call site, Python frames merged in
 };
 
 struct LibraryRow {
@@ -120,6 +123,7 @@ struct FailedRow {
   uint32_t tid = 0;
   std::string library;
   std::vector<Frame> frames;
+  std::vector<Frame> python_frames;  // of the first attempt, innermost first
   uint64_t live_device_bytes = 0;
   bool snapshot_known = false;
   bool snapshot_same_moment = false;  // the reading's figures are of one moment (moments.h)
@@ -150,6 +154,7 @@ struct ContextRow {
   uint32_t tid = 0;
   std::string library;
   std::vector<Frame> frames;
+  std::vector<Frame> python_frames;  // innermost first
 };
 
 struct ReservationReport {

@@ -48,6 +48,25 @@ json frames(const std::vector<Frame>& fs) {
   return a;
 }
 
+// Python frames (trace 1.6), innermost first: where in the program's own code.
+json python_frames(const std::vector<Frame>& fs) {
+  json a = json::array();
+  for (const auto& f : fs)
+    a.push_back({{"file", f.file}, {"function", f.function}, {"line", f.line ? json(f.line) : json(nullptr)}});
+  return a;
+}
+
+// Native and Python frames in one stack (python_stacks.h, merge_stacks).
+json merged_frames(const std::vector<Frame>& fs) {
+  json a = json::array();
+  for (const auto& f : fs) {
+    json o = f.python ? python_frames({f})[0] : frames({f})[0];
+    o["python"] = f.python;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
 json block_totals(const BlockTotals& t) {
   return {{"allocated_bytes", t.allocated_bytes},       {"allocated_blocks", t.allocated_blocks},
           {"pending_free_bytes", t.pending_free_bytes}, {"pending_free_blocks", t.pending_free_blocks},
@@ -91,7 +110,9 @@ json sites(const std::vector<SiteRow>& rows) {
                  {"kind", format::kind_name(r.kind)},
                  {"bytes", r.bytes},
                  {"count", r.count},
-                 {"frames", frames(r.frames)}});
+                 {"frames", frames(r.frames)},
+                 {"python_frames", python_frames(r.python_frames)},
+                 {"merged_frames", merged_frames(r.merged_frames)}});
   }
   return a;
 }
@@ -272,6 +293,7 @@ json report_json(const Report& rep) {
               {"tid", f.tid},
               {"library", f.library},
               {"frames", frames(f.frames)},
+              {"python_frames", python_frames(f.python_frames)},
               {"requested_live_device_bytes", f.live_device_bytes}};
     if (f.snapshot_known) {
       o["snapshot"] = {{"time_ns", f.snapshot_time_ns},
@@ -315,7 +337,8 @@ json report_json(const Report& rep) {
                         {"api", c.api},
                         {"tid", c.tid},
                         {"library", c.library},
-                        {"frames", frames(c.frames)}});
+                        {"frames", frames(c.frames)},
+                        {"python_frames", python_frames(c.python_frames)}});
   j["contexts"] = std::move(contexts);
 
   json res = json::array();

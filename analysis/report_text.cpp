@@ -47,6 +47,14 @@ std::string reason_name(format::SnapshotReason r) {
   return "reason " + std::to_string(uint32_t(r));
 }
 
+// Python frames (trace 1.6), innermost first, before the native ones: the program's own
+// lines are what its author can act on. "train.py:88 in forward".
+void python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
+  for (const Frame& f : fs)
+    out << indent << printable(f.file) << ':' << (f.line ? std::to_string(f.line) : std::string("?")) << " in "
+        << printable(f.function) << '\n';
+}
+
 void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
   for (size_t i = 0; i < fs.size(); ++i) {
     const Frame& f = fs[i];
@@ -93,6 +101,7 @@ void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted
         << (r.count == 1 ? " allocation" : " allocations") << " from " << printable(r.library);
     if (r.device >= 0) out << " (device " << r.device << ")";
     out << '\n';
+    python_frames(out, r.python_frames, "         ");
     frames(out, r.frames, "         ");
   }
   if (omitted) out << "    ... and " << omitted << " more call sites\n";
@@ -270,6 +279,7 @@ void write_text(std::ostream& out, const Report& rep) {
       out << "     no snapshot; device total " << iec_exact(f.device_total) << "\n";
     }
     out << "     from " << printable(f.library) << ":\n";
+    python_frames(out, f.python_frames, "       ");
     frames(out, f.frames, "       ");
     const Diagnosis& dg = f.diagnosis;
     out << "     Why it failed: " << cause_name(dg.cause) << ": " << dg.summary << "\n";
@@ -295,6 +305,7 @@ void write_text(std::ostream& out, const Report& rep) {
     out << "  " << i + 1 << ". " << device_label(c.device) << " at " << since(rep, c.time_ns) << ": "
         << (c.bytes ? iec_exact(c.bytes) : std::string("size unknown")) << " via " << printable(c.api) << " (thread "
         << c.tid << "), from " << printable(c.library) << ":\n";
+    python_frames(out, c.python_frames, "       ");
     frames(out, c.frames, "       ");
   }
 

@@ -29,6 +29,8 @@ struct Frame {
   std::string function;  // empty when not symbolized
   std::string file;
   uint32_t line = 0;
+  bool python = false;   // a Python frame (trace 1.6): file, function and line only
+  bool entry = false;    // ... the first that its evaluation loop ran (python_stacks.h)
 };
 
 class Stacks {
@@ -49,6 +51,8 @@ class Stacks {
   std::vector<Frame> frames(uint32_t node, size_t max_frames) const;
 
   void set_symbols(const std::unordered_map<uint64_t, Symbol>* extra) { extra_ = extra; }
+
+  const Trace& trace() const { return trace_; }
 
  private:
   bool is_cuda_or_hook(uint64_t ip) const;

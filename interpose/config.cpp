@@ -45,14 +45,15 @@ uint64_t env_number(const char* name, uint64_t fallback, uint64_t lo, uint64_t h
   return n;
 }
 
-bool env_flag(const char* name) {
-  const std::string v = env_string(name, "");
+bool env_flag(const char* name, bool fallback = false) {
+  const std::string v = env_string(name, fallback ? "1" : "");
   for (const char* yes : {"1", "true", "yes", "on"})
     if (strcasecmp(v.c_str(), yes) == 0) return true;
   for (const char* no : {"", "0", "false", "no", "off"})
     if (strcasecmp(v.c_str(), no) == 0) return false;
-  warn_config(name, v.c_str(), "is not one of 1/0, true/false, yes/no, on/off; taken as off");
-  return false;
+  warn_config(name, v.c_str(), fallback ? "is not one of 1/0, true/false, yes/no, on/off; taken as on"
+                                         : "is not one of 1/0, true/false, yes/no, on/off; taken as off");
+  return fallback;
 }
 
 std::string env_log_level(const char* name) {
@@ -78,7 +79,8 @@ const Config& config() {
     k->granule_bytes = env_number("CUMEMTRACE_GRANULE", 2ull << 20, 1, 1ull << 30);
     k->buffer_limit_bytes = env_number("CUMEMTRACE_BUFFER_MB", 256, 1, 1 << 16) << 20;
     k->disabled = env_flag("CUMEMTRACE_DISABLE");
-    k->compress = env_string("CUMEMTRACE_COMPRESS", "").empty() || env_flag("CUMEMTRACE_COMPRESS");
+    k->python = env_flag("CUMEMTRACE_PYTHON", true);
+    k->compress = env_flag("CUMEMTRACE_COMPRESS", true);
     k->log_level = env_log_level("CUMEMTRACE_LOG");
     return k;
   }();

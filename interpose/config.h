@@ -19,6 +19,7 @@ struct Config {
   uint64_t granule_bytes;      // CUMEMTRACE_GRANULE: fragmentation granule
   uint64_t buffer_limit_bytes; // CUMEMTRACE_BUFFER_MB: unflushed bytes kept before dropping
   bool disabled;               // CUMEMTRACE_DISABLE=1: forward everything, record nothing
+  bool python;                 // CUMEMTRACE_PYTHON (default 1): record the Python frames of events
   bool compress;               // CUMEMTRACE_COMPRESS (default on): zstd-compressed flushes
   std::string log_level;       // CUMEMTRACE_LOG
 };

@@ -13,6 +13,8 @@ struct ThreadState {
   bool recorded;            // an event was recorded during the current runtime call
   uint32_t tid;             // cached gettid(); 0 until first use
   uint32_t asked_device_plus_one;  // device the driver last named for this thread's event, + 1
+  uint64_t py_tstate;         // this thread's PyThreadState, as last found (python_frames.cpp)
+  uint64_t py_look_again_ns;  // none was found: when to look again (coarse monotonic clock)
 };
 
 ThreadState& thread_state();

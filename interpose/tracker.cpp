@@ -16,6 +16,8 @@
 #include "encode.h"
 #include "errno_guard.h"
 #include "pending_buffer.h"
+#include "python_frames.h"
+#include "python_tree.h"
 #include "signal_safe.h"
 #include "stack.h"
 #include "thread_state.h"
@@ -85,12 +87,21 @@ struct Mapping {
   int32_t device;
 };
 
+// 1.6: an event with Python frames carries its Python stack after the EventRecord.
+#pragma pack(push, 1)
+struct EventWithPython {
+  format::EventRecord ev;
+  format::EventPython python;
+};
+#pragma pack(pop)
+
 struct State {
   std::mutex mu;
   PendingBuffer pending;  // encoded records not yet taken by the writer
   std::string new_nodes;  // StackNodeRecords of the event being recorded
   uint64_t events_written = 0, events_dropped = 0;
   StackTree stacks;
+  PyStackTree python_stacks;
   std::unordered_map<uint64_t, Allocation> allocations;  // by address
   std::unordered_map<uint64_t, Physical> physical;       // by handle
   std::map<uint64_t, Mapping> mappings;                  // by address, ordered for ranged unmaps
@@ -327,6 +338,8 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   const ErrnoGuard keep_errno;
   RawStack stack;
   capture_stack(stack, config().stack_depth);
+  PyRawStack python;
+  capture_python(python);
 
   format::EventRecord ev{};
   ev.time_ns = now_ns();
@@ -377,6 +390,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       if (facts.pools[0]) s.default_pools[ev.device] = facts.pools[0];
     }
     ev.stack_id = s.stacks.intern(stack, s.new_nodes);
+    const uint32_t python_stack_id = s.python_stacks.intern(python, s.new_nodes);
     if (!s.new_nodes.empty()) {
       s.pending.append(s.new_nodes);
       s.new_nodes.clear();
@@ -384,7 +398,10 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     s.apply(ev);
     sample_peak = s.crosses_sampled_peak(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
-      put_record(s.pending, format::RecordType::kEvent, ev);
+      if (python_stack_id)
+        put_record(s.pending, format::RecordType::kEvent, EventWithPython{ev, {python_stack_id}});
+      else
+        put_record(s.pending, format::RecordType::kEvent, ev);
       ++s.events_written;
     } else {
       ++s.events_dropped;  // the disk is behind: keep the job going, say so in the trace

@@ -83,7 +83,7 @@ void seal_chunk(Writer& w) {
 }
 
 // With io_mu held. Writes `n` bytes of whole records as one CompressedRecord when that
-// saves bytes (trace format 1.6): zstd level 1, here in the writer thread, costs the hooks
+// saves bytes (trace format 1.7): zstd level 1, here in the writer thread, costs the hooks
 // nothing. A failure to compress writes the records as they are.
 void write_compressed(Writer& w, const char* records, size_t n) {
   const size_t head = sizeof(format::RecordHeader) + sizeof(format::CompressedRecord);

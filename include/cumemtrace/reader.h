@@ -61,6 +61,16 @@ struct StackNode {
   uint64_t ip = 0;
 };
 
+// 1.6: a node of the Python stacks' prefix tree (PyFrameRecord).
+struct PyFrameNode {
+  uint32_t id = 0;
+  uint32_t parent = 0;
+  uint32_t file = 0;      // Trace::py_strings id
+  uint32_t function = 0;  // Trace::py_strings id
+  int32_t line = -1;
+  uint32_t flags = 0;     // format::PyFrameFlags
+};
+
 struct Event {
   uint64_t time_ns = 0;
   uint64_t address = 0;
@@ -75,6 +85,7 @@ struct Event {
   format::Op op{};
   format::Kind kind{};
   uint32_t flags = 0;
+  uint32_t python_stack_id = 0;  // 1.6: innermost PyFrameNode; 0: no Python frames
 };
 
 struct DeviceSnapshot {
@@ -190,6 +201,8 @@ struct Trace {
   std::vector<ModuleInfo> modules;  // in file order; later records win on overlap
   std::map<uint16_t, std::string> api_names;
   std::unordered_map<uint32_t, StackNode> stack_nodes;
+  std::unordered_map<uint32_t, std::string> py_strings;  // 1.6
+  std::unordered_map<uint32_t, PyFrameNode> py_frames;   // 1.6
   std::vector<Event> events;        // in file order
   std::vector<Snapshot> snapshots;  // in file order
   std::vector<GpuProcesses> gpu_processes;  // in file order (1.3)

@@ -26,14 +26,16 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 6;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 7;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: ChecksumRecord after every flush; capture
                                               //      flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
                                               //      other processes on each GPU
                                               // 1.4: a caching allocator's block map
                                               // 1.5: marks
-                                              // 1.6: zstd-compressed flushes
+                                              // 1.6: Python frames (PyString, PyFrame,
+                                              //      EventPython after an EventRecord)
+                                              // 1.7: zstd-compressed flushes
 
 #pragma pack(push, 1)
 
@@ -69,8 +71,38 @@ enum class RecordType : uint16_t {
   kAllocatorSegments = 11,  // 1.4: AllocatorSegmentsRecord + allocator name + segments + blocks:
                             // a caching allocator's map, given by the program (api.h)
   kMark = 12,          // 1.5: MarkRecord + name: a named moment (an iteration starts)
-  kCompressed = 20,    // 1.6: CompressedRecord + one zstd frame holding whole records (up
+  kPyString = 14,      // 1.6: PyStringRecord + string: a Python file or function name
+  kPyFrame = 15,       // 1.6: PyFrameRecord: a node of the Python stacks' prefix tree
+  kCompressed = 20,    // 1.7: CompressedRecord + one zstd frame holding whole records (up
                        // to a megabyte of a flush), sealed by the ChecksumRecord after it
+};
+
+// 1.6: Python stacks form a prefix tree of their own, rooted at the outermost frame, like
+// the native one (StackNodeRecord). Names are interned once as PyStringRecords.
+struct PyStringRecord {
+  uint32_t id;  // > 0, unique in the file, written before any PyFrameRecord that uses it
+  // then: string (UTF-8; a Python file name as the code object has it, or a function name)
+};
+enum PyFrameFlags : uint32_t {
+  // The first frame that one C-level call of the interpreter's evaluation loop ran
+  // (3.11+ runs several Python frames per _PyEval_EvalFrameDefault call; 3.11's is_entry,
+  // 3.12's shim frame): each evaluation-loop frame of the native stack, outermost first,
+  // ran one entry frame and the non-entry frames inside it up to the next entry frame.
+  kPyFrameEntry = 1u << 0,
+};
+struct PyFrameRecord {
+  uint32_t id;        // > 0, unique in the file, written before any event that uses it
+  uint32_t parent;    // 0 for an outermost frame
+  uint32_t file;      // PyStringRecord id: co_filename
+  uint32_t function;  // PyStringRecord id: co_name
+  int32_t line;       // from the code's line table at the frame's instruction; -1 unknown
+  uint32_t flags;     // PyFrameFlags
+};
+
+// 1.6: an Event payload may continue after its EventRecord with this (only events that
+// have Python frames do: the others keep the 64 bytes of 1.5).
+struct EventPython {
+  uint32_t python_stack_id;  // PyFrameRecord id of the innermost Python frame; 0: none
 };
 
 // The records inside decompress to exactly raw_bytes; they are read as if written in

@@ -1,4 +1,4 @@
-// Trace format 1.6: a flush's records in one zstd frame (CompressedRecord). Read as if
+// Trace format 1.7: a flush's records in one zstd frame (CompressedRecord). Read as if
 // written in place; damage inside a sealed chunk is a writer's fault, said, and the chunks
 // around it still read.
 #include <zstd.h>
@@ -42,7 +42,7 @@ TraceBuilder with_compressed(int64_t size_error = 0) {
 
 }  // namespace
 
-TEST_CASE("1.6: the records in a compressed record are read in place, in order") {
+TEST_CASE("1.7: the records in a compressed record are read in place, in order") {
   const Trace t = parse_trace(with_compressed().vec(), "t.trace");
   CHECK(t.damage.empty());
   CHECK(t.sealed_chunks == 3);
@@ -55,7 +55,7 @@ TEST_CASE("1.6: the records in a compressed record are read in place, in order")
   CHECK(r.devices.at(0).peak_bytes == 12 * MiB);  // 4 + 8 live at 11 ns; 8 + 2 + 1 = 11 at the end
 }
 
-TEST_CASE("1.6: a compressed record whose frame does not hold the announced size is damage, said with its byte") {
+TEST_CASE("1.7: a compressed record whose frame does not hold the announced size is damage, said with its byte") {
   const TraceBuilder b = with_compressed(+1);
   const Trace t = parse_trace(b.vec(), "t.trace");
   REQUIRE(t.damage.size() == 1);

@@ -251,3 +251,34 @@ TEST_CASE("an allocator's block map is read in event order, and a damaged one is
   CHECK(m.segments[0].blocks[1].size == 2 << 20);
   CHECK(m.segments[0].blocks[1].state == fmt::BlockState::kInactive);
 }
+
+TEST_CASE("1.6: Python names and frames are read, and an event's Python stack (a 64-byte event has none)") {
+  TraceBuilder b;
+  b.process();
+  for (auto [id, text] : {std::pair<uint32_t, std::string>{1, "/w/train.py"}, {2, "forward"}, {3, "<module>"}}) {
+    std::string p = TraceBuilder::pod(fmt::PyStringRecord{id});
+    TraceBuilder::str(p, text);
+    b.record(fmt::RecordType::kPyString, p);
+  }
+  b.record(fmt::RecordType::kPyFrame, TraceBuilder::pod(fmt::PyFrameRecord{1, 0, 1, 3, 120, fmt::kPyFrameEntry}));
+  b.record(fmt::RecordType::kPyFrame, TraceBuilder::pod(fmt::PyFrameRecord{2, 1, 1, 2, 88, 0}));
+  const auto e = TraceBuilder::ev(5, fmt::Op::kAlloc, fmt::Kind::kDevice, 0x2000, 512);
+  b.record(fmt::RecordType::kEvent, TraceBuilder::pod(e) + TraceBuilder::pod(fmt::EventPython{2}));
+  b.alloc(6, 0x4000, 512);
+  Trace t = parse_trace(span_of(b.bytes()));
+  REQUIRE_FALSE(t.error);
+  CHECK(t.py_strings == std::unordered_map<uint32_t, std::string>{{1, "/w/train.py"}, {2, "forward"}, {3, "<module>"}});
+  REQUIRE(t.py_frames.size() == 2);
+  const PyFrameNode& inner = t.py_frames.at(2);
+  CHECK(inner.parent == 1);
+  CHECK(inner.file == 1);
+  CHECK(inner.function == 2);
+  CHECK(inner.line == 88);
+  CHECK(inner.flags == 0);
+  CHECK(t.py_frames.at(1).flags == fmt::kPyFrameEntry);
+  REQUIRE(t.events.size() == 2);
+  CHECK(t.events[0].address == 0x2000);
+  CHECK(t.events[0].python_stack_id == 2);
+  CHECK(t.events[1].address == 0x4000);
+  CHECK(t.events[1].python_stack_id == 0);
+}

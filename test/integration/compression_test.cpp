@@ -1,4 +1,4 @@
-// Compressed flushes (trace format 1.6, on by default): the same job traced with and
+// Compressed flushes (trace format 1.7, on by default): the same job traced with and
 // without CUMEMTRACE_COMPRESS gives the same figures from fewer bytes.
 #include <catch2/catch.hpp>
 

@@ -1,0 +1,41 @@
+"""Added cost per event of Python frames (issue #9): cudaMalloc/cudaFree pairs through
+ctypes from a Python stack DEPTH frames deep, against the simulated runtime. Run it under
+the tracer with CUMEMTRACE_PYTHON=1 and =0 (bench/run_python_frames.sh does both); the
+difference per call is what reading the Python frames adds.
+
+    python3 bench/python_frames.py LIBCUDART [DEPTH=20] [PAIRS=20000] [REPS=5]
+
+Prints one line: depth, pairs, best and median ns per call (a pair is two calls)."""
+import ctypes
+import statistics
+import sys
+import time
+
+rt = ctypes.CDLL(sys.argv[1])
+depth = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
+reps = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+malloc, free = rt.cudaMalloc, rt.cudaFree
+free.argtypes = [ctypes.c_void_p]
+
+
+def loop(n):
+    p = ctypes.c_void_p()
+    ref, size = ctypes.byref(p), ctypes.c_size_t(512)
+    start = time.perf_counter_ns()
+    for _ in range(n):
+        malloc(ref, size)
+        free(p)
+    return (time.perf_counter_ns() - start) / (2 * n)
+
+
+def nest(k, n):
+    # The timed loop runs k Python frames deep (this frame and the module's included).
+    return nest(k - 1, n) if k > 2 else loop(n)
+
+
+keep = ctypes.c_void_p()
+malloc(ctypes.byref(keep), ctypes.c_size_t(512))  # holds the sim's page: every pair costs the same
+nest(depth, pairs // 10)  # warm-up
+times = [nest(depth, pairs) for _ in range(reps)]
+print(f"depth={depth} pairs={pairs} best_ns_call={min(times):.1f} median_ns_call={statistics.median(times):.1f}")

@@ -1,0 +1,71 @@
+#include "python_tree.h"
+
+#include <cumemtrace/trace_format.h>
+
+#include "encode.h"
+#include "python_frames.h"
+
+namespace cumemtrace::interpose {
+
+uint32_t PyStackTree::string_id(const std::string& s, std::string& out) {
+  auto [it, fresh] = strings_.try_emplace(s, next_string_);
+  if (fresh) {
+    ++next_string_;
+    put_record(out, format::RecordType::kPyString, format::PyStringRecord{it->second}, s);
+  }
+  return it->second;
+}
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  return h * 0xFF51AFD7ED558CCDull;
+}
+
+uint64_t stack_hash(const PyRawStack& s) {
+  uint64_t h = s.count;
+  for (uint32_t i = 0; i < s.count; ++i) {
+    const PyRawFrame& f = s.frames[i];
+    h = mix(mix(mix(mix(h, f.code), f.filename ^ (f.name << 1)), f.linetable), uint64_t(uint32_t(f.offset)) << 1 | f.entry);
+  }
+  return h;
+}
+
+}  // namespace
+
+uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out) {
+  if (s.count == 0) return 0;
+  const uint64_t whole = stack_hash(s);
+  if (auto known = stacks_.find(whole); known != stacks_.end()) return known->second;
+  if (stacks_.size() >= (1u << 20)) stacks_.clear();
+  uint32_t node = 0;
+  for (uint32_t k = s.count; k-- > 0;) {  // outermost first
+    const PyRawFrame& f = s.frames[k];
+    auto code = codes_.find(CodeKey{f.code, f.filename, f.name});
+    if (code == codes_.end()) {
+      // Bounded, for programs that make code objects without end (exec in a loop): forgetting
+      // only costs reading names again; the strings stay interned.
+      if (codes_.size() >= (1u << 20)) codes_.clear();
+      const uint32_t file = string_id(python_string(f.filename), out);
+      const uint32_t function = string_id(python_string(f.name), out);
+      code = codes_.emplace(CodeKey{f.code, f.filename, f.name}, std::pair{file, function}).first;
+    }
+    const auto [file, function] = code->second;
+    if (lines_.size() >= (1u << 20)) lines_.clear();
+    auto place = lines_.find(PlaceKey{f.code, f.linetable, f.offset});
+    if (place == lines_.end()) place = lines_.emplace(PlaceKey{f.code, f.linetable, f.offset}, python_line(f)).first;
+    const int32_t line = place->second;
+    const uint32_t flags = f.entry ? uint32_t(format::kPyFrameEntry) : 0u;
+    auto [it, fresh] = nodes_.try_emplace(NodeKey{node, file, function, line, flags}, next_node_);
+    if (fresh) {
+      ++next_node_;
+      put_record(out, format::RecordType::kPyFrame, format::PyFrameRecord{it->second, node, file, function, line, flags});
+    }
+    node = it->second;
+  }
+  stacks_.emplace(whole, node);
+  return node;
+}
+
+}  // namespace cumemtrace::interpose

@@ -88,10 +88,12 @@ Growth analyze_growth(const Trace& trace, const Stacks& stacks, size_t frames) {
   std::unordered_map<uint32_t, uint64_t> call_ip;  // call-site node -> its frame's address
   auto site = [&](uint32_t stack, format::Kind kind, int32_t device) -> GrowthSite& {
     const CallSite cs = stacks.call_site(stack);
-    auto ip = call_ip.find(cs.node);
+    // The owner frame (the allocator's own call), not the call site past the allocator's
+    // frames: which operator made a caching allocator grow its segments varies.
+    auto ip = call_ip.find(cs.owner);
     if (ip == call_ip.end()) {
-      const auto ips = stacks.ips(cs.node);
-      ip = call_ip.emplace(cs.node, ips.empty() ? 0 : ips.front()).first;
+      const auto ips = stacks.ips(cs.owner);
+      ip = call_ip.emplace(cs.owner, ips.empty() ? 0 : ips.front()).first;
     }
     GrowthSite& s = sites[{ip->second, int(kind), device}];
     if (s.bytes_at.empty()) {

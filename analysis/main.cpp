@@ -6,10 +6,12 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <string_view>
 #include <vector>
 
+#include "allocator_frames.h"
 #include "baseline_command.h"
 #include "check_command.h"
 #include "commands.h"
@@ -167,6 +169,15 @@ int main(int argc, char** argv) {
   dif->add_option("new", diff_new, "Trace or baseline file")->required();
   dif->add_flag("--json", diff_json, "JSON output");
 
+  // Where a call site is (allocator_frames.h): for every command that names call sites.
+  std::vector<std::string> allocator_frames;
+  bool no_allocator_skip = false;
+  for (CLI::App* c : {report, chk, base, dif}) {
+    c->add_option("--allocator-frames", allocator_frames,
+                  "A function-name regex of allocator frames to skip past to the call site (repeatable)");
+    c->add_flag("--no-allocator-skip", no_allocator_skip, "Call sites at the allocator's own frames");
+  }
+
   std::string dump_path;
   auto* dmp = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
   dmp->add_option("trace", dump_path, "Trace file")->required();
@@ -196,6 +207,13 @@ int main(int argc, char** argv) {
         check_opt.limits.push_back(*l);
       }
     }
+  }
+
+  try {
+    set_allocator_frames(allocator_frames, !no_allocator_skip);
+  } catch (const std::regex_error& e) {
+    std::cerr << "cumemtrace: --allocator-frames: not a regular expression: " << e.what() << "\n";
+    return 2;
   }
 
   try {

@@ -2,6 +2,8 @@
 
 #include <string_view>
 
+#include "allocator_frames.h"
+
 namespace cumemtrace {
 
 std::string basename_of(const std::string& path) {
@@ -56,7 +58,7 @@ CallSite Stacks::call_site(uint32_t stack_id) const {
     last = id;
     if (!is_cuda_or_hook(it->second.ip)) {
       std::string lib = module_basename(it->second.ip);
-      site = {id, lib.empty() ? "?" : lib};
+      site = {past_allocator(id), lib.empty() ? "?" : lib, id};
       site_cache_[stack_id] = site;
       return site;
     }
@@ -66,9 +68,29 @@ CallSite Stacks::call_site(uint32_t stack_id) const {
   // blame the outermost frame we have.
   auto it = trace_.stack_nodes.find(last);
   std::string lib = it != trace_.stack_nodes.end() ? module_basename(it->second.ip) : "";
-  site = {last, lib.empty() ? "?" : lib};
+  site = {last, lib.empty() ? "?" : lib, last};
   site_cache_[stack_id] = site;
   return site;
+}
+
+const Symbol* Stacks::symbol(uint64_t ip) const {
+  if (auto it = trace_.symbols.find(ip); it != trace_.symbols.end()) return &it->second;
+  if (extra_)
+    if (auto e = extra_->find(ip); e != extra_->end()) return &e->second;
+  return nullptr;
+}
+
+uint32_t Stacks::past_allocator(uint32_t owner) const {
+  const size_t limit = trace_.stack_nodes.size();
+  size_t steps = 0;
+  for (uint32_t id = owner; id != 0 && steps++ < limit;) {
+    auto it = trace_.stack_nodes.find(id);
+    if (it == trace_.stack_nodes.end()) break;
+    const Symbol* s = symbol(it->second.ip);
+    if (!s || !is_allocator_frame(s->function)) return id;
+    id = it->second.parent;
+  }
+  return owner;  // allocator frames all the way out (or a cut stack): the owner stands
 }
 
 std::vector<Frame> Stacks::frames(uint32_t node, size_t max_frames) const {
@@ -78,12 +100,7 @@ std::vector<Frame> Stacks::frames(uint32_t node, size_t max_frames) const {
     Frame f;
     f.ip = ip;
     f.module = module_basename(ip);
-    const Symbol* s = nullptr;
-    if (auto it = trace_.symbols.find(ip); it != trace_.symbols.end()) s = &it->second;
-    else if (extra_) {
-      if (auto e = extra_->find(ip); e != extra_->end()) s = &e->second;
-    }
-    if (s) {
+    if (const Symbol* s = symbol(ip)) {
       f.function = s->function;
       f.file = s->file;
       f.line = s->line;

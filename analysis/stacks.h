@@ -20,7 +20,9 @@ namespace cumemtrace {
 
 struct CallSite {
   uint32_t node = 0;          // StackNode id of the call-site frame; 0: no stack recorded
-  std::string library;        // module basename of that frame; "?" when unknown
+  std::string library;        // module basename of the owner frame; "?" when unknown
+  uint32_t owner = 0;         // the first frame outside the tracer and CUDA (the allocator's
+                              // own call, when the call site was moved past allocator frames)
 };
 
 struct Frame {
@@ -56,6 +58,9 @@ class Stacks {
 
  private:
   bool is_cuda_or_hook(uint64_t ip) const;
+  const Symbol* symbol(uint64_t ip) const;
+  // From `owner` outward, past allocator frames (allocator_frames.h), or `owner` itself.
+  uint32_t past_allocator(uint32_t owner) const;
 
   const Trace& trace_;
   const std::unordered_map<uint64_t, Symbol>* extra_ = nullptr;

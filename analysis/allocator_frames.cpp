@@ -1,0 +1,55 @@
+#include "allocator_frames.h"
+
+#include <regex>
+
+namespace cumemtrace {
+namespace {
+
+const char* const kDefaults[] = {
+    // PyTorch
+    "^c10::cuda::CUDACachingAllocator::", "^c10::cuda::CUDAAllocator", "^c10::cuda::MemPool",
+    "^at::detail::empty_", "^at::(native::|_ops::|cuda::)?empty", "^at::native::(resize_|create_out|structured_.*set_output)",
+    "^at::TensorBase::", "^c10::StorageImpl", "^c10::Allocator", "^c10::DataPtr", "set_output_raw_strided",
+    // CuPy
+    "cupy.*[Mm]emory(Pool|Pointer)|cupy_backends.*malloc|__pyx_.*4cupy.*memory",
+    // XLA / stream_executor
+    "^stream_executor::.*(Allocat|DeviceMemory)", "^xla::.*Allocat", "^tsl::BFCAllocator", "^tensorflow::.*BFCAllocator",
+    // RMM
+    "^rmm::mr::",
+};
+
+struct Settings {
+  bool skip = true;
+  std::vector<std::regex> patterns;
+  Settings() { defaults(); }
+  void defaults() {
+    patterns.clear();
+    for (const char* p : kDefaults) patterns.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+  }
+};
+
+Settings& settings() {
+  static Settings s;
+  return s;
+}
+
+}  // namespace
+
+void set_allocator_frames(const std::vector<std::string>& extra, bool skip) {
+  std::vector<std::regex> added;
+  for (const auto& p : extra) added.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+  Settings& s = settings();
+  s.skip = skip;
+  s.defaults();
+  s.patterns.insert(s.patterns.end(), added.begin(), added.end());
+}
+
+bool is_allocator_frame(std::string_view function) {
+  const Settings& s = settings();
+  if (!s.skip || function.empty()) return false;
+  for (const auto& re : s.patterns)
+    if (std::regex_search(function.begin(), function.end(), re)) return true;
+  return false;
+}
+
+}  // namespace cumemtrace

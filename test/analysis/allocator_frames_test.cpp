@@ -1,0 +1,58 @@
+// The call site moves past an allocator's frames (analysis/allocator_frames.h); the
+// library the bytes are charged to stays the allocator's.
+#include <regex>
+
+#include "allocator_frames.h"
+#include "catch.h"
+#include "report.h"
+#include "trace_builder.h"
+
+using namespace cumemtrace;
+using cumemtrace::test::TraceBuilder;
+
+namespace {
+
+constexpr uint64_t MiB = 1ull << 20;
+
+// cudaMalloc from PyTorch's caching allocator, from ATen's empty_cuda, from an operator
+// in libtorch_cuda.so, from a program's main: innermost first 0x1100, 0x2100, 0x3100, 0x4100.
+Report pytorch_like() {
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB);
+  b.module(0, 0x1000, 0x2000, "/opt/torch/lib/libc10_cuda.so").module(0, 0x2000, 0x3000, "/opt/torch/lib/libtorch_cuda.so");
+  b.module(0, 0x3000, 0x4000, "/opt/torch/lib/libtorch_cpu.so").module(0, 0x4000, 0x5000, "/usr/bin/train");
+  b.stack(1, 0, 0x4100).stack(2, 1, 0x3100).stack(3, 2, 0x2100).stack(4, 3, 0x1100);
+  b.symbol(0x1100, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(AllocParams&)", "", 0);
+  b.symbol(0x2100, "at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)", "", 0);
+  b.symbol(0x3100, "at::native::addmm_out_cuda_impl(at::Tensor&)", "Blas.cpp", 310);
+  b.symbol(0x4100, "main", "train.cpp", 12);
+  b.alloc(1'000'000, 0x7f0000000000, 64 * MiB, 4);
+  b.end(2'000'000);
+  return build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+}
+
+}  // namespace
+
+TEST_CASE("allocator frames: the call site is the operator past PyTorch's allocator and ATen's empty_cuda") {
+  set_allocator_frames({}, true);
+  const Report r = pytorch_like();
+  const auto& sites = r.devices.at(0).top_sites;
+  REQUIRE(sites.size() == 1);
+  CHECK(sites[0].library == "libc10_cuda.so");  // charged to the allocator that holds it
+  REQUIRE_FALSE(sites[0].frames.empty());
+  CHECK(sites[0].frames[0].function == "at::native::addmm_out_cuda_impl(at::Tensor&)");
+  CHECK(sites[0].frames[0].line == 310);
+}
+
+TEST_CASE("allocator frames: --no-allocator-skip keeps the allocator's frame, --allocator-frames adds patterns") {
+  set_allocator_frames({}, false);
+  CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function.starts_with("c10::cuda::CUDACachingAllocator"));
+  set_allocator_frames({"^at::native::addmm"}, true);
+  CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function == "main");
+  CHECK_THROWS_AS(set_allocator_frames({"("}, true), std::regex_error);
+  set_allocator_frames({}, true);  // the defaults again, for the tests that follow
+  CHECK(is_allocator_frame("rmm::mr::cuda_memory_resource::do_allocate(unsigned long)"));
+  CHECK(is_allocator_frame("stream_executor::gpu::GpuDriver::DeviceAllocate(Context*, unsigned long)"));
+  CHECK_FALSE(is_allocator_frame("main"));
+  CHECK_FALSE(is_allocator_frame(""));
+}

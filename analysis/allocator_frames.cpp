@@ -16,6 +16,9 @@ const char* const kDefaults[] = {
     "^stream_executor::.*(Allocat|DeviceMemory)", "^xla::.*Allocat", "^tsl::BFCAllocator", "^tensorflow::.*BFCAllocator",
     // RMM
     "^rmm::mr::",
+    // The CUDA runtime linked statically into another module (CuPy's extensions, static
+    // programs): the module is not libcudart, its functions are.
+    "^libcudart_static_", "^cuda[A-Z][A-Za-z0-9_]*$",
 };
 
 struct Settings {

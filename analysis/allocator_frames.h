@@ -18,6 +18,7 @@
 //   XLA       ^stream_executor::.*(Allocat|DeviceMemory)   ^xla::.*Allocat   ^tsl::BFCAllocator
 //             ^tensorflow::.*BFCAllocator
 //   RMM       ^rmm::mr::
+//   static CUDA runtime inside another module   ^libcudart_static_   ^cuda[A-Z][A-Za-z0-9_]*$
 #pragma once
 
 #include <string>

@@ -53,6 +53,13 @@ TEST_CASE("allocator frames: --no-allocator-skip keeps the allocator's frame, --
   set_allocator_frames({}, true);  // the defaults again, for the tests that follow
   CHECK(is_allocator_frame("rmm::mr::cuda_memory_resource::do_allocate(unsigned long)"));
   CHECK(is_allocator_frame("stream_executor::gpu::GpuDriver::DeviceAllocate(Context*, unsigned long)"));
+  // CuPy on the H200 (docs/validation.md, run H): static cudart inside its extension, then
+  // its Cython allocation path, all skipped to the Python frame that called zeros().
+  CHECK(is_allocator_frame("libcudart_static_5382377d5c772c9d197c0cda9fd9742ee6ad893c"));
+  CHECK(is_allocator_frame("cudaMalloc"));
+  CHECK(is_allocator_frame("__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned long, int)"));
+  CHECK(is_allocator_frame("__pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(_object*, _object*, _object*)"));
+  CHECK_FALSE(is_allocator_frame("cudaMallocWrapper(int)"));  // a program's own function
   CHECK_FALSE(is_allocator_frame("main"));
   CHECK_FALSE(is_allocator_frame(""));
 }

@@ -35,6 +35,7 @@ std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Sta
     r.kind = a.kind;
     r.bytes += a.size;
     r.count += 1;
+    r.threads.insert(a.tid);
   }
   std::vector<SiteRow> out;
   for (auto& [k, r] : rows) out.push_back(std::move(r));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +39,7 @@ struct SiteRow {
   std::vector<Frame> frames;
   std::vector<Frame> python_frames;  // innermost first (python_stacks.h)
   std::vector<Frame> merged_frames;  // the whole stack from the call site, Python frames merged in
+  std::set<uint32_t> threads;        // the allocating threads' ids (gettid), ascending
 };
 
 struct LibraryRow {

@@ -110,6 +110,7 @@ json sites(const std::vector<SiteRow>& rows) {
                  {"kind", format::kind_name(r.kind)},
                  {"bytes", r.bytes},
                  {"count", r.count},
+                 {"threads", r.threads},
                  {"frames", frames(r.frames)},
                  {"python_frames", python_frames(r.python_frames)},
                  {"merged_frames", merged_frames(r.merged_frames)}});

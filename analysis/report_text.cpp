@@ -100,6 +100,10 @@ void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted
     out << "    " << i + 1 << ". " << iec_exact(r.bytes) << " in " << r.count
         << (r.count == 1 ? " allocation" : " allocations") << " from " << printable(r.library);
     if (r.device >= 0) out << " (device " << r.device << ")";
+    // Which thread allocated: a site without Python frames is often a framework's own
+    // thread (autograd's backward, NCCL), whose stack has no Python to show.
+    if (r.threads.size() == 1) out << ", thread " << *r.threads.begin();
+    else if (r.threads.size() > 1) out << ", " << r.threads.size() << " threads";
     out << '\n';
     python_frames(out, r.python_frames, "         ");
     frames(out, r.frames, "         ");

@@ -1,6 +1,7 @@
 // The call site moves past an allocator's frames (analysis/allocator_frames.h); the
 // library the bytes are charged to stays the allocator's.
 #include <regex>
+#include <set>
 
 #include "allocator_frames.h"
 #include "catch.h"
@@ -9,6 +10,7 @@
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
+namespace fmt = cumemtrace::format;
 
 namespace {
 
@@ -62,4 +64,23 @@ TEST_CASE("allocator frames: --no-allocator-skip keeps the allocator's frame, --
   CHECK_FALSE(is_allocator_frame("cudaMallocWrapper(int)"));  // a program's own function
   CHECK_FALSE(is_allocator_frame("main"));
   CHECK_FALSE(is_allocator_frame(""));
+}
+
+TEST_CASE("a call site says which threads allocated what it holds") {
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000).stack(2, 0, 0x402000);
+  auto by = [&](uint64_t t, uint64_t address, uint32_t stack, uint32_t tid) {
+    auto e = TraceBuilder::ev(t, fmt::Op::kAlloc, fmt::Kind::kDevice, address, 2 * MiB, 0, stack, 1);
+    e.tid = tid;
+    b.event(e);
+  };
+  by(1'000'000, 0x7f0000000000, 1, 4242);
+  by(2'000'000, 0x7f0000200000, 1, 4250);
+  by(3'000'000, 0x7f0000400000, 2, 4250);
+  b.end(4'000'000);
+  const Report r = build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  const auto& sites = r.devices.at(0).top_sites;
+  REQUIRE(sites.size() == 2);
+  CHECK(sites[0].threads == std::set<uint32_t>{4242, 4250});  // 4 MiB from stack 1
+  CHECK(sites[1].threads == std::set<uint32_t>{4250});
 }

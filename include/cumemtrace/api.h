@@ -1,10 +1,13 @@
 /* The calls a program may make into libcumemtrace.so. Every one is safe to make when the
    library is not preloaded: find it with dlsym(RTLD_DEFAULT, "cumemtrace_...") (Python:
    ctypes.CDLL(None)), and do nothing when it is absent, so the program runs unchanged
-   without the tracer. The library exports exactly these names (interpose/exports.map).
+   without the tracer. Of its own API the library exports exactly these names
+   (interpose/exports.map).
 
-   Every call only copies its arguments into the trace's pending records, under the
-   tracker's lock: no I/O, no CUDA call, no callback into the caller. Bad arguments are
+   cumemtrace_mark and cumemtrace_allocator_segments only copy their arguments into the
+   trace's pending records, under the tracker's lock; the live-figure calls read the
+   tracker's figures under that lock. None does I/O, a CUDA call, or a callback into the
+   caller. Bad arguments are
    ignored with one warning on stderr; a call never fails the program.
 
    Plain C, fixed-width fields, no padding: the Python package (python/cumemtrace)

@@ -2,6 +2,8 @@
 // symlinks, unwritable places, fork, processes without CUDA, symbol visibility, dlsym.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,9 +24,15 @@ TEST_CASE("a process that never touches CUDA, and its forked child, leave no tra
 }
 
 TEST_CASE("a forked child that does not touch CUDA leaves no trace, the parent's is whole") {
+  // The child exits through exit(), leaving the parent's tracker state behind unfreed (by
+  // design: tracker_after_fork_child). Under ASan, LeakSanitizer would report that at the
+  // child's exit and, in a child of a threaded parent, can hang there (threads it cannot
+  // suspend): no leak check in these runs. Outside ASan the variable is ignored.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const Env no_leak_check{{"ASAN_OPTIONS", std::string(asan ? asan : "") + ":detect_leaks=0"}};
   for (const char* scenario : {"fork", "fork-sleep"}) {
     TempDir dir;
-    const Result t = traced(dir, {program("prog_runtime"), scenario});
+    const Result t = traced(dir, {program("prog_runtime"), scenario}, no_leak_check);
     REQUIRE(t.exit_code == 0);
     const auto r = report(only_trace(dir));
     CHECK(device(r, 0).at("counts").at("allocs") == 1);

@@ -138,7 +138,8 @@ TraceCheck check_against(const Baseline& base, const Baseline& now, const Tolera
   TraceCheck tc;
   tc.path = "baseline";
   const auto changes = diff_sites(base, now);
-  for (const auto& [d, cur] : now.devices) {
+  for (const auto& [device, cur] : now.devices) {
+    const int32_t d = device;  // a structured binding cannot be captured before clang 16 (fuzz build)
     const auto it = base.devices.find(d);
     const Baseline::Device old = it == base.devices.end() ? Baseline::Device{} : it->second;
     auto one = [&](const char* what, uint64_t before, uint64_t after) {

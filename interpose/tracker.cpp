@@ -115,6 +115,16 @@ struct State {
   std::unordered_map<uint64_t, uint64_t> graph_allocations;  // kEventCaptured allocs: address -> size
   uint32_t epoch = 0;  // cumemtrace_reset_peak() calls
 
+  // Calls f(device, stack, size) for each live allocation holding device memory made since
+  // the last reset_peak() (cumemtrace_stats and cumemtrace_live_sites count the same set).
+  template <class F>
+  void each_since_reset(F f) const {
+    for (const auto& [address, a] : allocations)
+      if (a.epoch == epoch && format::holds_device_memory(a.kind)) f(a.device, a.stack, a.size);
+    for (const auto& [handle, p] : physical)
+      if (p.epoch == epoch) f(p.device, p.stack, p.size);
+  }
+
   DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
 
   void drop_physical(uint64_t handle) {
@@ -493,14 +503,10 @@ bool device_stats(std::vector<DeviceStats>& out) {
   if (!s) return false;
   std::lock_guard lock(s->mu);
   for (const auto& [d, ds] : s->devices) out.push_back({d, ds.device_bytes, ds.peak, ds.peak_since_reset, 0, 0});
-  auto add = [&](int32_t device, uint64_t size) {
+  s->each_since_reset([&](int32_t device, uint32_t, uint64_t size) {
     for (auto& o : out)
       if (o.device == device) o.live_since_reset_bytes += size, ++o.live_since_reset_count;
-  };
-  for (const auto& [address, a] : s->allocations)
-    if (a.epoch == s->epoch && format::holds_device_memory(a.kind)) add(a.device, a.size);
-  for (const auto& [handle, p] : s->physical)
-    if (p.epoch == s->epoch) add(p.device, p.size);
+  });
   return true;
 }
 
@@ -509,14 +515,10 @@ bool live_sites(std::vector<LiveSite>& out) {
   if (!s) return false;
   std::lock_guard lock(s->mu);
   std::map<std::pair<int32_t, uint32_t>, LiveSite> by_site;
-  auto add = [&](int32_t device, uint32_t stack, uint64_t size) {
+  s->each_since_reset([&](int32_t device, uint32_t stack, uint64_t size) {
     LiveSite& l = by_site[{device, stack}];
     l.device = device, l.stack = stack, l.bytes += size, ++l.count;
-  };
-  for (const auto& [address, a] : s->allocations)
-    if (a.epoch == s->epoch && format::holds_device_memory(a.kind)) add(a.device, a.stack, a.size);
-  for (const auto& [handle, p] : s->physical)
-    if (p.epoch == s->epoch) add(p.device, p.stack, p.size);
+  });
   for (auto& [key, l] : by_site) out.push_back(l);
   std::stable_sort(out.begin(), out.end(), [](const LiveSite& a, const LiveSite& b) { return a.bytes > b.bytes; });
   return true;

@@ -2,13 +2,19 @@
 // without LD_PRELOAD=libcumemtrace.so gives the tracer's added cost per intercepted call
 // (bench/run_overhead.sh does the subtraction; docs/performance.md has the numbers).
 //
-//   alloc_loop [--api driver|runtime] [--frames N] [--live N] [--pairs N] [--reps N] [--latency]
+//   alloc_loop [--api driver|runtime] [--frames N] [--unique] [--threads N] [--live N]
+//              [--pairs N] [--reps N] [--latency]
 //
 //   --api      driver: cuMemAlloc_v2/cuMemFree_v2 (default); runtime: cudaMalloc/cudaFree
 //              (the sim runtime reaches the driver through cuGetProcAddress, so under the
 //              tracer both the runtime hook and the driver hook run)
 //   --frames   run the timed loop N nested calls deep (default 0), so that a stack of
 //              CUMEMTRACE_DEPTH=32 frames is really there to unwind (30 gives > 32 frames)
+//   --unique   each pair from a call path never seen before (with --frames N: at each of
+//              the N levels one of two functions, picked by a bit of a counter that never
+//              repeats across repetitions); without it every pair has the same stack
+//   --threads  run the loop in N threads at once (default 1); ns_call is then wall time
+//              per call summed over threads (a throughput cost, which includes contention)
 //   --live     make N live 512 B allocations before timing (default 0; see fill_live)
 //   --pairs    pairs per repetition (default 100000); --reps repetitions (default 5),
 //              after one untimed warm-up repetition
@@ -22,11 +28,13 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -34,6 +42,8 @@ namespace {
 struct Options {
   bool runtime = false;
   int frames = 0;
+  bool unique = false;
+  int threads = 1;
   long live = 0;
   long pairs = 100000;
   int reps = 5;
@@ -76,6 +86,23 @@ __attribute__((noinline)) void pair(bool runtime) {
   }
 }
 
+// --unique: a path of `level` frames, each one of two functions by a bit of `path`.
+__attribute__((noinline)) void path_b(int level, uint64_t path, bool runtime);
+__attribute__((noinline)) void path_a(int level, uint64_t path, bool runtime) {
+  if (level == 0) return pair(runtime);
+  if (path >> (level - 1) & 1) path_b(level - 1, path, runtime);
+  else path_a(level - 1, path, runtime);
+  asm volatile("" ::: "memory");
+}
+__attribute__((noinline)) void path_b(int level, uint64_t path, bool runtime) {
+  if (level == 0) return pair(runtime);
+  if (path >> (level - 1) & 1) path_b(level - 1, path, runtime);
+  else path_a(level - 1, path, runtime);
+  asm volatile("" ::: "memory");
+}
+// Paths are numbered across repetitions and threads, so the timed ones are all new.
+std::atomic<uint64_t> next_path{0};
+
 struct Results {
   std::vector<double> rep_ns_call;  // per timed repetition
   std::vector<long long> pair_ns;   // per pair, with --latency
@@ -92,7 +119,14 @@ void timed_loop(const Options& o, Results& res) {
         res.pair_ns.push_back(ns_since(p0));
       }
     } else {
-      for (long i = 0; i < o.pairs; ++i) pair(o.runtime);
+      if (o.unique) {
+        const uint64_t first = next_path.fetch_add(uint64_t(o.pairs));
+        // The innermost level takes the lowest bit (path_a): with a shallow
+        // CUMEMTRACE_DEPTH the captured frames still differ as much as that depth allows.
+        for (long i = 0; i < o.pairs; ++i) path_a(o.frames, first + uint64_t(i), o.runtime);
+      } else {
+        for (long i = 0; i < o.pairs; ++i) pair(o.runtime);
+      }
     }
     const long long ns = ns_since(t0);
     if (keep) res.rep_ns_call.push_back(double(ns) / double(2 * o.pairs));
@@ -147,6 +181,10 @@ Options parse(int argc, char** argv) {
       o.runtime = v == "runtime";
     } else if (a == "--frames") {
       o.frames = std::atoi(value());
+    } else if (a == "--unique") {
+      o.unique = true;
+    } else if (a == "--threads") {
+      o.threads = std::max(1, std::atoi(value()));
     } else if (a == "--live") {
       o.live = std::atol(value());
     } else if (a == "--pairs") {
@@ -157,8 +195,8 @@ Options parse(int argc, char** argv) {
       o.latency = true;
     } else {
       std::fprintf(stderr,
-                   "usage: alloc_loop [--api driver|runtime] [--frames N] [--live N] [--pairs N] "
-                   "[--reps N] [--latency]\n");
+                   "usage: alloc_loop [--api driver|runtime] [--frames N] [--unique] [--threads N] "
+                   "[--live N] [--pairs N] [--reps N] [--latency]\n");
       std::exit(2);
     }
   }
@@ -224,12 +262,29 @@ int main(int argc, char** argv) {
 
   Results res;
   res.pair_ns.reserve(o.latency ? size_t(o.pairs) * size_t(o.reps) : 0);
-  nest(o.frames, o, res);
+  if (o.threads > 1) {
+    // Each thread runs its own repetitions; the figure is the wall time of all of them
+    // (warm-up included) per call made by all threads.
+    std::vector<Results> per(size_t(o.threads));
+    std::vector<std::thread> pool;
+    const auto t0 = Clock::now();
+    for (auto& r : per) pool.emplace_back([&o, &r] {
+        make_current_context();  // a context is current per thread
+        o.unique ? timed_loop(o, r) : void(nest(o.frames, o, r));
+      });
+    for (auto& t : pool) t.join();
+    const double calls = 2.0 * double(o.pairs) * double(o.reps + 1) * double(o.threads);
+    res.rep_ns_call.assign(1, double(ns_since(t0)) / calls);
+  } else if (o.unique) {
+    timed_loop(o, res);  // the path itself is o.frames deep
+  } else {
+    nest(o.frames, o, res);
+  }
 
   std::vector<double> reps = res.rep_ns_call;
   std::sort(reps.begin(), reps.end());
-  std::printf("api=%s frames=%d live=%ld pairs=%ld reps=%d best_ns_call=%.1f median_ns_call=%.1f",
-              o.runtime ? "runtime" : "driver", o.frames, o.live, o.pairs, o.reps, reps.front(),
+  std::printf("api=%s frames=%d unique=%d threads=%d live=%ld pairs=%ld reps=%d best_ns_call=%.1f median_ns_call=%.1f",
+              o.runtime ? "runtime" : "driver", o.frames, int(o.unique), o.threads, o.live, o.pairs, o.reps, reps.front(),
               reps[reps.size() / 2]);
   if (o.live > 0) std::printf(" fill_s=%.2f", fill_s);
   if (o.latency) {

@@ -80,6 +80,9 @@ const Config& config() {
     k->buffer_limit_bytes = env_number("CUMEMTRACE_BUFFER_MB", 256, 1, 1 << 16) << 20;
     k->disabled = env_flag("CUMEMTRACE_DISABLE");
     k->python = env_flag("CUMEMTRACE_PYTHON", true);
+    // Off by default: no report reads a free's stack, and unwinding it doubled the cost of
+    // a job whose every free reaches the driver (cudaMallocAsync; docs/performance.md).
+    k->free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
     k->compress = env_flag("CUMEMTRACE_COMPRESS", true);
     k->log_level = env_log_level("CUMEMTRACE_LOG");
     return k;

@@ -20,6 +20,9 @@ struct Config {
   uint64_t buffer_limit_bytes; // CUMEMTRACE_BUFFER_MB: unflushed bytes kept before dropping
   bool disabled;               // CUMEMTRACE_DISABLE=1: forward everything, record nothing
   bool python;                 // CUMEMTRACE_PYTHON (default 1): record the Python frames of events
+  bool free_stacks;            // CUMEMTRACE_FREE_STACKS (default 0): stacks (native and Python) on
+                               // frees, unmaps and address-range frees too; a failed free always
+                               // has one (on the event that restores the allocation)
   bool compress;               // CUMEMTRACE_COMPRESS (default on): zstd-compressed flushes
   std::string log_level;       // CUMEMTRACE_LOG
 };

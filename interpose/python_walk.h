@@ -25,14 +25,18 @@ struct PyTypes {
 };
 
 // One Python frame as found: the code object's fields and where in it the frame is.
+// No default member initializers, on purpose: every hooked call puts a PyRawStack on
+// its stack, and zeroing 128 frames (6 KiB) cost ~770 instructions per event, a third of
+// the tracker's (callgrind, docs/performance.md). The walk sets every field of a frame
+// it appends; only frames[0..count) are ever read.
 struct PyRawFrame {
-  uint64_t code = 0;        // the code object
-  uint64_t filename = 0;    // its co_filename (str)
-  uint64_t name = 0;        // its co_name (str)
-  uint64_t linetable = 0;   // its co_linetable (bytes)
-  int32_t firstlineno = 0;
-  int32_t offset = 0;       // byte offset of the frame's instruction in the bytecode
-  bool entry = false;       // the first frame a C-level call of the evaluation loop ran
+  uint64_t code;        // the code object
+  uint64_t filename;    // its co_filename (str)
+  uint64_t name;        // its co_name (str)
+  uint64_t linetable;   // its co_linetable (bytes)
+  int32_t firstlineno;
+  int32_t offset;       // byte offset of the frame's instruction in the bytecode
+  bool entry;           // the first frame a C-level call of the evaluation loop ran
 };
 
 struct PyRawStack {

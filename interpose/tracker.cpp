@@ -347,9 +347,14 @@ void stop_tracing() { g_stopped.store(true, std::memory_order_relaxed); }
 format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   const ErrnoGuard keep_errno;
   RawStack stack;
-  capture_stack(stack, config().stack_depth);
   PyRawStack python;
-  capture_python(python);
+  const bool frees = d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree;
+  if (!frees || config().free_stacks) {
+    capture_stack(stack, config().stack_depth);
+    capture_python(python);
+  } else {
+    stack.count = 0;
+  }
 
   format::EventRecord ev{};
   ev.time_ns = now_ns();

@@ -137,7 +137,7 @@ TEST_CASE("overlapping, empty and unknown ranges are refused without changing an
 }
 
 TEST_CASE("incremental figures equal a recomputation from the definition after every event") {
-  for (uint64_t granule : {2 * MiB, uint64_t{4096}}) {
+  for (uint64_t granule : {2 * MiB, uint64_t{4096}, 3 * MiB, uint64_t{1536}}) {  // masks, and divisions
     std::mt19937_64 rng(granule);
     FragmentationIndex idx(granule);
     std::map<uint64_t, uint64_t> live;

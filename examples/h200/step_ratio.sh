@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The training step's traced/untraced time ratio in PyTorch's three allocator modes, at
+# CUMEMTRACE_DEPTH 0, 8 and 32 (issue: <= 1.01 in every mode at the default depth, 32).
+# The runs are interleaved: each round runs, per mode, untraced then each depth, so that
+# drift on a shared machine hits all of them alike; a ratio is taken against the same
+# round's untraced run, and the summary gives every round's ratio (min-max is the spread).
+#
+#   examples/h200/step_ratio.sh OUTDIR      (env: ROUNDS=2 STEPS=40 PYTHON CUMEMTRACE_LIB)
+#
+# Writes OUTDIR/step_ratio.jsonl (train.py's records of every run, labelled
+# MODE/CONFIG/rROUND) and OUTDIR/step_ratio.md (the table for docs/performance.md).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=${1:?usage: step_ratio.sh OUTDIR}
+mkdir -p "$out"
+PY=${PYTHON:-python3}
+LIB=${CUMEMTRACE_LIB:-$top/build/lib/libcumemtrace.so}
+rounds=${ROUNDS:-2} steps=${STEPS:-40}
+log=$out/step_ratio.jsonl
+: >"$log"
+traces=$(mktemp -d)
+trap 'rm -rf "$traces"' EXIT
+for ((r = 1; r <= rounds; ++r)); do
+  for mode in default expandable async; do
+    for cfg in untraced depth0 depth8 depth32; do
+      run="$mode/$cfg/r$r"
+      if [[ $cfg == untraced ]]; then
+        timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+      else
+        LD_PRELOAD=$LIB CUMEMTRACE_DEPTH=${cfg#depth} CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
+          timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+      fi
+      echo "step_ratio: $run exit $?" >&2
+      rm -f "$traces"/*
+    done
+  done
+done
+"$PY" - "$log" >"$out/step_ratio.md" <<'PY'
+import json, sys, collections
+mean = {}
+for line in open(sys.argv[1]):
+    rec = json.loads(line)
+    if rec.get("event") == "end":
+        mean[rec["run"]] = rec["mean_step_ms"]
+ratios = collections.defaultdict(list)
+untraced = collections.defaultdict(list)
+for run, ms in mean.items():
+    mode, cfg, rnd = run.split("/")
+    base = mean.get(f"{mode}/untraced/{rnd}")
+    if cfg == "untraced":
+        untraced[mode].append(ms)
+    elif base:
+        ratios[(mode, cfg)].append(ms / base)
+print("| allocator mode | untraced step (ms) | depth 0 | depth 8 | depth 32 (default) |")
+print("|---|---:|---:|---:|---:|")
+for mode in ("default", "expandable", "async"):
+    cells = []
+    for cfg in ("depth0", "depth8", "depth32"):
+        v = sorted(ratios.get((mode, cfg), []))
+        cells.append(f"{v[0]:.3f}–{v[-1]:.3f} ({len(v)})" if v else "–")
+    u = sorted(untraced.get(mode, []))
+    base = f"{u[0]:.1f}–{u[-1]:.1f}" if u else "–"
+    print(f"| {mode} | {base} | " + " | ".join(cells) + " |")
+PY
+cat "$out/step_ratio.md"

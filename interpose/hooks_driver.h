@@ -168,6 +168,20 @@ CUresult on_mem_free_host(HookId id, auto real, void* p) {
   return r;
 }
 
+// Page-locking memory the program already has (PyTorch's pinned memory can take this
+// path): host-pinned bytes like cuMemHostAlloc's, told apart by the API. Only a
+// registration that succeeded is recorded: a failed one (the range is already registered)
+// takes no memory and is no allocation failure to diagnose.
+CUresult on_mem_host_register(HookId id, auto real, void* p, size_t size, unsigned flags) {
+  DriverCall call(id);
+  const CUresult r = real(p, size, flags);
+  if (r == CUDA_SUCCESS)
+    call.record({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = bits(p), .size = size, .device = -1});
+  return r;
+}
+
+CUresult on_mem_host_unregister(HookId id, auto real, void* p) { return on_mem_free_host(id, real, p); }
+
 CUresult on_primary_ctx_retain(HookId id, auto real, CUcontext* ctx, CUdevice dev) {
   DriverCall call(id);
   const ContextProbe probe(call, dev, ContextProbe::kPrimary);

@@ -92,6 +92,16 @@ cudaError_t on_cuda_host_alloc(HookId id, auto real, void** p, size_t size, unsi
   return r;
 }
 
+// As on_mem_host_register: recorded only when it succeeded. (cudaHostUnregister shares
+// on_cuda_free_host: both end host-pinned bytes at an address.)
+cudaError_t on_cuda_host_register(HookId id, auto real, void* p, size_t size, unsigned flags) {
+  RuntimeCall call(id);
+  const cudaError_t r = real(p, size, flags);
+  if (r == cudaSuccess)
+    call.fallback({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = bits(p), .size = size, .device = -1});
+  return r;
+}
+
 cudaError_t on_cuda_free_host(HookId id, auto real, void* p) {
   RuntimeCall call(id);
   const cudaError_t r = real(p);

@@ -116,6 +116,30 @@ SIM_API CUresult cuMemFreeHost(void *p) {
     return CUDA_SUCCESS;
 }
 
+// Page-locks memory the program already has. Like the driver: a range that overlaps one
+// registered before fails with CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED; unregistering
+// takes the start of a registered range, else CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED.
+SIM_API CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) {
+    SIM_LOCKED;
+    if (CUresult r = check_init()) return r;
+    if (!p || bytesize == 0 || (Flags & ~0xFu)) return CUDA_ERROR_INVALID_VALUE;
+    State &s = state();
+    const uint64_t start = reinterpret_cast<uint64_t>(p), end = start + bytesize;
+    auto next = s.registered.lower_bound(start);
+    if (next != s.registered.end() && next->first < end) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (next != s.registered.begin() && std::prev(next)->first + std::prev(next)->second > start)
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    s.registered[start] = bytesize;
+    return CUDA_SUCCESS;
+}
+
+SIM_API CUresult cuMemHostUnregister(void *p) {
+    SIM_LOCKED;
+    if (CUresult r = check_init()) return r;
+    if (state().registered.erase(reinterpret_cast<uint64_t>(p)) == 0) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    return CUDA_SUCCESS;
+}
+
 SIM_API CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
     SIM_LOCKED;
     Ctx *ctx;

@@ -73,6 +73,8 @@ const Row kRows[] = {
     ROW("cuMemAllocHost", 3020, cuMemAllocHost_v2),
     ROW("cuMemHostAlloc", 2020, cuMemHostAlloc),
     ROW("cuMemFreeHost", 2000, cuMemFreeHost),
+    ROW("cuMemHostRegister", 6050, cuMemHostRegister_v2),
+    ROW("cuMemHostUnregister", 4000, cuMemHostUnregister),
     ROW("cuMemAllocManaged", 6000, cuMemAllocManaged),
     ROW("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
 

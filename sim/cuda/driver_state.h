@@ -87,6 +87,7 @@ struct State {
     std::map<uint64_t, Reservation> reservations;  // start -> range
     std::map<uint64_t, Mapping> mappings;          // start -> range
     std::map<uint64_t, HostBlock> host;            // pinned and managed host memory
+    std::map<uint64_t, uint64_t> registered;       // cuMemHostRegister: start -> bytes (the program's memory)
     CaptureState capture;                          // stream captures in progress
 };
 

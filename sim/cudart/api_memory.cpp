@@ -80,6 +80,18 @@ SIM_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     return result(api->cuMemHostAlloc(pHost, size, flags));
 }
 
+SIM_API cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuMemHostRegister(ptr, size, flags));  // cudaHostRegister* flags have the driver's bits
+}
+
+SIM_API cudaError_t cudaHostUnregister(void *ptr) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuMemHostUnregister(ptr));
+}
+
 SIM_API cudaError_t cudaFreeHost(void *ptr) {
     const DriverApi *api;
     if (cudaError_t e = ensure_context(&api)) return result(e);

@@ -36,6 +36,8 @@ void load() {
               fetch("cuMemAllocPitch", g_api.cuMemAllocPitch) && fetch("cuMemFree", g_api.cuMemFree) &&
               fetch("cuMemAllocManaged", g_api.cuMemAllocManaged) && fetch("cuMemAllocHost", g_api.cuMemAllocHost) &&
               fetch("cuMemHostAlloc", g_api.cuMemHostAlloc) && fetch("cuMemFreeHost", g_api.cuMemFreeHost) &&
+              fetch("cuMemHostRegister", g_api.cuMemHostRegister) &&
+              fetch("cuMemHostUnregister", g_api.cuMemHostUnregister) &&
               fetch("cuMemGetInfo", g_api.cuMemGetInfo) && fetch("cuStreamCreate", g_api.cuStreamCreate) &&
               fetch("cuStreamDestroy", g_api.cuStreamDestroy) &&
               fetch("cuStreamSynchronize", g_api.cuStreamSynchronize) &&

@@ -24,6 +24,8 @@ struct DriverApi {
     PFN_cuMemAllocHost_v3020 cuMemAllocHost;
     PFN_cuMemHostAlloc_v2020 cuMemHostAlloc;
     PFN_cuMemFreeHost_v2000 cuMemFreeHost;
+    PFN_cuMemHostRegister_v6050 cuMemHostRegister;
+    PFN_cuMemHostUnregister_v4000 cuMemHostUnregister;
     PFN_cuMemGetInfo_v3020 cuMemGetInfo;
     PFN_cuStreamCreate_v2000 cuStreamCreate;
     PFN_cuStreamDestroy_v4000 cuStreamDestroy;

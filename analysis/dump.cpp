@@ -7,7 +7,6 @@
 #include "units.h"
 
 namespace cumemtrace {
-
 namespace {
 
 using namespace format;

@@ -5,15 +5,11 @@
 #include <cstdint>
 #include <ostream>
 #include <span>
-#include <string>
 
 #include "cumemtrace/reader.h"
 
 namespace cumemtrace {
 
 void dump(std::ostream& out, std::span<const uint8_t> bytes);
-
-// An event's op as docs/trace-format.md names it: alloc, free, map, …, reserve-free.
-std::string op_name(format::Op op);
 
 }  // namespace cumemtrace

@@ -18,6 +18,10 @@ import sys
 
 from torch.cuda import _memory_viz as mv
 
+# The same undo of the history view that the unit tests run (test/analysis/memviz_load.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "analysis"))
+from memviz_load import history_errors  # noqa: E402
+
 
 def fail(msg):
     print("FAIL", msg)
@@ -25,39 +29,12 @@ def fail(msg):
 
 
 def check_history(snapshot):
-    """The undo of MemoryViz.js's EventSelector: from `segments`, take events back one
-    by one, checking every live block against the segments that exist at that point."""
-    for device, trace in enumerate(snapshot["device_traces"]):
-        segments = {s["address"]: s["total_size"] for s in snapshot["segments"] if s["device"] == device}
-        blocks = {}
-        for s in snapshot["segments"]:
-            if s["device"] != device:
-                continue
-            addr = s["address"]
-            for b in s["blocks"]:
-                if b["state"] in ("active_allocated", "active_pending_free"):
-                    blocks[addr] = b["size"]
-                addr += b["size"]
-
-        def inside(addr, size):
-            return any(a <= addr and addr + size <= a + n for a, n in segments.items())
-
-        for i in range(len(trace) - 1, -1, -1):
-            e = trace[i]
-            act = e["action"]
-            if act == "segment_free":
-                segments[e["addr"]] = e["size"]
-            elif act == "segment_alloc":
-                if segments.pop(e["addr"], None) is None:
-                    fail(f"device {device} event {i}: segment_alloc of a segment missing in the history")
-            elif act == "alloc":
-                blocks.pop(e["addr"], None)
-            elif act in ("free", "free_completed"):
-                blocks[e["addr"]] = e["size"]
-            for addr, size in blocks.items():
-                if not inside(addr, size):
-                    fail(f"device {device} before event {i}: block {addr:#x}+{size} outside every segment")
-        print(f"ok device {device}: {len(trace)} events undone, every block inside a segment")
+    errors = history_errors(snapshot)
+    for e in errors[:20]:
+        print("FAIL", e)
+    if errors:
+        sys.exit(1)
+    print(f"ok {len(snapshot['device_traces'])} devices: every event undone, every block inside a segment")
 
 
 def main():

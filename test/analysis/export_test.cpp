@@ -127,6 +127,8 @@ TEST_CASE("memviz: a protocol-4 pickle with the end state as segments and every 
                                        "NEWFALSE", "MEMOIZE", "BINGET", "STOP"};
   for (const auto& op : got["opcodes"]) CHECK(known.count(op.get<std::string>()) == 1);
   CHECK(got["frames"] == 1);
+  // The viewer's history view, undone from the end state: no block ever outside a segment.
+  CHECK(got["history_errors"] == json::array());
 
   // Wall clock at the trace's start (TraceBuilder) in µs, plus the event's offset.
   const uint64_t R = 1'764'000'000'000'000ull;
@@ -188,6 +190,7 @@ TEST_CASE("memviz: a snapshot over 64 KiB is cut into frames that the pure-Pytho
   CHECK(d0[14995]["size"] == 4096 + 2999);
   CHECK(d0[14995]["frames"] == kStack);
   CHECK(got["snapshot"]["segments"] == json::array());
+  CHECK(got["history_errors"] == json::array());
 }
 
 namespace {

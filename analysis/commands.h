@@ -1,5 +1,5 @@
 // The `cumemtrace` subcommands, one file each (report_command.cpp, live_command.cpp,
-// symbolize_command.cpp; run_command.cpp for `run`). main.cpp parses the command line.
+// symbolize_command.cpp, export_command.cpp; run_command.cpp for `run`). main.cpp parses the command line.
 #pragma once
 
 #include <cstddef>
@@ -11,5 +11,14 @@ namespace cumemtrace {
 int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames);
 int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json);
 int cmd_symbolize(const std::vector<std::string>& paths);
+
+struct ExportOptions {
+  std::string format;               // memviz, chrome, folded or jsonl
+  std::vector<std::string> paths;   // traces
+  std::string output;               // file (jsonl: directory); empty or "-": stdout
+  std::string at;                   // folded: a moment (live_time.h); empty: peak
+  bool zstd = false;                // jsonl: NAME.jsonl.zst
+};
+int cmd_export(const ExportOptions& opt);
 
 }  // namespace cumemtrace

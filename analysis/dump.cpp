@@ -3,27 +3,13 @@
 #include <cstring>
 
 #include "inflate.h"
+#include "record_names.h"
 #include "units.h"
 
 namespace cumemtrace {
 namespace {
 
 using namespace format;
-
-std::string op_name(Op op) {
-  switch (op) {
-    case Op::kAlloc: return "alloc";
-    case Op::kFree: return "free";
-    case Op::kMap: return "map";
-    case Op::kUnmap: return "unmap";
-    case Op::kReserve: return "reserve";
-    case Op::kReserveFree: return "reserve-free";
-    case Op::kPoolTrim: return "pool-trim";
-    case Op::kContextCreate: return "context-create";
-    case Op::kRetain: return "retain";
-  }
-  return "op" + std::to_string(int(op));
-}
 
 // Describes the one record held by `t` (parsed on its own; see dump()).
 void describe(std::ostream& out, const Trace& t, uint16_t type) {

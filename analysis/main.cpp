@@ -1,4 +1,4 @@
-// The `cumemtrace` command line: run, report, live, symbolize, dump. docs/cli.md is the
+// The `cumemtrace` command line: run, report, live, symbolize, export, dump. docs/cli.md is the
 // user's description; keep the two in step.
 #include <CLI/CLI.hpp>
 
@@ -169,10 +169,20 @@ int main(int argc, char** argv) {
   dif->add_option("new", diff_new, "Trace or baseline file")->required();
   dif->add_flag("--json", diff_json, "JSON output");
 
+  ExportOptions export_opt;
+  auto* exp = app.add_subcommand("export", "Write traces for other tools: memory_viz, Perfetto, flame graphs");
+  exp->add_option("traces", export_opt.paths, "Trace files (memviz: one)")->required();
+  exp->add_option("--format", export_opt.format,
+                  "memviz (PyTorch pickle), chrome (trace-event JSON), folded (stacks), jsonl (tables)")
+      ->required();
+  exp->add_option("-o,--output", export_opt.output, "File to write (default: stdout); jsonl: a directory");
+  exp->add_flag("--zstd", export_opt.zstd, "jsonl: zstd-compressed NAME.jsonl.zst");
+  exp->add_option("--at", export_opt.at, "folded: the moment, 'peak' (default), 'end', ns or '12.5 s'");
+
   // Where a call site is (allocator_frames.h): for every command that names call sites.
   std::vector<std::string> allocator_frames;
   bool no_allocator_skip = false;
-  for (CLI::App* c : {report, chk, base, dif}) {
+  for (CLI::App* c : {report, chk, base, dif, exp}) {
     c->add_option("--allocator-frames", allocator_frames,
                   "A function-name regex of allocator frames to skip past to the call site (repeatable)");
     c->add_flag("--no-allocator-skip", no_allocator_skip, "Call sites at the allocator's own frames");
@@ -224,6 +234,7 @@ int main(int argc, char** argv) {
     if (*live) return cmd_live(live_path, live_at, live_json);
     if (*sym) return cmd_symbolize(sym_paths);
     if (*dmp) return cmd_dump(dump_path);
+    if (*exp) return cmd_export(export_opt);
   } catch (const std::exception& e) {
     std::cerr << "cumemtrace: " << e.what() << "\n";
     return 1;

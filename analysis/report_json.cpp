@@ -1,6 +1,7 @@
 #include "report_json.h"
 
 #include "escape.h"
+#include "record_names.h"
 #include "result_names.h"
 #include "units.h"
 
@@ -11,17 +12,6 @@ using json = nlohmann::ordered_json;
 using format::Kind;
 
 json maybe(uint64_t v) { return v == format::kUnknown64 ? json(nullptr) : json(v); }
-
-std::string reason_name(format::SnapshotReason r) {
-  switch (r) {
-    case format::SnapshotReason::kPeriodic: return "periodic";
-    case format::SnapshotReason::kFailedAllocation: return "failed-allocation";
-    case format::SnapshotReason::kExit: return "exit";
-    case format::SnapshotReason::kPeak: return "peak";
-    case format::SnapshotReason::kSampledPeak: return "sampled-peak";
-  }
-  return "unknown";
-}
 
 json frag(const FragmentationFigures& f) {
   return {{"live_bytes", f.live_bytes},   {"live_count", f.live_count},   {"arena_bytes", f.arena_bytes},
@@ -248,7 +238,7 @@ json report_json(const Report& rep) {
     if (d.nvml.known) {
       o["nvml_at_peak"] = {{"has_peak", d.nvml.has_peak},
                            {"snapshot_time_ns", d.nvml.snapshot_time_ns},
-                           {"snapshot_reason", reason_name(d.nvml.reason)},
+                           {"snapshot_reason", snapshot_reason_name(d.nvml.reason)},
                            {"at_peak", d.nvml.at_peak},
                            {"same_moment", d.nvml.same_moment},
                            {"device_bytes", d.nvml.device_bytes},
@@ -298,7 +288,7 @@ json report_json(const Report& rep) {
               {"requested_live_device_bytes", f.live_device_bytes}};
     if (f.snapshot_known) {
       o["snapshot"] = {{"time_ns", f.snapshot_time_ns},
-                       {"reason", reason_name(f.snapshot_reason)},
+                       {"reason", snapshot_reason_name(f.snapshot_reason)},
                        {"at_failure", f.snapshot_at_failure},
                        {"same_moment", f.snapshot_same_moment},
                        {"device_bytes", f.snapshot_device_bytes},

@@ -1,0 +1,37 @@
+// `cumemtrace export --format chrome`: Chrome trace-event JSON for the Perfetto UI and
+// chrome://tracing. Research notes: /work/shared/research/formats-and-conventions.md §2.
+//
+// One synthetic process per traced process and device (pid 1000, 1001, … in the order
+// the traces and their devices come), named by a process_name metadata event ("GPU 0
+// (NVIDIA H200), pid 4242, rank 0") and sorted by process_sort_index. On each:
+//   - counter "memory", key tracked_bytes: tracked device bytes (replay.h) after the
+//     device's first event (often its context: 0, where the graph starts) and after every
+//     event that changed them;
+//   - counter "nvml", key process_used_bytes: NVML's used memory of the process at each
+//     snapshot that measured it;
+//   - instant events (scope "p") for marks (name = the mark's, args {tid, source}) on every
+//     device of the process that made them, and for failed allocations (name "failed
+//     allocation", args {size, result, api, stack: frames innermost first, as
+//     export_frames.h names them}).
+// A process with no device gets one synthetic process of its own for its marks.
+// `ts` is CLOCK_MONOTONIC in microseconds with three decimals (ns exact), so traces of
+// one machine line up.
+//
+// The file is the bare-array form, written record by record: "[", then one record per
+// line separated by ",", then "]". A file cut anywhere between records is "[" plus
+// records and perhaps a trailing comma, which both viewers load (Perfetto accepts a
+// missing "]" and a trailing comma in this form; chrome://tracing closes it).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "cumemtrace/reader.h"
+
+namespace cumemtrace {
+
+// Returns the number of records written.
+uint64_t write_chrome(std::ostream& out, const std::vector<const Trace*>& traces);
+
+}  // namespace cumemtrace

@@ -1,0 +1,34 @@
+// `cumemtrace export --format folded`: folded stacks of the device memory live at one
+// moment, for flamegraph.pl, speedscope and inferno. Research notes:
+// /work/shared/research/formats-and-conventions.md §3.
+//
+// One line per distinct stack: frames root first, joined by ';', one space, the live
+// bytes (an integer) held by the allocations made there; '\n' ends each line. The root
+// frame is the device, "cuda:0"; with several traces it is preceded by the process,
+// "rank 3" (or "pid 4242" without a rank). Frames are named as export_frames.h says; an
+// allocation without a stack is "[no stack]". A ';' inside a name becomes ',' and line
+// breaks become spaces, since no consumer can escape them. Lines are sorted, so the same
+// trace always gives the same file.
+//
+// Live = what `cumemtrace live --at` counts as device bytes at that moment (replay.h
+// replay_until: events at or before it; kinds that hold device memory), so the counts
+// of one device add up to its tracked device bytes then.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "cumemtrace/reader.h"
+
+namespace cumemtrace {
+
+struct FoldedInput {
+  const Trace* trace = nullptr;
+  uint64_t at_ns = 0;  // CLOCK_MONOTONIC
+};
+
+// Returns the bytes written out in all lines.
+uint64_t write_folded(std::ostream& out, const std::vector<FoldedInput>& inputs);
+
+}  // namespace cumemtrace

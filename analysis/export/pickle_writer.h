@@ -1,0 +1,68 @@
+// A streaming writer of Python pickles, protocol 4, restricted to the opcodes that
+// PyTorch's memory_viz page parses (its hand-written unpickler in MemoryViz.js knows
+// only PROTO 2-4, FRAME, containers, BININT*, LONG1, SHORT_BINUNICODE/BINUNICODE,
+// NONE/NEWTRUE/NEWFALSE, MEMOIZE/BINGET/LONG_BINGET and STOP; it rejects protocol 5).
+// Research notes: /work/shared/research/formats-and-conventions.md §1.6.
+//
+// Framing follows protocol 4 as CPython writes it: PROTO 4 outside any frame, then the
+// opcodes in FRAME blocks (opcode 0x95, u64 length, that many bytes) of about 64 KiB,
+// each cut only between opcodes, because CPython's unpickler refuses an opcode that
+// straddles two frames ("pickle exhausted before end of frame"). STOP ends the last frame.
+//
+// Containers are written as CPython does: EMPTY_LIST/EMPTY_DICT, MARK, items,
+// APPENDS/SETITEMS, in batches of 1000 items (CPython's _BATCHSIZE). Strings are
+// memoized (MEMOIZE on first use, BINGET after), since a snapshot repeats the same file
+// and function names in every frame.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace cumemtrace {
+
+class PickleWriter {
+ public:
+  explicit PickleWriter(std::ostream& out);
+
+  void integer(int64_t v);
+  void unsigned_integer(uint64_t v);  // LONG1 above INT64_MAX
+  void string(std::string_view s);
+  void boolean(bool v);
+  void none();
+
+  // A list: begin_list(), then each item written and followed by item(), then end().
+  void begin_list();
+  // A dict: begin_dict(), then key and value written and followed by item(), then end().
+  void begin_dict();
+  void item();
+  void end();
+
+  // A tuple of the two values written since the call.
+  void tuple2();
+
+  // STOP and the last frame; the writer must not be used after.
+  void finish();
+
+ private:
+  void op(uint8_t code);
+  void bytes(const void* p, size_t n);
+  void le(uint64_t v, int n);
+  void maybe_flush();
+  void flush_frame();
+
+  struct Open {
+    bool dict = false;
+    size_t pending = 0;  // items since the last MARK
+  };
+
+  std::ostream& out_;
+  std::string frame_;
+  std::vector<Open> open_;
+  std::unordered_map<std::string, uint32_t> memo_;
+};
+
+}  // namespace cumemtrace

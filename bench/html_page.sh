@@ -4,7 +4,7 @@
 # Makes the trace with bench/mixed_events under the tracer, writes the page, then loads it
 # in headless chromium (bench/html_paint.mjs). Results: docs/performance.md.
 #
-#   bench/html_page.sh [BUILD_DIR]      (default: build; EVENTS=10000000)
+#   bench/html_page.sh [BUILD_DIR]      (default: build; EVENTS=10000000; KEEP=FILE keeps the page)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -22,3 +22,4 @@ start=$(date +%s.%N)
 end=$(date +%s.%N)
 echo "events=$events trace_bytes=$(stat -c %s "$trace") html_bytes=$(stat -c %s "$tmp/page.html") html_write_s=$(echo "$end - $start" | bc)"
 node "$top/bench/html_paint.mjs" "$tmp/page.html"
+if [[ -n "${KEEP:-}" ]]; then cp "$tmp/page.html" "$KEEP"; fi

@@ -16,6 +16,7 @@
 #include "check_command.h"
 #include "commands.h"
 #include "dump.h"
+#include "html_command.h"
 #include "run_command.h"
 #include "torch_oom.h"
 
@@ -178,11 +179,18 @@ int main(int argc, char** argv) {
   exp->add_option("-o,--output", export_opt.output, "File to write (default: stdout); jsonl: a directory");
   exp->add_flag("--zstd", export_opt.zstd, "jsonl: zstd-compressed NAME.jsonl.zst");
   exp->add_option("--at", export_opt.at, "folded: the moment, 'peak' (default), 'end', ns or '12.5 s'");
+  HtmlOptions html_opt;
+  long long html_top = 10, html_frames = 6;
+  auto* html = app.add_subcommand("html", "Write one self-contained HTML page of traces (docs/html-report.md)");
+  html->add_option("traces", html_opt.traces, "Trace files (several: one job, a process selector)")->required();
+  html->add_option("-o,--output", html_opt.output, "Page to write")->required();
+  html->add_option("--top", html_top, "Call sites per table")->capture_default_str()->check(kCount);
+  html->add_option("--frames", html_frames, "Frames per call site in the tables")->capture_default_str()->check(kCount);
 
   // Where a call site is (allocator_frames.h): for every command that names call sites.
   std::vector<std::string> allocator_frames;
   bool no_allocator_skip = false;
-  for (CLI::App* c : {report, chk, base, dif, exp}) {
+  for (CLI::App* c : {report, chk, base, dif, exp, html}) {
     c->add_option("--allocator-frames", allocator_frames,
                   "A function-name regex of allocator frames to skip past to the call site (repeatable)");
     c->add_flag("--no-allocator-skip", no_allocator_skip, "Call sites at the allocator's own frames");
@@ -231,6 +239,11 @@ int main(int argc, char** argv) {
     if (*base) return run_baseline(base_paths, base_out);
     if (*dif) return run_diff(diff_old, diff_new, diff_json);
     if (*report) return cmd_report(report_paths, report_json, size_t(top), size_t(frames));
+    if (*html) {
+      html_opt.top = size_t(html_top);
+      html_opt.frames = size_t(html_frames);
+      return cmd_html(html_opt);
+    }
     if (*live) return cmd_live(live_path, live_at, live_json);
     if (*sym) return cmd_symbolize(sym_paths);
     if (*dmp) return cmd_dump(dump_path);

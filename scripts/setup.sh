@@ -12,7 +12,8 @@ deps="$top/.deps"
 packages=(cmake ninja-build g++ pkg-config dpkg-dev
   libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
   libdw-dev libelf-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libbenchmark-dev binutils
-  libxxhash-dev clang libclang-rt-14-dev python3-pytest)
+  libxxhash-dev clang libclang-rt-14-dev python3-pytest
+  chromium)  # the browser that tests the html report (node and npm: scripts/html_assets.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -60,4 +61,5 @@ if [[ ! -f "$deps/lib/libunwind.a" ]]; then
     exit 1
   fi
 fi
+"$top/scripts/html_assets.sh"
 echo "setup: dependencies ready" >&2

@@ -1,0 +1,58 @@
+// `cumemtrace html`: docs/cli.md; the page is described in docs/html-report.md.
+#include "html_command.h"
+
+#include <fstream>
+#include <iostream>
+
+#include "html_data.h"
+#include "html_page.h"
+#include "report.h"
+#include "report_json.h"
+#include "symbolize.h"
+#include "trace_check.h"
+
+namespace cumemtrace {
+
+int cmd_html(const HtmlOptions& opt) {
+  if (!html_assets_built()) {
+    std::cerr << "cumemtrace html: this cumemtrace was built without its page's libraries; "
+                 "run scripts/html_assets.sh and rebuild\n";
+    return 1;
+  }
+  int rc = 0;
+  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  for (const auto& path : opt.traces) {
+    Trace t = read_trace(path);
+    if (!check_trace(t)) {
+      rc = 1;
+      continue;
+    }
+    std::unordered_map<uint64_t, Symbol> extra;
+    if (t.symbols.empty()) extra = resolve_symbols(t);
+    ReportOptions ropt;
+    ropt.top = opt.top;
+    ropt.frames = opt.frames;
+    ropt.extra_symbols = &extra;
+    const Report rep = build_report(t, ropt);
+    Stacks stacks(t);
+    stacks.set_symbols(&extra);
+    // The report's own JSON (the tables' figures equal `report --json`'s), beside what
+    // only the page needs.
+    processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", html_data(t, rep, stacks)}});
+  }
+  if (processes.empty()) return rc ? rc : 1;
+  std::ofstream out(opt.output, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    std::cerr << "cumemtrace html: cannot write " << opt.output << "\n";
+    return 1;
+  }
+  write_html_page(out, nlohmann::ordered_json{{"format", 1}, {"processes", processes}}, "cumemtrace report");
+  out.close();
+  if (!out) {
+    std::cerr << "cumemtrace html: cannot write " << opt.output << "\n";
+    return 1;
+  }
+  return rc;
+}
+
+}  // namespace cumemtrace

@@ -1,0 +1,173 @@
+// The page of `cumemtrace html`, checked in a real browser (Debian's chromium, headless,
+// driven by puppeteer-core). One browser for all checks: CI has two cores.
+//
+// usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR
+//
+// The traces come from test/programs/runtime_frag.cpp's frag5 and runtime_oom.cpp run
+// against the simulated driver (docs/simulated-driver.md). What frag5 holds is known from
+// its source, not from the tool:
+//   512 B at A = 0x7f0000000000, 2 MiB - 512 filler after it, a 1 GiB spacer at A + 2 MiB,
+//   then 512 B at B = A + 2 MiB + 1 GiB (page A is full): the peak, 1 GiB + 2 MiB + 512.
+//   Then filler and spacer are freed: the end holds two single-page arenas.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import puppeteer from 'puppeteer-core';
+
+const [cli, prog, preload, simDir, shots] = process.argv.slice(2);
+if (!shots) {
+  console.error('usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR');
+  process.exit(2);
+}
+const MiB = 1 << 20;
+const GiB = 1024 * MiB;
+const PEAK = GiB + 2 * MiB + 512;
+const PAGE_TAIL_GAP = 2 * MiB - 512;  // page B holds only its 512 B
+
+let failures = 0;
+function check(ok, what, got) {
+  console.log((ok ? 'ok   ' : 'FAIL ') + what + (ok ? '' : ' (got ' + JSON.stringify(got) + ')'));
+  if (!ok) failures++;
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'cumemtrace-html-'));
+function traced(name, args) {
+  const sub = path.join(dir, name);
+  mkdirSync(sub);
+  execFileSync(prog, args, {
+    env: { ...process.env, LD_PRELOAD: preload, LD_LIBRARY_PATH: simDir, CUMEMTRACE_OUTPUT: sub + '/trace-%p.trace' },
+    stdio: 'ignore',
+  });
+  const files = readdirSync(sub).filter((f) => f.endsWith('.trace'));
+  if (files.length !== 1) throw new Error(name + ': expected one trace, found ' + files.length);
+  return path.join(sub, files[0]);
+}
+const frag = traced('frag5', ['frag5', '-1']);
+const oom = traced('oom', ['oom']);
+const page_path = path.join(dir, 'report.html');
+execFileSync(cli, ['html', frag, oom, '-o', page_path]);
+check(statSync(page_path).size > 0, 'the page was written');
+const report = JSON.parse(execFileSync(cli, ['report', '--json', frag]).toString());
+
+mkdirSync(shots, { recursive: true });
+// Polled with evaluate: waitForFunction compiles its predicate in the page, which the
+// page's Content-Security-Policy (no eval) forbids.
+async function drawn(page, ms) {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
+    if (await page.evaluate(() => !!(window.cumemtraceView && window.cumemtraceView.ready))) return true;
+  return false;
+}
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--allow-file-access-from-files'],
+});
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 1000 });
+  const errors = [];
+  const requests = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.setRequestInterception(true);
+  page.on('request', (r) => {
+    const u = r.url();
+    if (u.startsWith('file:') || u.startsWith('data:')) return r.continue();
+    requests.push(u);
+    return r.abort();
+  });
+  await page.goto(pathToFileURL(page_path).href, { waitUntil: 'load' });
+  if (!(await drawn(page, 10000))) throw new Error('the page never finished drawing\n' + errors.join('\n'));
+  // Only the page itself may be read: everything else is inline.
+  check(requests.length === 0, 'no network request', requests);
+
+  // The timeline's peak marker: at the report's peak time, and the timeline there shows the peak.
+  const peak_ns = report.devices.find((d) => d.device === 0).peak.since_start_ns;
+  const marker = await page.$eval('#peak-marker', (m) => ({ t: Number(m.dataset.tNs), left: parseFloat(m.style.left) }));
+  check(marker.t === peak_ns, 'peak marker at the peak time', marker.t);
+  const at = await page.evaluate((t) => {
+    const u = window.cumemtraceView.plot;
+    u.setScale('x', { min: t / 1e9 - 1e-6, max: t / 1e9 + 1e-6 });  // as a drag-zoom would
+    const m = document.getElementById('peak-marker');
+    const r = u.over.getBoundingClientRect();
+    return { x: r.left + parseFloat(m.style.left), y: r.top + r.height / 2 };
+  }, peak_ns);
+  await page.mouse.move(at.x, at.y);
+  const legend = await page.evaluate(() => window.cumemtraceView.plot.legend.values[1]._);
+  check(legend.includes(PEAK.toLocaleString('en-US') + ' B'), 'hover at the peak marker shows the peak bytes', legend);
+  await page.screenshot({ path: path.join(shots, 'timeline-peak.png') });
+
+  // The address map at the peak (the default moment): one arena (page A, the spacer and
+  // page B are adjacent), and the largest gap is page B's tail.
+  const map = await page.evaluate(() => ({
+    moment: document.getElementById('moment').selectedOptions[0].textContent,
+    arenas: document.getElementById('map-arenas').textContent,
+    gap: document.getElementById('map-largest-gap').textContent,
+  }));
+  check(map.moment.includes('peak'), 'the address map starts at the peak', map.moment);
+  check(map.arenas === '1', 'one arena at the peak', map.arenas);
+  check(map.gap.includes('(' + PAGE_TAIL_GAP.toLocaleString('en-US') + ' B)'), 'largest gap at the peak', map.gap);
+
+  // Hovering the 1 GiB spacer names its call site: runtime_frag.cpp's Live::alloc.
+  // The mouse reaches only what is in the viewport; and off the timeline first, whose
+  // legend shrinks when the cursor leaves it, moving what is below.
+  await page.mouse.move(0, 0);
+  await page.$eval('#map-canvas', (c) => c.scrollIntoView({ block: 'center' }));
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done())));
+  const spacer = await page.evaluate((gib) => {
+    const v = window.cumemtraceView;
+    const md = v.data.processes[v.state.proc].view.moments[v.state.moment].devices[0];
+    const q = v.mapRects.find((r) => md.allocs[r.i * 4 + 1] === gib);
+    const c = document.getElementById('map-canvas').getBoundingClientRect();
+    return q && { x: c.left + q.x + q.w / 2, y: c.top + q.y + q.h / 2 };
+  }, GiB);
+  check(!!spacer, 'the 1 GiB spacer is drawn', spacer);
+  if (spacer) {
+    await page.mouse.move(spacer.x, spacer.y);
+    const tip = await page.$eval('#tip', (t) => t.textContent);
+    check(tip.includes(GiB.toLocaleString('en-US') + ' B') && tip.includes('runtime_frag.cpp'), 'hover shows size and call site', tip);
+    await page.screenshot({ path: path.join(shots, 'address-map-peak.png') });
+  }
+
+  // The flame graph's root: all live bytes at the peak.
+  const root = await page.evaluate(() => {
+    const t = document.querySelector('#flame svg g title');
+    return t ? t.textContent : null;
+  });
+  check(root && root.startsWith('all live bytes') && root.includes('(' + PEAK.toLocaleString('en-US') + ' B)'), 'flame graph root equals the live bytes', root);
+
+  // The end: two single-page arenas, each with its page's tail as a gap.
+  await page.evaluate(() => {
+    const s = document.getElementById('moment');
+    s.value = String(s.options.length - 1);
+    s.dispatchEvent(new Event('change'));
+  });
+  const end = await page.evaluate(() => ({
+    arenas: document.getElementById('map-arenas').textContent,
+    gap: document.getElementById('map-largest-gap').textContent,
+    root: document.querySelector('#flame svg g title').textContent,
+  }));
+  check(end.arenas === '2', 'two arenas at the end', end.arenas);
+  check(end.gap.includes('(' + PAGE_TAIL_GAP.toLocaleString('en-US') + ' B)'), 'largest gap at the end', end.gap);
+  check(end.root.includes('(1,024 B)'), 'leak flame graph root: 2 x 512 B', end.root);
+  await page.screenshot({ path: path.join(shots, 'end-leaks.png'), fullPage: true });
+
+  // The second process of the job: a failed allocation, in the table with its diagnosis.
+  await page.select('#process', '1');
+  const failed = await page.$$eval('#failed-table tr', (rows) => rows.slice(1).map((r) => r.textContent));
+  check(failed.length === 1 && failed[0].includes('cudaMalloc'), 'the failed allocation is listed', failed);
+  const failed_marker = await page.$$eval('.marker.failed', (m) => m.length);
+  check(failed_marker === 1, 'one failed-allocation marker on the timeline', failed_marker);
+  await page.screenshot({ path: path.join(shots, 'failed-process.png'), fullPage: true });
+
+  check(errors.length === 0, 'no console error', errors);
+  check(requests.length === 0, 'no network request after interaction', requests);
+} finally {
+  await browser.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+console.log(failures ? failures + ' check(s) failed' : 'all checks passed');
+process.exit(failures ? 1 : 0);

@@ -4,9 +4,12 @@
 #include <iostream>
 
 #include "baseline_command.h"
+#include "job.h"
 #include "junit.h"
 #include "report.h"
 #include "symbolize.h"
+#include "trace_inputs.h"
+#include "units.h"
 
 namespace cumemtrace {
 namespace {
@@ -23,12 +26,29 @@ std::string github_escape(const std::string& s) {
   return out;
 }
 
+// The job's limit: one result over all traces (job.h's rank-imbalance).
+LimitResult check_rank_imbalance(const Job& job, double limit) {
+  LimitResult r;
+  r.name = "max-rank-imbalance";
+  r.ok = job.max_imbalance_percent <= limit;
+  r.message = "largest difference of a rank's peak from the median " + iec(job.median_peak_bytes) + ": " +
+              fixed(job.max_imbalance_percent, 1) + "%, limit " + fixed(limit, 1) + "%";
+  for (const auto& f : job.findings) {
+    if (f.kind != JobFinding::Kind::kRankImbalance) continue;
+    r.message += "; " + f.message;
+    if (!f.sites.empty()) r.message += " (most at " + f.sites.front().site + ")";
+  }
+  return r;
+}
+
 }  // namespace
 
-int run_check(const CheckOptions& opt) {
-  if (opt.limits.empty() && opt.baseline.empty()) {
+int run_check(const CheckOptions& given) {
+  CheckOptions opt = given;
+  opt.traces = expand_trace_inputs(given.traces);
+  if (opt.limits.empty() && opt.baseline.empty() && !opt.max_rank_imbalance) {
     std::cerr << "cumemtrace check: no limit given (--max-peak, --max-leaked, --max-failed, --max-single, "
-                 "--max-gap-ratio, --baseline)\n";
+                 "--max-gap-ratio, --max-rank-imbalance, --baseline)\n";
     return 2;
   }
   std::vector<TraceCheck> checks;
@@ -44,8 +64,11 @@ int run_check(const CheckOptions& opt) {
     checks.push_back(check_against(*base, *now, *tol));
     checks.back().path = opt.baseline;
   }
-  for (const auto& path : opt.limits.empty() ? std::vector<std::string>{} : opt.traces) {
-    const Trace t = read_trace(path);
+  std::vector<Report> reports;
+  std::vector<std::vector<DeviceInfo>> devices;
+  const bool per_trace = !opt.limits.empty() || opt.max_rank_imbalance;
+  for (const auto& path : per_trace ? opt.traces : std::vector<std::string>{}) {
+    Trace t = read_trace(path);
     if (!t.header_ok) {
       std::cerr << "cumemtrace check: " << path << ": " << (t.error ? t.error->message : "unreadable") << "\n";
       return 2;
@@ -55,7 +78,18 @@ int run_check(const CheckOptions& opt) {
     ReportOptions ro;
     ro.extra_symbols = &symbols;
     ro.frames = 1;
-    checks.push_back(check_trace(t, build_report(t, ro), opt.limits));
+    Report rep = build_report(t, ro);
+    if (!opt.limits.empty()) checks.push_back(check_trace(t, rep, opt.limits));
+    if (opt.max_rank_imbalance) {
+      devices.push_back(std::move(t.devices));
+      reports.push_back(std::move(rep));
+    }
+  }
+  if (opt.max_rank_imbalance) {
+    TraceCheck c;
+    c.path = "job";
+    c.results.push_back(check_rank_imbalance(build_job(reports, devices, *opt.max_rank_imbalance), *opt.max_rank_imbalance));
+    checks.push_back(std::move(c));
   }
   bool ok = true;
   for (const auto& c : checks) {

@@ -3,6 +3,7 @@
 // cannot be read.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct CheckOptions {
   std::string tolerance = "0";  // --tolerance: PCT% of the baseline figure, or SIZE
   std::string junit;    // file to write, or empty
   bool github = false;  // print ::error workflow commands
+  // --max-rank-imbalance PCT: a limit on the job of all traces together (job.h): no rank's
+  // peak on its own device may differ from the median by more than PCT percent.
+  std::optional<double> max_rank_imbalance;
 };
 
 int run_check(const CheckOptions& opt);

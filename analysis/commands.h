@@ -8,7 +8,9 @@
 
 namespace cumemtrace {
 
-int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames);
+// `paths`: traces, folders of traces or manifests (trace_inputs.h). `rank_tolerance`:
+// percent of the median peak past which a rank is imbalanced (job.h), with several traces.
+int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames, double rank_tolerance);
 int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json);
 int cmd_symbolize(const std::vector<std::string>& paths);
 

@@ -19,7 +19,9 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         out << "process pid=" << t.process->pid << " ppid=" << t.process->ppid << " host=" << t.process->hostname
             << " rank=" << t.process->rank << " start_ns=" << t.process->start_monotonic_ns
             << " granule=" << t.process->granule_bytes << " depth=" << t.process->stack_depth << " argc="
-            << t.process->argv.size() << " version=" << t.process->tool_version;
+            << t.process->argv.size() << " version=" << t.process->tool_version
+            << " local_rank=" << t.process->local_rank << " world_size=" << t.process->world_size;
+        for (const auto& [k, v] : t.process->launcher) out << " " << k << "=" << v;
       }
       return;
     case RecordType::kDevice:

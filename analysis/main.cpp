@@ -121,7 +121,11 @@ int main(int argc, char** argv) {
   bool report_json = false;
   long long top = 10, frames = 6;
   auto* report = app.add_subcommand("report", "Report on one or more traces");
-  report->add_option("traces", report_paths, "Trace files")->required();
+  double rank_tolerance = 10;
+  report->add_option("traces", report_paths, "Trace files, folders of traces, or a `run` manifest")->required();
+  report->add_option("--rank-tolerance", rank_tolerance, "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   report->add_flag("--json", report_json, "JSON output (docs/report-json.md)");
   report->add_option("--top", top, "Call sites per table")->capture_default_str()->check(kCount);
   report->add_option("--frames", frames, "Frames per call site")->capture_default_str()->check(kCount);
@@ -144,13 +148,17 @@ int main(int argc, char** argv) {
   CheckOptions check_opt;
   std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap, max_growth;
   auto* chk = app.add_subcommand("check", "Exit 1 when a trace breaks a limit (CI); 0 when all hold");
-  chk->add_option("traces", check_opt.traces, "Trace files")->required();
+  chk->add_option("traces", check_opt.traces, "Trace files, folders of traces, or a `run` manifest")->required();
   chk->add_option("--max-peak", max_peak, "Peak tracked device bytes (SIZE, or dN:SIZE for one device)");
   chk->add_option("--max-leaked", max_leaked, "Device memory live at a clean end (SIZE)");
   chk->add_option("--max-failed", max_failed, "Failed allocations, retries folded (N)");
   chk->add_option("--max-single", max_single, "Largest single allocation (SIZE, or PCT% of the device)");
   chk->add_option("--max-gap-ratio", max_gap, "Gap ratio at the peak (0..1)");
   chk->add_option("--max-growth", max_growth, "Steady growth per iteration of any call site (SIZE)");
+  double max_rank_imbalance = 0;
+  auto* max_rank_opt = chk->add_option("--max-rank-imbalance", max_rank_imbalance,
+                                       "Largest difference of a rank's peak from the median over all traces (PCT)")
+                           ->check(CLI::NonNegativeNumber);
   chk->add_option("--junit", check_opt.junit, "Write JUnit XML here");
   chk->add_flag("--github", check_opt.github, "Also print GitHub Actions ::error lines");
   chk->add_option("--baseline", check_opt.baseline, "Fail when peak or leaks grew past a baseline (file or trace)");
@@ -210,6 +218,7 @@ int main(int argc, char** argv) {
   }
 
   if (*chk) {
+    if (max_rank_opt->count()) check_opt.max_rank_imbalance = max_rank_imbalance;
     const std::pair<const std::vector<std::string>*, Limit::What> kinds[] = {
         {&max_peak, Limit::What::kPeak},     {&max_leaked, Limit::What::kLeaked},
         {&max_failed, Limit::What::kFailed}, {&max_single, Limit::What::kSingle},
@@ -238,7 +247,7 @@ int main(int argc, char** argv) {
     if (*chk) return run_check(check_opt);
     if (*base) return run_baseline(base_paths, base_out);
     if (*dif) return run_diff(diff_old, diff_new, diff_json);
-    if (*report) return cmd_report(report_paths, report_json, size_t(top), size_t(frames));
+    if (*report) return cmd_report(report_paths, report_json, size_t(top), size_t(frames), rank_tolerance);
     if (*html) {
       html_opt.top = size_t(html_top);
       html_opt.frames = size_t(html_frames);

@@ -290,6 +290,18 @@ class Parser {
         std::string cmd;
         if (!c.string(p.hostname) || !c.string(cmd) || !c.string(p.tool_version)) return "bad string length";
         p.argv = split_argv(cmd);
+        if (c.left() > 0) {  // 1.8
+          ProcessLineage l{-1, -1};
+          c.fixed(l);
+          p.local_rank = l.local_rank;
+          p.world_size = l.world_size;
+          std::string launcher;
+          if (!c.string(launcher)) return "bad string length";
+          for (const std::string& entry : split_argv(launcher)) {
+            const auto eq = entry.find('=');
+            if (eq != std::string::npos) p.launcher.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+          }
+        }
         t_.process = std::move(p);
         return {};
       }

@@ -1,18 +1,31 @@
 // `cumemtrace report`: docs/cli.md.
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "commands.h"
+#include "job.h"
+#include "job_view.h"
 #include "report.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "symbolize.h"
+#include "trace_inputs.h"
 #include "trace_check.h"
 
 namespace cumemtrace {
 
-int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames) {
+int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size_t frames, double rank_tolerance) {
   int rc = 0;
+  const std::vector<std::string> paths = expand_trace_inputs(args);
+  if (paths.empty()) {
+    std::cerr << "cumemtrace report: no trace found in " << args.front() << "\n";
+    return 1;
+  }
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  std::vector<Report> reports;
+  std::vector<std::vector<DeviceInfo>> devices;
+  std::ostringstream per_trace;
   bool first = true;
   for (const auto& path : paths) {
     Trace t = read_trace(path);
@@ -32,17 +45,34 @@ int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, siz
     if (json) {
       all.push_back(to_json(rep));
     } else {
-      if (!first) std::cout << "\n" << std::string(78, '=') << "\n\n";
-      write_text(std::cout, rep);
+      if (!first) per_trace << "\n" << std::string(78, '=') << "\n\n";
+      write_text(per_trace, rep);
     }
     first = false;
+    if (paths.size() > 1) {
+      devices.push_back(std::move(t.devices));
+      reports.push_back(std::move(rep));
+    }
   }
+  // Several traces: the job view first (job.h), then one report per trace.
+  std::optional<Job> job;
+  if (paths.size() > 1) job = build_job(reports, devices, rank_tolerance);
   if (json) {
-    // One trace: one object; several: an array, one object each (docs/report-json.md).
-    if (paths.size() > 1)
-      std::cout << all.dump(2) << "\n";
-    else if (!all.empty())
+    // One trace: one object; several: {"job": ..., "traces": [one object each]} (docs/report-json.md).
+    if (job) {
+      nlohmann::ordered_json j;
+      j["job"] = job_to_json(*job);
+      j["traces"] = std::move(all);
+      std::cout << j.dump(2) << "\n";
+    } else if (!all.empty()) {
       std::cout << all[0].dump(2) << "\n";
+    }
+  } else {
+    if (job) {
+      write_job_text(std::cout, *job);
+      std::cout << "\n" << std::string(78, '=') << "\n\n";
+    }
+    std::cout << per_trace.str();
   }
   return rc;
 }

@@ -205,6 +205,12 @@ json report_json(const Report& rep) {
                     {"start_realtime_ns", p.start_realtime_ns},
                     {"granule_bytes", p.granule_bytes},
                     {"stack_depth", p.stack_depth}};
+    // Trace 1.8: what the launcher said (-1 and {} in older traces).
+    j["process"]["local_rank"] = p.local_rank;
+    j["process"]["world_size"] = p.world_size;
+    nlohmann::ordered_json launcher = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : p.launcher) launcher[k] = v;
+    j["process"]["launcher"] = std::move(launcher);
   } else {
     j["process"] = nullptr;
   }

@@ -24,6 +24,7 @@
 
 #include "oom_watch.h"
 #include "symbolize.h"
+#include "trace_inputs.h"
 
 namespace cumemtrace {
 namespace {
@@ -68,15 +69,6 @@ std::string self_dir() {
   std::string p(buf, size_t(n));
   auto slash = p.rfind('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
-std::vector<std::string> read_manifest(const std::string& path) {
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] != '#' && seen.insert(line).second) out.push_back(line);
-  return out;
 }
 
 // The manifest lives in a private directory of its own (0700), removed with it at the

@@ -59,6 +59,10 @@ class DriverCall {
   format::EventRecord record_before(const EventDraft& e);
   void restore_if_failed(const format::EventRecord& freed, int32_t result);
 
+  // A context went away with its memory (call after the real call succeeded): records
+  // a free for each live allocation of it (tracker.h: track_teardown).
+  void teardown(int32_t device, uint64_t context);
+
  private:
   HookId id_;
   bool recording_;
@@ -73,6 +77,8 @@ class RuntimeCall {
 
   // Records `e` only if no driver hook recorded during this call.
   void fallback(const EventDraft& e);
+  // The same for a teardown of `device`'s primary context (cudaDeviceReset).
+  void fallback_teardown(int32_t device);
 
  private:
   HookId id_;

@@ -4,6 +4,7 @@
 #include "driver_api.h"
 #include "errno_guard.h"
 #include "nvml.h"
+#include "tracker.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -19,6 +20,7 @@ ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : de
   if (!call.recording()) return;
   const ErrnoGuard keep_errno;  // loading NVML may set it (ENOENT when it is missing)
   creates_ = true;
+  new_ = mode == kNew;
   const DriverApi* d = driver_api();
   if (mode == kPrimary) {
     // During a stream capture the driver may not be asked (capture.h); a capture needs a
@@ -41,6 +43,7 @@ ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : de
 void ContextProbe::record(DriverCall& call, CUresult r, uint64_t ctx) const {
   if (!creates_) return;
   const ErrnoGuard keep_errno;
+  if (new_ && r == CUDA_SUCCESS) note_created_context(ctx, dev_);
   uint64_t cost = 0;
   if (r == CUDA_SUCCESS && measured_) {
     const NvmlFigures after = nvml_query(uuid_);

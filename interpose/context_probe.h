@@ -23,6 +23,7 @@ class ContextProbe {
   CUdevice dev_;
   std::string uuid_;  // NVML's name for the device, for both measurements
   bool creates_ = false;
+  bool new_ = false;  // cuCtxCreate: allocations made in it go with its cuCtxDestroy
   uint64_t used_before_ = 0;
   bool measured_ = false;
 };

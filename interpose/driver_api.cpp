@@ -38,6 +38,7 @@ DriverApi* load() {
   auto* api = new DriverApi{};  // lives as long as the process
   bind(lib, api->pointer_get_attribute, "cuPointerGetAttribute");
   bind(lib, api->ctx_get_device, "cuCtxGetDevice");
+  bind(lib, api->ctx_get_current, "cuCtxGetCurrent");
   bind(lib, api->device_get_name, "cuDeviceGetName");
   bind(lib, api->device_total_mem, "cuDeviceTotalMem_v2");
   bind(lib, api->device_get_uuid, "cuDeviceGetUuid_v2");
@@ -72,6 +73,23 @@ int32_t device_of(uint64_t address) {
   CUdevice dev = -1;
   if (d->ctx_get_device && d->ctx_get_device(&dev) == CUDA_SUCCESS) return dev;
   return -1;
+}
+
+uint64_t current_context() {
+  const OwnCudaCalls own;
+  const DriverApi* d = own ? driver_api() : nullptr;
+  CUcontext ctx = nullptr;
+  if (!d || !d->ctx_get_current || d->ctx_get_current(&ctx) != CUDA_SUCCESS) return 0;
+  return reinterpret_cast<uintptr_t>(ctx);
+}
+
+bool primary_context_active(int32_t dev) {
+  const OwnCudaCalls own;
+  const DriverApi* d = own ? driver_api() : nullptr;
+  unsigned flags = 0;
+  int active = 1;
+  if (!d || !d->primary_ctx_get_state || d->primary_ctx_get_state(dev, &flags, &active) != CUDA_SUCCESS) return true;
+  return active != 0;
 }
 
 DeviceFacts device_facts(int32_t ordinal) {

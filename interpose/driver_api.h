@@ -12,6 +12,7 @@ namespace cumemtrace::interpose {
 struct DriverApi {
   CUresult (*pointer_get_attribute)(void*, CUpointer_attribute, CUdeviceptr);
   CUresult (*ctx_get_device)(CUdevice*);
+  CUresult (*ctx_get_current)(CUcontext*);
   CUresult (*device_get_name)(char*, int, CUdevice);
   CUresult (*device_total_mem)(size_t*, CUdevice);
   CUresult (*device_get_uuid)(CUuuid*, CUdevice);
@@ -31,6 +32,13 @@ const DriverApi* driver_api();
 // kDeviceNotAsked during a capture.
 inline constexpr int32_t kDeviceNotAsked = -3;
 int32_t device_of(uint64_t address);
+
+// The current context of the thread; 0 when none, unknown, or during a capture.
+uint64_t current_context();
+
+// Whether the primary context of `dev` is active; true when the driver was not asked (a
+// capture was open) or could not tell, so that a caller never tears down on a guess.
+bool primary_context_active(int32_t dev);
 
 struct DeviceFacts {
   bool asked = false;  // false: a capture was open, nothing was asked

@@ -11,7 +11,8 @@
 #include "resolve.h"
 
 #define CUMEMTRACE_EXPORT __attribute__((visibility("default")))
-#define CUMEMTRACE_EXPAND(...) __VA_ARGS__
+// The arguments after `real`, each preceded by a comma (none for cudaDeviceReset()).
+#define CUMEMTRACE_COMMA_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
 
 namespace cumemtrace::interpose {
 namespace {
@@ -38,7 +39,7 @@ Ret unresolved() {
   Ret symbol##_slot params {                                                      \
     auto real = reinterpret_cast<symbol##_fn>(real_fn(HookId::symbol, Slot));     \
     if (!real) return unresolved<Ret>();                                          \
-    return body(HookId::symbol, real, CUMEMTRACE_EXPAND args);                    \
+    return body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                    \
   }
 #define DRIVER_HOOK(symbol, body, base, since, params, args) SLOT_WRAPPERS(CUresult, symbol, body, params, args)
 #define PROC_HOOK(symbol, body, base, since, params, args) SLOT_WRAPPERS(CUresult, symbol, body, params, args)
@@ -84,7 +85,7 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
     using namespace cumemtrace::interpose;                                                                 \
     auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
     if (!real) return unresolved<Ret>();                                                                   \
-    return body(HookId::symbol, real, CUMEMTRACE_EXPAND args);                                             \
+    return body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                             \
   }
 #define DRIVER_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
 #define PROC_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
@@ -96,6 +97,6 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
     using namespace cumemtrace::interpose;                                                                 \
     auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
     if (!real) exit_without_libc();                                                                        \
-    body(HookId::symbol, real, CUMEMTRACE_EXPAND args);                                                    \
+    body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                                    \
   }
 #include "hook_table.def"

@@ -7,6 +7,7 @@
 #include "call.h"
 #include "capture.h"
 #include "context_probe.h"
+#include "driver_api.h"
 #include "resolve.h"
 
 namespace cumemtrace::interpose {
@@ -213,6 +214,30 @@ CUresult on_ctx_create_v4(HookId id, auto real, CUcontext* ctx, CUctxCreateParam
   const ContextProbe probe(call, dev, ContextProbe::kNew);
   const CUresult r = real(ctx, params, flags, dev);
   probe.record(call, r, out(r, ctx));
+  return r;
+}
+
+// Teardowns: the context's memory goes with it (tracker.h: track_teardown), recorded once
+// the driver has done it. Nothing is asked of the driver before the call.
+CUresult on_primary_ctx_reset(HookId id, auto real, CUdevice dev) {
+  DriverCall call(id);
+  const CUresult r = real(dev);
+  if (r == CUDA_SUCCESS) call.teardown(dev, 0);
+  return r;
+}
+
+// Only the last release destroys the primary context: the driver says whether it is gone.
+CUresult on_primary_ctx_release(HookId id, auto real, CUdevice dev) {
+  DriverCall call(id);
+  const CUresult r = real(dev);
+  if (r == CUDA_SUCCESS && call.recording() && !primary_context_active(dev)) call.teardown(dev, 0);
+  return r;
+}
+
+CUresult on_ctx_destroy(HookId id, auto real, CUcontext ctx) {
+  DriverCall call(id);
+  const CUresult r = real(ctx);
+  if (r == CUDA_SUCCESS) call.teardown(-1, bits(ctx));
   return r;
 }
 

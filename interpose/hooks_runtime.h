@@ -10,6 +10,16 @@
 
 namespace cumemtrace::interpose {
 
+// The runtime resets the primary context through cuDevicePrimaryCtxReset (recorded there);
+// the device is asked before, as the reset leaves the thread no current context.
+cudaError_t on_cuda_device_reset(HookId id, auto real) {
+  RuntimeCall call(id);
+  const int32_t device = device_of(0);
+  const cudaError_t r = real();
+  if (r == cudaSuccess) call.fallback_teardown(device);
+  return r;
+}
+
 cudaError_t on_cuda_malloc(HookId id, auto real, void** p, size_t size) {
   RuntimeCall call(id);
   const cudaError_t r = real(p, size);

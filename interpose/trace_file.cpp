@@ -34,6 +34,26 @@ int32_t rank_from_env() {
   return -1;
 }
 
+int32_t number_from_env(const char* name) {
+  const char* v = std::getenv(name);
+  char* end = nullptr;
+  if (!v || !*v) return -1;
+  const long n = std::strtol(v, &end, 10);
+  return *end == '\0' && n >= 0 && n <= INT32_MAX ? static_cast<int32_t>(n) : -1;
+}
+
+// ProcessLineage's launcher string: the kLauncherVariables that are set.
+std::string launcher_facts() {
+  std::string out;
+  for (const std::string_view name : format::kLauncherVariables) {
+    const char* v = std::getenv(std::string(name).c_str());
+    if (!v) continue;
+    if (!out.empty()) out += '\0';
+    out.append(name).append("=").append(v);
+  }
+  return out;
+}
+
 std::string host_name() {
   char h[HOST_NAME_MAX + 1] = {};
   return gethostname(h, sizeof h - 1) == 0 ? h : "unknown";
@@ -145,7 +165,17 @@ std::string trace_preamble(const TraceStart& start) {
   p.granule_bytes = config().granule_bytes;
   p.stack_depth = config().stack_depth;
   p.rank = rank_from_env();
-  put_record(out, format::RecordType::kProcess, p, host_name(), command_line(), CUMEMTRACE_VERSION);
+  // Read here, on the writer thread as it opens the file, like the rank: never in a hook.
+  const format::ProcessLineage lineage{number_from_env("LOCAL_RANK"), number_from_env("WORLD_SIZE")};
+  std::string payload;
+  put_bytes(payload, &p, sizeof p);
+  for (const std::string& s : {host_name(), command_line(), std::string(CUMEMTRACE_VERSION)}) put_string(payload, s);
+  put_bytes(payload, &lineage, sizeof lineage);
+  put_string(payload, launcher_facts());
+  const format::RecordHeader process_header{static_cast<uint16_t>(format::RecordType::kProcess), 0,
+                                            static_cast<uint32_t>(payload.size())};
+  put_bytes(out, &process_header, sizeof process_header);
+  out += payload;
 
   for (int i = 0; i < kHookCount; ++i)
     put_record(out, format::RecordType::kApiName, format::ApiNameRecord{static_cast<uint16_t>(i)},

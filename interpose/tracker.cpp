@@ -71,7 +71,15 @@ struct Allocation {
   Kind kind;
   uint32_t stack;  // for cumemtrace_live_sites (api.h)
   uint32_t epoch;  // cumemtrace_reset_peak() calls before it was made
+  uint64_t context = 0;  // the cuCtxCreate context it was made in; 0: its device's primary
 };
+
+// The kinds whose memory a context's teardown frees with it: cuMemAlloc's and
+// cuMemAllocPitch's (cuda.h, cuCtxDestroy; the simulated driver does the same). Stream-
+// ordered pools and VMM memory outlive a context; managed and pinned host memory are left
+// live, since their fate at a teardown is not pinned down by a driver we can test against.
+bool owned_by_context(Kind k) { return k == Kind::kDevice || k == Kind::kPitch; }
+
 struct Physical {  // a cuMemCreate handle: its memory lasts until released AND unmapped
   uint64_t size;
   int32_t device;
@@ -114,6 +122,7 @@ struct State {
   std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
   std::unordered_map<uint64_t, uint64_t> graph_allocations;  // kEventCaptured allocs: address -> size
   uint32_t epoch = 0;  // cumemtrace_reset_peak() calls
+  std::unordered_map<uint64_t, int32_t> created_contexts;  // cuCtxCreate's live contexts -> device
 
   // Calls f(device, stack, size) for each live allocation holding device memory made since
   // the last reset_peak() (cumemtrace_stats and cumemtrace_live_sites count the same set).
@@ -144,6 +153,7 @@ struct State {
     device(ev.device);  // even a failed call puts its device in the snapshots
     // A failed call changed nothing (failed allocs are OOMs), except a restore.
     if (ev.result != 0 && !(ev.flags & format::kEventRestored)) return;
+    if (ev.result != 0 && op == Op::kFree) return;  // a failed free of an unknown address
     if (apply_graph(ev)) return;
     switch (op) {
       case Op::kAlloc:
@@ -318,6 +328,10 @@ struct State {
   }
 };
 
+// Contexts from cuCtxCreate ever made: until one is, every allocation is its device's
+// primary context's, and no allocation pays a driver call to ask which context is current.
+std::atomic<bool> g_created_any{false};
+
 std::atomic<State*> g_state{nullptr};
 std::atomic<uint64_t> g_failed{0};
 std::atomic<bool> g_stopped{false};
@@ -380,6 +394,11 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     t.asked_device_plus_one = uint32_t(ev.device) + 1;
   }
 
+  uint64_t context = 0;
+  if (d.op == Op::kAlloc && owned_by_context(d.kind) && (d.result == 0 || (flags & format::kEventRestored)) &&
+      g_created_any.load(std::memory_order_relaxed))
+    context = current_context();
+
   DeviceFacts facts;
   bool describe = !described(ev.device);
   if (describe) {
@@ -411,6 +430,8 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       s.new_nodes.clear();
     }
     s.apply(ev);
+    if (context && s.created_contexts.count(context))
+      if (auto a = s.allocations.find(ev.address); a != s.allocations.end()) a->second.context = context;
     sample_peak = s.crosses_sampled_peak(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
       if (python_stack_id)
@@ -433,6 +454,58 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     take_snapshot(format::SnapshotReason::kSampledPeak);
   }
   return ev;
+}
+
+void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t flags) {
+  const ErrnoGuard keep_errno;
+  RawStack stack;
+  capture_stack(stack, config().stack_depth);
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (context) {
+    const auto c = s.created_contexts.find(context);
+    if (c == s.created_contexts.end()) return;  // not one of cuCtxCreate's: nothing of ours
+    device = c->second;
+    s.created_contexts.erase(c);
+  }
+  // In address order, so that a trace of the same run always reads the same. The list is
+  // as long as what the context held; a teardown is rare (once per device and process).
+  std::vector<uint64_t> doomed;
+  for (const auto& [address, a] : s.allocations)
+    if (a.context == context && a.device == device && owned_by_context(a.kind)) doomed.push_back(address);
+  std::sort(doomed.begin(), doomed.end());
+  const uint32_t stack_id = s.stacks.intern(stack, s.new_nodes);
+  if (!s.new_nodes.empty()) {
+    s.pending.append(s.new_nodes);
+    s.new_nodes.clear();
+  }
+  const uint64_t t = now_ns();
+  for (const uint64_t address : doomed) {
+    format::EventRecord ev{};
+    ev.time_ns = t;
+    ev.address = address;
+    ev.tid = thread_state().tid;
+    ev.device = device;
+    ev.stack_id = stack_id;
+    ev.api = api;
+    ev.op = uint8_t(Op::kFree);
+    ev.flags = format::kEventTeardown | flags;
+    s.apply(ev);  // completes kind and size
+    if (s.pending.size() < config().buffer_limit_bytes) {
+      put_record(s.pending, format::RecordType::kEvent, ev);
+      ++s.events_written;
+    } else {
+      ++s.events_dropped;
+    }
+  }
+}
+
+void note_created_context(uint64_t context, int32_t device) {
+  if (!context) return;
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  s.created_contexts[context] = device;
+  g_created_any.store(true, std::memory_order_relaxed);
 }
 
 void take_pending(std::vector<std::string>& chunks) {

@@ -26,6 +26,15 @@ bool tracing_enabled();
 // Returns the event as recorded (device, kind and size completed by the tracker).
 format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
 
+// A context's teardown took its memory: records a kFree flagged kEventTeardown (plus
+// `flags`) for each live allocation of the kinds a context owns (device, pitch)
+// made in `context` (a context from cuCtxCreate), or, with `context` 0, in `device`'s
+// primary context. Call after the teardown succeeded. Another thread that allocates on
+// the device while it is torn down (which CUDA forbids) may see its allocation dropped.
+void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t flags);
+// A cuCtxCreate gave `context` on `device`: allocations made while it is current belong to it.
+void note_created_context(uint64_t context, int32_t device);
+
 // ---- for the writer thread ----
 
 // Moves the encoded records waiting to be written, in chunks, into `chunks` (empty).

@@ -19,6 +19,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +39,16 @@ struct ProcessInfo {
   std::string hostname;
   std::vector<std::string> argv;  // the '\0'-joined command line, split
   std::string tool_version;
+  // 1.8 (ProcessLineage): -1 in older traces or when the launcher did not set them.
+  int32_t local_rank = -1;  // LOCAL_RANK
+  int32_t world_size = -1;  // WORLD_SIZE
+  // format::kLauncherVariables that were set, in that order: (name, value).
+  std::vector<std::pair<std::string, std::string>> launcher;
+  const std::string* launcher_value(std::string_view name) const {
+    for (const auto& [k, v] : launcher)
+      if (k == name) return &v;
+    return nullptr;
+  }
 };
 
 struct DeviceInfo {

@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 7;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 8;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: ChecksumRecord after every flush; capture
                                               //      flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
@@ -36,6 +36,7 @@ inline constexpr uint16_t kVersionMinor = 7;  // 1.1: DeviceSnapshot::pool_reser
                                               // 1.6: Python frames (PyString, PyFrame,
                                               //      EventPython after an EventRecord)
                                               // 1.7: zstd-compressed flushes
+                                              // 1.8: the launcher's facts (ProcessLineage)
 
 #pragma pack(push, 1)
 
@@ -140,6 +141,24 @@ struct ProcessRecord {
   uint32_t stack_depth;         // frames captured at most per stack (0: stacks off)
   int32_t rank;                 // from RANK, else LOCAL_RANK; -1 when neither is set
   // then: string hostname, string command_line, string tool_version
+  // then (1.8): ProcessLineage, string launcher
+};
+
+// 1.8: after ProcessRecord's three strings, what the launcher (torchrun, srun, a
+// Kubernetes Job) told the process, so that `cumemtrace report` can group the traces
+// of one job from many hosts. Read from the environment when the trace file is opened.
+struct ProcessLineage {
+  int32_t local_rank;  // LOCAL_RANK; -1 when unset or not a number
+  int32_t world_size;  // WORLD_SIZE; -1 when unset or not a number
+  // then: string launcher: "NAME=value" entries joined with '\0', for each variable of
+  // kLauncherVariables that is set, in that order
+};
+// The environment variables recorded in ProcessLineage's launcher string.
+inline constexpr std::string_view kLauncherVariables[] = {
+    "SLURM_JOB_ID",        "SLURM_STEP_ID",     "SLURM_PROCID",     "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_ID", "TORCHELASTIC_RUN_ID", "GROUP_RANK",     "LOCAL_WORLD_SIZE",
+    "MASTER_ADDR",         "MASTER_PORT",       "KUBERNETES_SERVICE_HOST", "POD_NAME",
+    "POD_NAMESPACE",       "JOB_COMPLETION_INDEX",
 };
 
 // One per device ordinal the process touched, written before its first event is used.
@@ -217,13 +236,18 @@ enum EventFlags : uint32_t {
   kEventRuntimeLayer = 1u << 1,    // recorded by a runtime hook (no driver call seen);
                                    // result is then a cudaError_t, not a CUresult
   kEventRestored = 1u << 2,        // an alloc putting back what the preceding free of the
-                                   // same address removed: that free then failed (result)
+                                   // same address removed: that free then failed (result).
+                                   // 1.8: on a free with kEventUnknownAddress: the preceding
+                                   // free of that unknown address failed (result); no change
   kEventCaptured = 1u << 3,        // 1.2: made on a stream under capture. An alloc is a graph
                                    // memory node's virtual address: no device memory now, so
                                    // never counted. A free is a node of the graph: it happens
                                    // when the graph runs, unseen, so it is not applied either.
   kEventDeviceInferred = 1u << 4,  // 1.2: the driver was not asked (a stream capture was open):
                                    // `device` is that of the thread's last event that was asked
+  kEventTeardown = 1u << 5,        // 1.8: a free made by a context's teardown (cudaDeviceReset,
+                                   // cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease,
+                                   // cuCtxDestroy), one per allocation it took; `api` is that call
 };
 
 struct EventRecord {

@@ -97,6 +97,31 @@ SIM_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
 }
 
 SIM_API CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return release_primary(dev); }
+
+// Destroys the primary context's allocations and state whatever its references (cuda.h);
+// the next retain starts it afresh. Resetting an inactive one is no error.
+static CUresult reset_primary(CUdevice dev) {
+    SIM_LOCKED;
+    if (CUresult r = check_init()) return r;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    Ctx &p = state().devices[dev]->primary;
+    if (p.refcount > 0) context_died(&p);
+    p.refcount = 0;
+    return CUDA_SUCCESS;
+}
+SIM_API CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return reset_primary(dev); }
+
+SIM_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+    SIM_LOCKED;
+    if (CUresult r = check_init()) return r;
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    const Ctx &p = state().devices[dev]->primary;
+    *flags = p.flags;
+    *active = p.alive ? 1 : 0;
+    return CUDA_SUCCESS;
+}
+SIM_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) { return reset_primary(dev); }
 SIM_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return release_primary(dev); }
 
 SIM_API CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev) { return create(pctx, flags, dev); }

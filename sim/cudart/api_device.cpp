@@ -19,6 +19,8 @@ SIM_API cudaError_t cudaGetDevice(int *device) {
     return cudaSuccess;
 }
 
+SIM_API cudaError_t cudaDeviceReset(void) { return result(reset_device()); }
+
 SIM_API cudaError_t cudaDeviceSynchronize(void) {
     const DriverApi *api;
     if (cudaError_t e = ensure_context(&api)) return result(e);

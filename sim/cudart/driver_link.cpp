@@ -31,6 +31,7 @@ void load() {
     bool ok = fetch("cuInit", g_api.cuInit) && fetch("cuDeviceGetCount", g_api.cuDeviceGetCount) &&
               fetch("cuDriverGetVersion", g_api.cuDriverGetVersion) &&
               fetch("cuDevicePrimaryCtxRetain", g_api.cuDevicePrimaryCtxRetain) &&
+              fetch("cuDevicePrimaryCtxReset", g_api.cuDevicePrimaryCtxReset) &&
               fetch("cuCtxGetCurrent", g_api.cuCtxGetCurrent) && fetch("cuCtxSetCurrent", g_api.cuCtxSetCurrent) &&
               fetch("cuCtxSynchronize", g_api.cuCtxSynchronize) && fetch("cuMemAlloc", g_api.cuMemAlloc) &&
               fetch("cuMemAllocPitch", g_api.cuMemAllocPitch) && fetch("cuMemFree", g_api.cuMemFree) &&

@@ -14,6 +14,7 @@ struct DriverApi {
     PFN_cuDeviceGetCount_v2000 cuDeviceGetCount;
     PFN_cuDriverGetVersion_v2020 cuDriverGetVersion;
     PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain;
+    PFN_cuDevicePrimaryCtxReset_v11000 cuDevicePrimaryCtxReset;
     PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent;
     PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent;
     PFN_cuCtxSynchronize_v13000 cuCtxSynchronize;

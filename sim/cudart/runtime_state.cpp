@@ -80,6 +80,18 @@ cudaError_t ensure_context(const DriverApi **api) {
 
 int current_device() { return t_device; }
 
+cudaError_t reset_device() {
+    const DriverApi *api;
+    if (cudaError_t e = init_driver(&api)) return e;
+    const int device = t_device;
+    {
+        std::lock_guard<std::mutex> lock(g_primary_mutex);
+        if (CUresult r = api->cuDevicePrimaryCtxReset(device)) return to_runtime(r);
+        g_primary[device] = nullptr;
+    }
+    return to_runtime(api->cuCtxSetCurrent(nullptr));
+}
+
 cudaError_t set_device(int device) {
     const DriverApi *api;
     if (cudaError_t e = init_driver(&api)) return e;

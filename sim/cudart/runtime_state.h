@@ -25,4 +25,8 @@ int current_device();
 // cudaSetDevice: since CUDA 12 it initialises the device's primary context at once.
 cudaError_t set_device(int device);
 
+// cudaDeviceReset: resets the current device's primary context (its allocations go with
+// it) and forgets it, so the next call on the device retains a fresh one.
+cudaError_t reset_device();
+
 }  // namespace simrt

@@ -282,3 +282,27 @@ TEST_CASE("1.6: Python names and frames are read, and an event's Python stack (a
   CHECK(t.events[1].address == 0x4000);
   CHECK(t.events[1].python_stack_id == 0);
 }
+
+TEST_CASE("a 1.8 Process record carries the launcher's facts, and a 1.7 one reads as none set") {
+  TraceBuilder b;
+  b.process_with_lineage(3, 1, 8, {"SLURM_JOB_ID=777", "SLURM_STEP_ID=0", "MASTER_ADDR=node1"});
+  const Trace t = parse_trace(span_of(b.bytes()));
+  REQUIRE(t.process);
+  CHECK(t.process->rank == 3);
+  CHECK(t.process->local_rank == 1);
+  CHECK(t.process->world_size == 8);
+  REQUIRE(t.process->launcher.size() == 3);
+  CHECK(t.process->launcher[0] == std::pair<std::string, std::string>{"SLURM_JOB_ID", "777"});
+  CHECK(t.process->launcher[2] == std::pair<std::string, std::string>{"MASTER_ADDR", "node1"});
+  CHECK(*t.process->launcher_value("SLURM_STEP_ID") == "0");
+  CHECK(t.process->launcher_value("RANK") == nullptr);
+
+  TraceBuilder old(7);
+  old.process();
+  const Trace o = parse_trace(span_of(old.bytes()));
+  REQUIRE(o.process);
+  CHECK(o.process->hostname == "host1");
+  CHECK(o.process->local_rank == -1);
+  CHECK(o.process->world_size == -1);
+  CHECK(o.process->launcher.empty());
+}

@@ -49,6 +49,21 @@ class TraceBuilder {
 
   TraceBuilder& process(uint64_t granule = 2ull << 20, std::vector<std::string> argv = {"prog", "--flag"},
                         int32_t rank = 0) {
+    return record(fmt::RecordType::kProcess, process_payload(granule, argv, rank));
+  }
+
+  // 1.8: a Process record with the launcher's facts; `launcher` is "NAME=value" entries.
+  TraceBuilder& process_with_lineage(int32_t rank, int32_t local_rank, int32_t world_size,
+                                     const std::vector<std::string>& launcher) {
+    std::string p = process_payload(2ull << 20, {"prog"}, rank);
+    p += pod(fmt::ProcessLineage{local_rank, world_size});
+    std::string joined;
+    for (size_t i = 0; i < launcher.size(); ++i) joined += (i ? std::string(1, '\0') : "") + launcher[i];
+    str(p, joined);
+    return record(fmt::RecordType::kProcess, p);
+  }
+
+  static std::string process_payload(uint64_t granule, const std::vector<std::string>& argv, int32_t rank) {
     fmt::ProcessRecord r{};
     r.pid = 4242;
     r.ppid = 1;
@@ -63,7 +78,7 @@ class TraceBuilder {
     str(p, "host1");
     str(p, cmd);
     str(p, "0.1.0");
-    return record(fmt::RecordType::kProcess, p);
+    return p;
   }
 
   TraceBuilder& device(int32_t ordinal, uint64_t total, const std::string& name = "NVIDIA H200") {

@@ -1,0 +1,77 @@
+// The job view's figures (analysis/job.h) from hand-made reports: the median of an even
+// count, the tolerance's edge, GPUs without a UUID, the job id's sources.
+#include "job.h"
+
+#include "catch.h"
+
+using namespace cumemtrace;
+
+namespace {
+
+constexpr uint64_t MiB = 1ull << 20;
+
+Report process(uint32_t pid, int32_t rank, int32_t device, uint64_t peak, const std::string& host = "h1") {
+  Report r;
+  r.path = "trace-" + std::to_string(pid);
+  r.complete = true;
+  ProcessInfo p;
+  p.pid = pid;
+  p.rank = rank;
+  p.hostname = host;
+  r.process = p;
+  DeviceReport d;
+  d.device = device;
+  d.total_bytes = 1024 * MiB;
+  d.peak_bytes = peak;
+  d.counts.allocs = 1;
+  d.counts.contexts = 1;
+  r.devices.push_back(d);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("job: the median of an even count is the mean of the middle two, and the tolerance is inclusive") {
+  // Peaks 100, 110, 120, 200 MiB: median (110 + 120) / 2 = 115 MiB. 100 is -13.04 %,
+  // 110 -4.35 %, 120 +4.35 %, 200 +73.9 %.
+  const std::vector<Report> reps = {process(1, 0, 0, 100 * MiB), process(2, 1, 1, 110 * MiB),
+                                    process(3, 2, 2, 120 * MiB), process(4, 3, 3, 200 * MiB)};
+  const std::vector<std::vector<DeviceInfo>> no_uuids(4);
+  const Job j = build_job(reps, no_uuids, 13.05);
+  CHECK(j.median_peak_bytes == 115 * MiB);
+  CHECK(j.max_imbalance_percent == Approx(85.0 / 115 * 100));
+  REQUIRE(j.findings.size() == 1);  // 100 MiB is within 13.05 %
+  CHECK(j.findings[0].kind == JobFinding::Kind::kRankImbalance);
+  CHECK(j.processes[j.findings[0].process].rank == 3);
+  CHECK(j.processes[j.findings[0].median_process].rank == 1);  // 110 and 120 tie: the first row
+  CHECK(build_job(reps, no_uuids, 13.0).findings.size() == 2);
+  // No UUID: one GPU per (host, ordinal), never merged across processes' different ordinals.
+  CHECK(j.gpus.size() == 4);
+}
+
+TEST_CASE("job: GPUs without a UUID merge by host and ordinal only, and oversubscription needs the sum past the total") {
+  // Two processes on ordinal 0 of host h1 (600 + 500 MiB > 1 GiB), one on ordinal 0 of h2.
+  const std::vector<Report> reps = {process(1, 0, 0, 600 * MiB), process(2, 1, 0, 500 * MiB),
+                                    process(3, 2, 0, 600 * MiB, "h2")};
+  const Job j = build_job(reps, std::vector<std::vector<DeviceInfo>>(3), 1000);
+  REQUIRE(j.gpus.size() == 2);
+  CHECK(j.gpus[0].peak_sum_bytes == 1100 * MiB);
+  CHECK(j.gpus[1].host == "h2");
+  REQUIRE(j.findings.size() == 1);
+  CHECK(j.findings[0].kind == JobFinding::Kind::kDeviceOversubscribed);
+  CHECK(j.findings[0].gpu == 0);
+  CHECK(finding_kind_name(j.findings[0].kind) == "device-oversubscribed");
+}
+
+TEST_CASE("job id: SLURM's first, then torchelastic's run id, then the rendezvous address") {
+  ProcessInfo p;
+  CHECK(job_id_of(p).empty());
+  p.launcher = {{"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29500"}};
+  CHECK(job_id_of(p) == "rendezvous:node1:29500");
+  p.launcher.emplace_back("TORCHELASTIC_RUN_ID", "abc");
+  CHECK(job_id_of(p) == "torchelastic:abc");
+  p.launcher.emplace_back("SLURM_JOB_ID", "12");
+  CHECK(job_id_of(p) == "slurm:12");
+  p.launcher.emplace_back("SLURM_STEP_ID", "3");
+  CHECK(job_id_of(p) == "slurm:12.3");
+}

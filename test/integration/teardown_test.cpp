@@ -1,0 +1,84 @@
+// Context teardowns free what the context held (teardown.c; trace format 1.8's
+// kEventTeardown): nothing made before a cudaDeviceReset is reported leaked, and a free
+// refused after it stays in the trace as a failed free.
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "harness.h"
+
+using namespace harness;
+
+namespace {
+
+constexpr uint64_t MiB = 1ull << 20;
+
+std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
+
+struct Traced {
+  TempDir dir;
+  std::string trace;
+  Result result;
+  explicit Traced(const std::string& mode) {
+    // Uncompressed, so that `dump` shows every event record.
+    result = traced(dir, {here("teardown"), mode}, {{"CUMEMTRACE_COMPRESS", "0"}});
+    REQUIRE(result.exit_code == 0);
+    trace = only_trace(dir);
+  }
+  // Event lines of `cumemtrace dump` that match `pattern`.
+  size_t events(const std::string& pattern) const {
+    const Result d = run({cli(), "dump", trace});
+    REQUIRE(d.exit_code == 0);
+    const std::regex re(pattern);
+    size_t n = 0;
+    for (auto it = std::sregex_iterator(d.out.begin(), d.out.end(), re); it != std::sregex_iterator(); ++it) ++n;
+    return n;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("teardown: cudaDeviceReset frees the 15 allocations made before it, and the cudaFree after it fails") {
+  Traced t("reset");
+  CHECK(t.result.out == "free after reset: cudaErrorInvalidValue\n");
+  const auto j = report(t.trace);
+  CHECK(j.at("leaks").empty());
+  const auto& d = device(j, 0);
+  CHECK(d.at("end").at("device_bytes") == 0);
+  CHECK(d.at("peak").at("device_bytes") == 65 * MiB + 7536);
+  CHECK(d.at("counts").at("allocs") == 15);
+  CHECK(d.at("counts").at("frees") == 15);
+  CHECK(d.at("counts_by_api").at("cudaDeviceReset").at("frees") == 15);
+  CHECK(d.at("counts_by_api").count("cudaFree") == 0);
+  // The cudaFree of memory the reset took: an unknown address (so no device), its free
+  // taken back as failed.
+  const auto& none = device(j, -1);
+  CHECK(none.at("counts").at("unknown_frees") == 1);
+  CHECK(none.at("counts_by_api").at("cudaFree").at("frees") == 0);
+  CHECK(d.at("exit_snapshot").at("device_bytes") == 0);
+  // 15 teardown frees (flags 32); the refused free recorded with CUDA_ERROR_INVALID_VALUE
+  // (1), flagged unknown address + restored (5).
+  CHECK(t.events(R"(event t=\d+ free \S+ dev=0 [^\n]* result=0 flags=32 )") == 15);
+  CHECK(t.events(R"(event t=\d+ free unknown [^\n]* result=1 flags=5 )") == 1);
+}
+
+TEST_CASE("teardown: cuCtxDestroy frees its own context's allocation, not the primary context's") {
+  Traced t("destroy");
+  const auto j = report(t.trace);
+  const auto& d = device(j, 0);
+  CHECK(d.at("end").at("device_bytes") == 2 * MiB);
+  CHECK(d.at("counts").at("frees") == 1);
+  CHECK(d.at("counts_by_api").at("cuCtxDestroy_v2").at("frees") == 1);
+  REQUIRE(j.at("leaks").size() == 1);
+  CHECK(j.at("leaks")[0].at("bytes") == 2 * MiB);
+}
+
+TEST_CASE("teardown: only the last cuDevicePrimaryCtxRelease frees the primary context's memory") {
+  Traced t("release");
+  const auto j = report(t.trace);
+  const auto& d = device(j, 0);
+  CHECK(d.at("end").at("device_bytes") == 0);
+  CHECK(d.at("counts").at("frees") == 1);
+  CHECK(t.events(R"(event t=\d+ free device dev=0 [^\n]* size=3145728 [^\n]* result=0 flags=32 )") == 1);
+  CHECK(j.at("leaks").empty());
+}

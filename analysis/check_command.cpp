@@ -2,9 +2,11 @@
 
 #include <fstream>
 #include <iostream>
+#include <variant>
 
 #include "baseline_command.h"
 #include "junit.h"
+#include "parallel.h"
 #include "report.h"
 #include "symbolize.h"
 
@@ -44,18 +46,24 @@ int run_check(const CheckOptions& opt) {
     checks.push_back(check_against(*base, *now, *tol));
     checks.back().path = opt.baseline;
   }
-  for (const auto& path : opt.limits.empty() ? std::vector<std::string>{} : opt.traces) {
-    const Trace t = read_trace(path);
-    if (!t.header_ok) {
-      std::cerr << "cumemtrace check: " << path << ": " << (t.error ? t.error->message : "unreadable") << "\n";
-      return 2;
-    }
+  // Traces are read and checked in parallel; results and messages stay in the order given.
+  const std::vector<std::string> limited = opt.limits.empty() ? std::vector<std::string>{} : opt.traces;
+  auto checked = parallel_map(limited.size(), [&](size_t i) -> std::variant<TraceCheck, std::string> {
+    const Trace t = read_trace(limited[i]);
+    if (!t.header_ok) return "cumemtrace check: " + limited[i] + ": " + (t.error ? t.error->message : "unreadable");
     std::unordered_map<uint64_t, Symbol> symbols;
     if (t.symbols.empty()) symbols = resolve_symbols(t);
     ReportOptions ro;
     ro.extra_symbols = &symbols;
     ro.frames = 1;
-    checks.push_back(check_trace(t, build_report(t, ro), opt.limits));
+    return check_trace(t, build_report(t, ro), opt.limits);
+  });
+  for (auto& c : checked) {
+    if (auto* unreadable = std::get_if<std::string>(&c)) {
+      std::cerr << *unreadable << "\n";
+      return 2;
+    }
+    checks.push_back(std::move(std::get<TraceCheck>(c)));
   }
   bool ok = true;
   for (const auto& c : checks) {

@@ -2,10 +2,12 @@
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "baseline_command.h"
 #include "job.h"
 #include "junit.h"
+#include "parallel.h"
 #include "report.h"
 #include "symbolize.h"
 #include "trace_inputs.h"
@@ -64,14 +66,21 @@ int run_check(const CheckOptions& given) {
     checks.push_back(check_against(*base, *now, *tol));
     checks.back().path = opt.baseline;
   }
-  std::vector<Report> reports;
-  std::vector<std::vector<DeviceInfo>> devices;
+  // Traces are read and checked in parallel; results and messages stay in the order given.
+  struct Checked {
+    std::optional<std::string> unreadable;  // the message, when the trace could not be read
+    std::optional<TraceCheck> check;        // with limits
+    std::optional<Report> report;           // with --max-rank-imbalance, for the job view
+    std::vector<DeviceInfo> devices;
+  };
   const bool per_trace = !opt.limits.empty() || opt.max_rank_imbalance;
-  for (const auto& path : per_trace ? opt.traces : std::vector<std::string>{}) {
-    Trace t = read_trace(path);
+  const std::vector<std::string> traces = per_trace ? opt.traces : std::vector<std::string>{};
+  auto checked = parallel_map(traces.size(), [&](size_t i) {
+    Checked out;
+    Trace t = read_trace(traces[i]);
     if (!t.header_ok) {
-      std::cerr << "cumemtrace check: " << path << ": " << (t.error ? t.error->message : "unreadable") << "\n";
-      return 2;
+      out.unreadable = "cumemtrace check: " + traces[i] + ": " + (t.error ? t.error->message : "unreadable");
+      return out;
     }
     std::unordered_map<uint64_t, Symbol> symbols;
     if (t.symbols.empty()) symbols = resolve_symbols(t);
@@ -79,10 +88,24 @@ int run_check(const CheckOptions& given) {
     ro.extra_symbols = &symbols;
     ro.frames = 1;
     Report rep = build_report(t, ro);
-    if (!opt.limits.empty()) checks.push_back(check_trace(t, rep, opt.limits));
+    if (!opt.limits.empty()) out.check = check_trace(t, rep, opt.limits);
     if (opt.max_rank_imbalance) {
-      devices.push_back(std::move(t.devices));
-      reports.push_back(std::move(rep));
+      out.devices = std::move(t.devices);
+      out.report = std::move(rep);
+    }
+    return out;
+  });
+  std::vector<Report> reports;
+  std::vector<std::vector<DeviceInfo>> devices;
+  for (auto& c : checked) {
+    if (c.unreadable) {
+      std::cerr << *c.unreadable << "\n";
+      return 2;
+    }
+    if (c.check) checks.push_back(std::move(*c.check));
+    if (c.report) {
+      reports.push_back(std::move(*c.report));
+      devices.push_back(std::move(c.devices));
     }
   }
   if (opt.max_rank_imbalance) {

@@ -17,12 +17,17 @@ namespace cumemtrace {
 
 class GapRatioFront {
  public:
-  // A moment with arena bytes `footprint` and gap ratio `ratio` at `time_ns`.
-  void observe(uint64_t footprint, double ratio, uint64_t time_ns) {
-    if (footprint > peak_footprint_) peak_footprint_ = footprint;
-    if (footprint == 0) return;
+  // A moment with arena bytes `footprint` and gap ratio `ratio` at `time_ns`. Returns
+  // false when nothing changed (so max_over_significant() is as it was: most moments).
+  bool observe(uint64_t footprint, double ratio, uint64_t time_ns) {
+    bool changed = false;
+    if (footprint > peak_footprint_) {
+      peak_footprint_ = footprint;
+      changed = true;
+    }
+    if (footprint == 0) return changed;
     auto it = front_.lower_bound(footprint);
-    if (it != front_.end() && it->second.ratio >= ratio) return;  // dominated (an earlier tie wins)
+    if (it != front_.end() && it->second.ratio >= ratio) return changed;  // dominated (an earlier tie wins)
     // Remove what the new moment dominates: no more footprint and a lower ratio. An
     // earlier moment of equal ratio stays: it is the one first reaching that ratio.
     while (it != front_.begin()) {
@@ -31,6 +36,7 @@ class GapRatioFront {
       front_.erase(prev);
     }
     front_[footprint] = Point{ratio, time_ns};
+    return true;
   }
 
   uint64_t peak_footprint() const { return peak_footprint_; }

@@ -47,8 +47,7 @@ Integrity check_integrity(const Trace& trace) {
 Trace without_impossible(const Trace& trace, const Integrity& integrity) {
   Trace t = trace;
   if (integrity.impossible.empty()) return t;
-  std::vector<Event> kept;
-  kept.reserve(trace.events.size() - integrity.impossible.size());
+  EventLog kept;
   size_t next = 0;
   for (size_t i = 0; i < trace.events.size(); ++i) {
     if (next < integrity.impossible.size() && integrity.impossible[next].index == i) {

@@ -1,9 +1,12 @@
 // `cumemtrace live`: docs/cli.md.
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
 #include "live_time.h"
+#include "progress.h"
 #include "report.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -19,10 +22,17 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
     for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
     if (!a.empty() && a.back() == ',') parts.emplace_back();
   }
+  std::optional<ProgressScope> progress(std::in_place, "cumemtrace live");
   Trace t = read_trace(path);
+  progress->clear();
   if (!check_trace(t)) return 1;
   std::vector<uint64_t> ats;
+  std::map<std::string, uint64_t> parsed;  // "peak" replays the whole trace: once is enough
   for (const auto& part : parts) {
+    if (auto known = parsed.find(part); known != parsed.end()) {
+      ats.push_back(known->second);
+      continue;
+    }
     std::string error;
     auto at = parse_moment(part, t, error);
     if (!at) {
@@ -30,11 +40,13 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
       return 2;
     }
     ats.push_back(*at);
+    parsed.emplace(part, *at);
   }
   const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (uint64_t at : ats) {
-    LiveReport lr = build_live(t, at);
+  const std::vector<LiveReport> lives = build_live(t, ats);
+  progress.reset();  // the bar's line ends before the output
+  for (const LiveReport& lr : lives) {
     if (json)
       out.push_back(to_json(lr));
     else

@@ -2,6 +2,7 @@
 // touches a byte past its end: this is what makes the reader safe on arbitrary input
 // (test/analysis/reader_test.cpp cuts a valid trace at every byte offset).
 #include "cumemtrace/reader.h"
+#include "progress.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -149,6 +150,10 @@ class Parser {
       }
       off += sizeof h + h.payload_bytes;
       t_.records_end = off;
+      if (off - reported_ >= (1u << 20)) {  // a clock read per MiB, not per record
+        reported_ = off;
+        progress("reading", off, b_.size());
+      }
     }
     return off;
   }
@@ -535,6 +540,7 @@ class Parser {
   bool verify_;
   bool truncated_tail_ = false;  // the only damage is a cut-off end
   bool inside_compressed_ = false;  // reading the records of a CompressedRecord
+  uint64_t reported_ = 0;           // where progress() was last told
 };
 
 }  // namespace

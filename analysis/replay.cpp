@@ -1,5 +1,8 @@
 #include "replay.h"
 
+#include "progress.h"
+
+#include <algorithm>
 #include <tuple>
 
 namespace cumemtrace {
@@ -22,8 +25,10 @@ size_t kind_index(Kind k) {
 }  // namespace
 
 DeviceState& Replayer::dev(int32_t d) {
+  if (last_.state && last_.state->device == d) return *last_.state;  // an event asks 2-3 times
   auto it = devices_.find(d);
   if (it == devices_.end()) it = devices_.emplace(d, DeviceState(d, granule_)).first;
+  last_.state = &it->second;  // map nodes never move
   return it->second;
 }
 
@@ -31,6 +36,7 @@ void Replayer::add_live(DeviceState& s, const LiveAlloc& a) {
   s.live_bytes[kind_index(a.kind)] += a.size;
   s.live_count[kind_index(a.kind)] += 1;
   if (format::holds_device_memory(a.kind)) s.device_bytes += a.size;
+  if (live_set_only_) return;
   if (format::counts_for_fragmentation(a.kind) && !s.frag.insert(a.address, a.size)) ++s.counts.anomalies;
   const uint64_t pinned = s.live_bytes[kind_index(Kind::kHostPinned)];
   if (a.kind == Kind::kHostPinned && pinned > s.peak_pinned_bytes) {
@@ -43,7 +49,7 @@ void Replayer::remove_live(DeviceState& s, const LiveAlloc& a) {
   s.live_bytes[kind_index(a.kind)] -= a.size;
   s.live_count[kind_index(a.kind)] -= 1;
   if (format::holds_device_memory(a.kind)) s.device_bytes -= a.size;
-  if (format::counts_for_fragmentation(a.kind)) s.frag.erase(a.address);
+  if (format::counts_for_fragmentation(a.kind) && !live_set_only_) s.frag.erase(a.address);
 }
 
 void Replayer::apply(const Event& e, size_t index) {
@@ -187,7 +193,7 @@ void Replayer::map(const Event& e) {
     unmap(undo);
   }
   mappings_[e.address] = Mapping{e.size, e.handle, e.device};
-  if (!s.frag.insert(e.address, e.size)) ++s.counts.anomalies;
+  if (!live_set_only_ && !s.frag.insert(e.address, e.size)) ++s.counts.anomalies;
   s.live_bytes[kind_index(Kind::kVmmMap)] += e.size;
   s.live_count[kind_index(Kind::kVmmMap)] += 1;
   if (auto h = handles_.find(e.handle); h != handles_.end()) ++h->second.maps;
@@ -206,7 +212,7 @@ void Replayer::unmap(const Event& e) {
   ++s.counts.unmaps;
   while (it != mappings_.end() && it->first < end) {
     DeviceState& owner = dev(it->second.device);
-    owner.frag.erase(it->first);
+    if (!live_set_only_) owner.frag.erase(it->first);
     owner.live_bytes[kind_index(Kind::kVmmMap)] -= it->second.size;
     owner.live_count[kind_index(Kind::kVmmMap)] -= 1;
     if (auto h = handles_.find(it->second.handle); h != handles_.end()) {
@@ -218,6 +224,7 @@ void Replayer::unmap(const Event& e) {
 }
 
 void Replayer::observe(DeviceState& s, const Event& e, size_t index) {
+  if (live_set_only_) return;
   if (s.device_bytes > s.peak_bytes) {
     s.peak_bytes = s.device_bytes;
     s.peak_time_ns = e.time_ns;
@@ -225,14 +232,16 @@ void Replayer::observe(DeviceState& s, const Event& e, size_t index) {
     s.frag_at_peak = s.frag.figures();
   }
   const FragmentationFigures f = s.frag.figures();
-  s.gap_front.observe(f.arena_bytes, f.gap_ratio(), e.time_ns);
-  std::tie(s.max_gap_ratio, s.max_gap_ratio_time_ns) = s.gap_front.max_over_significant();
+  if (s.gap_front.observe(f.arena_bytes, f.gap_ratio(), e.time_ns))
+    std::tie(s.max_gap_ratio, s.max_gap_ratio_time_ns) = s.gap_front.max_over_significant();
 }
 
 std::vector<LiveAlloc> Replayer::live(int32_t device, bool all) const {
   std::vector<LiveAlloc> out;
   for (const auto& [addr, a] : by_address_)
     if (all || a.device == device) out.push_back(a);
+  // In address order, as the callers have always had them (addresses are unique here).
+  std::sort(out.begin(), out.end(), [](const LiveAlloc& a, const LiveAlloc& b) { return a.address < b.address; });
   for (const auto& [h, handle] : handles_)
     if (all || handle.alloc.device == device) out.push_back(handle.alloc);
   return out;
@@ -240,14 +249,19 @@ std::vector<LiveAlloc> Replayer::live(int32_t device, bool all) const {
 
 Replayer replay(const Trace& trace) {
   Replayer r(trace.granule());
-  for (size_t i = 0; i < trace.events.size(); ++i) r.apply(trace.events[i], i);
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    if ((i & 0xfff) == 0) progress("replaying", i, trace.events.size());
+    r.apply(trace.events[i], i);
+  }
   return r;
 }
 
 Replayer replay_until(const Trace& trace, uint64_t t) {
   Replayer r(trace.granule());
-  for (size_t i = 0; i < trace.events.size(); ++i)
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    if ((i & 0xfff) == 0) progress("replaying", i, trace.events.size());
     if (trace.events[i].time_ns <= t) r.apply(trace.events[i], i);
+  }
   return r;
 }
 
@@ -255,9 +269,11 @@ std::vector<std::vector<LiveAlloc>> live_after(const Trace& trace, const std::ve
   std::vector<std::vector<LiveAlloc>> out(stops.size());
   std::multimap<size_t, size_t> order;  // event index -> position in stops
   for (size_t i = 0; i < stops.size(); ++i) order.emplace(stops[i].first, i);
-  Replayer r(trace.granule());
+  Replayer r(trace.granule(), /*live_set_only=*/true);
   auto stop = order.begin();
+  const size_t last = order.empty() ? 0 : order.rbegin()->first + 1;
   for (size_t i = 0; i < trace.events.size() && stop != order.end(); ++i) {
+    if ((i & 0xfff) == 0) progress("live sets", i, last);
     r.apply(trace.events[i], i);
     for (; stop != order.end() && stop->first == i; ++stop)
       for (auto& a : r.live(stops[stop->second].second))

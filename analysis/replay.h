@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "cumemtrace/fragmentation.h"
@@ -101,7 +102,10 @@ struct FailedAlloc {
 
 class Replayer {
  public:
-  explicit Replayer(uint64_t granule) : granule_(granule) {}
+  // `live_set_only`: keep what is live (live(), reservations(), failed()) and nothing
+  // per moment: no fragmentation index, no peaks, no gap ratios. The second passes only
+  // want the live set, and the index was half of a replay's time.
+  explicit Replayer(uint64_t granule, bool live_set_only = false) : granule_(granule), live_set_only_(live_set_only) {}
 
   void apply(const Event& e, size_t index);
 
@@ -138,8 +142,21 @@ class Replayer {
   void observe(DeviceState& s, const Event& e, size_t index);
 
   uint64_t granule_;
+  bool live_set_only_;
   std::map<int32_t, DeviceState> devices_;
-  std::map<uint64_t, LiveAlloc> by_address_;  // device, pitch, managed, async-pool, host-pinned
+  // The device dev() found last; forgotten when the Replayer is copied or moved.
+  struct LastDevice {
+    DeviceState* state = nullptr;
+    LastDevice() = default;
+    LastDevice(const LastDevice&) {}
+    LastDevice& operator=(const LastDevice&) {
+      state = nullptr;
+      return *this;
+    }
+  } last_;
+  // Device, pitch, managed, async-pool, host-pinned: hashed (a tree here was a fifth of a
+  // replay); live() sorts what it returns by address.
+  std::unordered_map<uint64_t, LiveAlloc> by_address_;
   std::map<uint64_t, Handle> handles_;        // vmm-physical, by handle
   std::map<uint64_t, Mapping> mappings_;      // by mapped address
   std::map<uint64_t, LiveAlloc> reservations_;

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "moments.h"
+#include "progress.h"
 #include "python_stacks.h"
 #include "report_failures.h"
 
@@ -218,14 +219,22 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
   for (const auto& [d, s] : final.devices()) ordinals[d] = true;
 
   // Calls by the API the program used, so a user can check each allocation was seen once.
-  std::map<int32_t, std::map<std::string, ApiCounts>> by_api;
+  // Counted by API id, named once per id after (naming each event was most of the time).
+  std::map<std::pair<int32_t, uint16_t>, ApiCounts> by_api_id;
   for (const auto& e : trace.events) {
     if (e.op != format::Op::kAlloc && e.op != format::Op::kFree) continue;
-    ApiCounts& c = by_api[e.device][trace.api_name(e.api)];
+    ApiCounts& c = by_api_id[{e.device, e.api}];
     if (e.flags & format::kEventRestored) --c.frees;  // that free failed
     else if (e.op == format::Op::kFree) ++c.frees;
     else if (e.result != 0) ++c.failed;
     else ++c.allocs;
+  }
+  std::map<int32_t, std::map<std::string, ApiCounts>> by_api;
+  for (const auto& [key, counts] : by_api_id) {
+    ApiCounts& c = by_api[key.first][trace.api_name(key.second)];  // two ids may share a name
+    c.allocs += counts.allocs;
+    c.frees += counts.frees;
+    c.failed += counts.failed;
   }
 
   for (const auto& [ordinal, unused] : ordinals) {
@@ -343,13 +352,14 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
   return rep;
 }
 
-LiveReport build_live(const Trace& trace, uint64_t at_ns) {
+namespace {
+
+LiveReport live_report(const Trace& trace, const Stacks& stacks, const Replayer& r, uint64_t at_ns,
+                       uint64_t events_applied) {
   LiveReport lr;
   lr.path = trace.path;
   lr.at_ns = at_ns;
-  for (const auto& e : trace.events) lr.events_applied += e.time_ns <= at_ns;
-  const Replayer r = replay_until(trace, at_ns);
-  Stacks stacks(trace);
+  lr.events_applied = events_applied;
   for (const auto& [d, s] : r.devices()) {
     LiveDevice ld;
     ld.device = d;
@@ -364,6 +374,42 @@ LiveReport build_live(const Trace& trace, uint64_t at_ns) {
     lr.devices.push_back(std::move(ld));
   }
   return lr;
+}
+
+}  // namespace
+
+LiveReport build_live(const Trace& trace, uint64_t at_ns) { return std::move(build_live(trace, std::vector{at_ns})[0]); }
+
+std::vector<LiveReport> build_live(const Trace& trace, const std::vector<uint64_t>& ats) {
+  std::vector<LiveReport> out(ats.size());
+  const Stacks stacks(trace);
+  const auto& ev = trace.events;
+  const bool in_time_order =
+      std::is_sorted(ev.begin(), ev.end(), [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  if (!in_time_order) {
+    // "time_ns <= t in file order" is then no prefix of the file: one replay per moment.
+    for (size_t k = 0; k < ats.size(); ++k) {
+      uint64_t applied = 0;
+      for (const auto& e : ev) applied += e.time_ns <= ats[k];
+      out[k] = live_report(trace, stacks, replay_until(trace, ats[k]), ats[k], applied);
+    }
+    return out;
+  }
+  // Events in time order: the events of a moment are a prefix of the file, and a later
+  // moment's prefix extends an earlier one's, so one replay serves every moment.
+  std::vector<size_t> order(ats.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ats[a] < ats[b]; });
+  Replayer r(trace.granule());
+  size_t next = 0;
+  for (size_t k : order) {
+    for (; next < ev.size() && ev[next].time_ns <= ats[k]; ++next) {
+      if ((next & 0xfff) == 0) progress("replaying", next, ev.size());
+      r.apply(ev[next], next);
+    }
+    out[k] = live_report(trace, stacks, r, ats[k], next);
+  }
+  return out;
 }
 
 }  // namespace cumemtrace

@@ -212,6 +212,10 @@ struct LiveReport {
   std::vector<LiveDevice> devices;
 };
 
+// What was live just after the events with time_ns <= at_ns (applied in file order).
 LiveReport build_live(const Trace& trace, uint64_t at_ns);
+// The same for many moments (any order, repeats allowed), in the order given: one replay
+// for all of them when the trace's events are in time order (the usual case).
+std::vector<LiveReport> build_live(const Trace& trace, const std::vector<uint64_t>& ats);
 
 }  // namespace cumemtrace

@@ -6,14 +6,48 @@
 #include "commands.h"
 #include "job.h"
 #include "job_view.h"
+#include "parallel.h"
+#include "progress.h"
 #include "report.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "symbolize.h"
-#include "trace_inputs.h"
 #include "trace_check.h"
+#include "trace_inputs.h"
 
 namespace cumemtrace {
+
+namespace {
+
+// One trace's share of the command: what it says on stderr, then its report, and the
+// devices it names (for the job view of several traces).
+struct TraceReport {
+  std::string errors;
+  std::optional<Report> report;
+  std::vector<DeviceInfo> devices;
+};
+
+TraceReport report_one(const std::string& path, size_t top, size_t frames) {
+  TraceReport out;
+  Trace t = read_trace(path);
+  std::ostringstream errors;
+  const bool readable = check_trace(t, errors);
+  out.errors = errors.str();
+  if (!readable) return out;
+  // A trace never symbolized (the job was not started by `cumemtrace run`) can still
+  // be symbolized here when the module files exist on this machine.
+  std::unordered_map<uint64_t, Symbol> extra;
+  if (t.symbols.empty()) extra = resolve_symbols(t);
+  ReportOptions opt;
+  opt.top = top;
+  opt.frames = frames;
+  opt.extra_symbols = &extra;
+  out.report = build_report(t, opt);
+  out.devices = std::move(t.devices);
+  return out;
+}
+
+}  // namespace
 
 int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size_t frames, double rank_tolerance) {
   int rc = 0;
@@ -27,32 +61,30 @@ int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size
   std::vector<std::vector<DeviceInfo>> devices;
   std::ostringstream per_trace;
   bool first = true;
-  for (const auto& path : paths) {
-    Trace t = read_trace(path);
-    if (!check_trace(t)) {
+  // One trace: progress on stderr when it takes long; several: read and analysed in
+  // parallel, silently, then printed in the order given.
+  std::optional<ProgressScope> progress;
+  if (paths.size() == 1) progress.emplace("cumemtrace report");
+  auto done = parallel_map(paths.size(), [&](size_t i) { return report_one(paths[i], top, frames); });
+  for (auto& [errors, rep, devs] : done) {
+    progress.reset();  // the bar's line ends before anything else is said
+    std::cerr << errors;
+    if (!rep) {
       rc = 1;
       continue;
     }
-    // A trace never symbolized (the job was not started by `cumemtrace run`) can still
-    // be symbolized here when the module files exist on this machine.
-    std::unordered_map<uint64_t, Symbol> extra;
-    if (t.symbols.empty()) extra = resolve_symbols(t);
-    ReportOptions opt;
-    opt.top = top;
-    opt.frames = frames;
-    opt.extra_symbols = &extra;
-    Report rep = build_report(t, opt);
     if (json) {
-      all.push_back(to_json(rep));
+      all.push_back(to_json(*rep));
     } else {
       if (!first) per_trace << "\n" << std::string(78, '=') << "\n\n";
-      write_text(per_trace, rep);
+      write_text(per_trace, *rep);
     }
     first = false;
     if (paths.size() > 1) {
-      devices.push_back(std::move(t.devices));
-      reports.push_back(std::move(rep));
+      devices.push_back(std::move(devs));
+      reports.push_back(std::move(*rep));
     }
+    rep.reset();  // printed (or kept for the job view): this copy can go
   }
   // Several traces: the job view first (job.h), then one report per trace.
   std::optional<Job> job;

@@ -6,14 +6,14 @@
 
 namespace cumemtrace {
 
-bool check_trace(const Trace& t) {
+bool check_trace(const Trace& t, std::ostream& err) {
   if (!t.header_ok) {
-    std::cerr << "cumemtrace: " << printable(t.path) << ": " << (t.error ? t.error->message : "unreadable") << "\n";
+    err << "cumemtrace: " << printable(t.path) << ": " << (t.error ? t.error->message : "unreadable") << "\n";
     return false;
   }
-  for (const auto& d : t.damage) std::cerr << "cumemtrace: " << printable(t.path) << ": " << d.message << "\n";
+  for (const auto& d : t.damage) err << "cumemtrace: " << printable(t.path) << ": " << d.message << "\n";
   if (!t.damage.empty())
-    std::cerr << "warning: " << t.damage.size() << " damaged or unread byte range(s), the first at byte "
+    err << "warning: " << t.damage.size() << " damaged or unread byte range(s), the first at byte "
               << t.damage.front().byte_offset << "; figures from this trace are incomplete\n";
   return true;
 }

@@ -1,0 +1,164 @@
+// The analyzer at scale: many `live --at` moments in one replay, the event log's blocks,
+// multi-trace commands in parallel, progress on stderr only.
+#include <unistd.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "catch.h"
+#include "parallel.h"
+#include "report.h"
+#include "shell.h"
+#include "trace_builder.h"
+
+using namespace cumemtrace;
+using cumemtrace::test::shell;
+using cumemtrace::test::TraceBuilder;
+
+namespace {
+
+constexpr uint64_t MiB = 1ull << 20;
+constexpr uint64_t kSec = 1'000'000'000;
+constexpr uint64_t kStart = TraceBuilder::kStart;
+
+Trace parsed(const TraceBuilder& b) {
+  return parse_trace({reinterpret_cast<const uint8_t*>(b.bytes().data()), b.bytes().size()});
+}
+
+uint64_t bytes_on(const LiveReport& lr, int32_t device) {
+  for (const auto& d : lr.devices)
+    if (d.device == device) return d.device_bytes;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("live at many moments answers each in the order asked, repeats included") {
+  // 1 MiB at 10 ns, 3 MiB at 2 s (4 MiB live), the first freed at 3 s (3 MiB live).
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30);
+  b.alloc(10, 0x7000000000, MiB).alloc(2 * kSec, 0x7100000000, 3 * MiB).free(3 * kSec, 0x7000000000).end(4 * kSec);
+  const Trace t = parsed(b);
+  const std::vector<uint64_t> ats{kStart + 3 * kSec, kStart, kStart + 2 * kSec, kStart + 2 * kSec, kStart + 10};
+  const auto lives = build_live(t, ats);
+  REQUIRE(lives.size() == 5);
+  CHECK(lives[0].at_ns == kStart + 3 * kSec);
+  CHECK(lives[0].events_applied == 3);
+  CHECK(bytes_on(lives[0], 0) == 3 * MiB);
+  CHECK(lives[1].events_applied == 0);
+  CHECK(lives[1].devices.empty());
+  CHECK(lives[2].events_applied == 2);
+  CHECK(bytes_on(lives[2], 0) == 4 * MiB);
+  CHECK(lives[3].events_applied == 2);
+  CHECK(bytes_on(lives[3], 0) == 4 * MiB);
+  CHECK(lives[4].events_applied == 1);
+  CHECK(bytes_on(lives[4], 0) == 1 * MiB);
+  CHECK(lives[4].devices.at(0).count == 1);
+}
+
+TEST_CASE("live at many moments of a trace whose times go back applies each moment's own events") {
+  // In file order: A (2 MiB) at 5 s, B (1 MiB) at 1 s, A freed at 6 s. At 1 s only B is
+  // applied (a later line of the file, an earlier time), at 5 s both, at 6 s all three.
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30);
+  b.alloc(5 * kSec, 0x7000000000, 2 * MiB).alloc(1 * kSec, 0x7100000000, MiB).free(6 * kSec, 0x7000000000);
+  const Trace t = parsed(b);
+  const auto lives = build_live(t, {kStart + 6 * kSec, kStart + 1 * kSec, kStart + 5 * kSec});
+  REQUIRE(lives.size() == 3);
+  CHECK(lives[0].events_applied == 3);
+  CHECK(bytes_on(lives[0], 0) == MiB);
+  CHECK(lives[1].events_applied == 1);
+  CHECK(bytes_on(lives[1], 0) == MiB);
+  CHECK(lives[2].events_applied == 2);
+  CHECK(bytes_on(lives[2], 0) == 3 * MiB);
+}
+
+TEST_CASE("the event log indexes across its blocks and never moves an event") {
+  EventLog log;
+  CHECK(log.empty());
+  const size_t n = 2 * EventLog::kBlock + 5;
+  for (size_t i = 0; i < n; ++i) {
+    Event e;
+    e.time_ns = i * 3;
+    log.push_back(e);
+    if (i == 0) REQUIRE(&log[0] == &log.front());
+  }
+  const Event* first = &log[0];
+  log.push_back(Event{});
+  CHECK(&log[0] == first);
+  CHECK(log.size() == n + 1);
+  CHECK(log[EventLog::kBlock].time_ns == EventLog::kBlock * 3);
+  CHECK(log[n - 1].time_ns == (n - 1) * 3);
+  uint64_t sum = 0, count = 0;
+  for (const auto& e : log) {
+    sum += e.time_ns;
+    ++count;
+  }
+  CHECK(count == n + 1);
+  CHECK(sum == 3 * (n - 1) * n / 2);  // 0 + 3 + ... + 3(n-1), and the last one's 0
+  CHECK(log.end() - log.begin() == std::ptrdiff_t(n + 1));
+}
+
+TEST_CASE("parallel jobs come back in their order and the first failure is rethrown") {
+  const auto squares = parallel_map(100, [](size_t i) { return i * i; });
+  REQUIRE(squares.size() == 100);
+  for (size_t i = 0; i < 100; ++i) CHECK(squares[i] == i * i);
+  CHECK(parallel_map(0, [](size_t i) { return i; }).empty());
+  CHECK_THROWS_WITH(parallel_map(20,
+                                 [](size_t i) -> int {
+                                   if (i == 7 || i == 13) throw std::runtime_error("job " + std::to_string(i));
+                                   return 0;
+                                 }),
+                    "job 7");
+}
+
+TEST_CASE("report of several traces prints each as alone, in the order given") {
+  const std::string cli = CUMEMTRACE_CLI;
+  const std::string dir = "/tmp/cumemtrace-scale-" + std::to_string(getpid());
+  const std::string a = dir + "-a.trace", bb = dir + "-b.trace";
+  TraceBuilder ta, tb;
+  ta.process().device(0, 80ull << 30);
+  ta.alloc(10, 0x7000000000, 5 * MiB).end(kSec);
+  tb.process().device(0, 80ull << 30);
+  tb.alloc(10, 0x7000000000, 7 * MiB).free(20, 0x7000000000).end(2 * kSec);
+  ta.write(a);
+  tb.write(bb);
+  const auto one_a = shell(cli + " report " + a), one_b = shell(cli + " report " + bb);
+  REQUIRE(one_a.status == 0);
+  REQUIRE(one_b.status == 0);
+  REQUIRE(one_a.out != one_b.out);
+  const std::string rule = "\n" + std::string(78, '=') + "\n\n";
+  const auto both = shell(cli + " report " + a + " " + bb + " " + a);
+  CHECK(both.status == 0);
+  CHECK(both.out == one_a.out + rule + one_b.out + rule + one_a.out);
+  const auto json = shell(cli + " report --json " + bb + " " + a);
+  CHECK(json.status == 0);
+  CHECK(json.out.find("7340032") < json.out.find("5242880"));  // 7 MiB's trace first
+  // A missing trace in the middle: said on stderr, the others still reported.
+  const auto missing = shell(cli + " report " + a + " " + dir + "-none.trace " + bb + " 2>/dev/null");
+  CHECK(missing.status == 1);
+  CHECK(missing.out == one_a.out + rule + one_b.out);
+  std::remove(a.c_str());
+  std::remove(bb.c_str());
+}
+
+TEST_CASE("progress goes to stderr only and leaves stdout as it was") {
+  const std::string cli = CUMEMTRACE_CLI;
+  const std::string trace = "/tmp/cumemtrace-scale-progress-" + std::to_string(getpid()) + ".trace";
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30);
+  b.alloc(10, 0x7000000000, MiB).alloc(2 * kSec, 0x7100000000, 3 * MiB).end(4 * kSec);
+  b.write(trace);
+  const auto quiet = shell(cli + " report " + trace + " 2>/dev/null");
+  const auto told = shell("CUMEMTRACE_PROGRESS_AFTER_MS=0 " + cli + " report " + trace + " 2>/dev/null");
+  const auto said = shell("CUMEMTRACE_PROGRESS_AFTER_MS=0 " + cli + " report " + trace + " 2>&1 >/dev/null");
+  CHECK(told.status == 0);
+  CHECK(told.out == quiet.out);
+  CHECK(said.out.find("cumemtrace report: replaying 0%\n") != std::string::npos);
+  const auto live_quiet = shell(cli + " live " + trace + " --at end --at peak 2>/dev/null");
+  const auto live_told =
+      shell("CUMEMTRACE_PROGRESS_AFTER_MS=0 " + cli + " live " + trace + " --at end --at peak 2>/dev/null");
+  CHECK(live_told.out == live_quiet.out);
+  CHECK(live_told.out.find("device bytes 4.00 MiB (4,194,304 B)") != std::string::npos);  // 1 MiB + 3 MiB
+  std::remove(trace.c_str());
+}

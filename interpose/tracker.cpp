@@ -362,7 +362,9 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   const ErrnoGuard keep_errno;
   RawStack stack;
   PyRawStack python;
-  const bool frees = d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree;
+  // A free that failed (kEventRestored) keeps its stack: it is worth a look.
+  const bool frees = (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) &&
+                     !(flags & format::kEventRestored);
   if (!frees || config().free_stacks) {
     capture_stack(stack, config().stack_depth);
     capture_python(python);

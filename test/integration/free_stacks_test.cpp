@@ -49,3 +49,17 @@ TEST_CASE("frees have no stack by default, and have one with CUMEMTRACE_FREE_STA
     CHECK(ids.frees_with_stack == (opt_in ? 7 : 0));
   }
 }
+
+TEST_CASE("a free that fails keeps its stack when frees have none") {
+  // host_register.c: its second cudaHostUnregister of the same range fails; that free is
+  // recorded twice (the free of unknown memory, then the record that it failed: flags 5).
+  TempDir dir;
+  REQUIRE(traced(dir, {std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/host_register"}, {{"CUMEMTRACE_DEPTH", "8"}}).exit_code == 0);
+  const Result d = run({cli(), "dump", only_trace(dir)});
+  REQUIRE(d.exit_code == 0);
+  static const std::regex failed_free(R"( event .* free .* stack=(\d+) .* result=(\d+) flags=5 )");
+  std::smatch m;
+  REQUIRE(std::regex_search(d.out, m, failed_free));
+  CHECK(m[1] != "0");
+  CHECK(m[2] == "713");  // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+}

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "baseline_command.h"
+#include "escape.h"
 #include "job.h"
 #include "junit.h"
 #include "parallel.h"
@@ -48,6 +49,10 @@ LimitResult check_rank_imbalance(const Job& job, double limit) {
 int run_check(const CheckOptions& given) {
   CheckOptions opt = given;
   opt.traces = expand_trace_inputs(given.traces);
+  if (opt.traces.empty()) {  // else a CI gate would pass having checked nothing
+    std::cerr << "cumemtrace check: no trace found in " << printable(given.traces.front()) << "\n";
+    return 2;
+  }
   if (opt.limits.empty() && opt.baseline.empty() && !opt.max_rank_imbalance) {
     std::cerr << "cumemtrace check: no limit given (--max-peak, --max-leaked, --max-failed, --max-single, "
                  "--max-gap-ratio, --max-rank-imbalance, --baseline)\n";
@@ -119,7 +124,7 @@ int run_check(const CheckOptions& given) {
     for (const auto& r : c.results) {
       if (r.ok) continue;
       ok = false;
-      std::cout << "FAIL " << c.path << ": " << r.name << ": " << r.message << "\n";
+      std::cout << "FAIL " << printable(c.path) << ": " << r.name << ": " << r.message << "\n";
       if (opt.github) std::cout << "::error title=cumemtrace " << r.name << "::" << github_escape(r.message) << "\n";
     }
   }

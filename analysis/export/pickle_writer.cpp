@@ -1,5 +1,7 @@
 #include "pickle_writer.h"
 
+#include "escape.h"
+
 #include <limits>
 
 namespace cumemtrace {
@@ -75,8 +77,12 @@ void PickleWriter::unsigned_integer(uint64_t v) {
   maybe_flush();
 }
 
-void PickleWriter::string(std::string_view s) {
-  auto it = memo_.find(std::string(s));
+void PickleWriter::string(std::string_view raw) {
+  // Pickle's unicode opcodes hold UTF-8: a trace's bytes that are not (a damaged or odd
+  // file name) are written \xNN, the rule of every other output (escape.h).
+  const std::string text = utf8_escaped(raw);
+  const std::string_view s = text;
+  auto it = memo_.find(text);
   if (it != memo_.end()) {
     if (it->second <= 0xff) {
       op(kBinGet);

@@ -429,3 +429,35 @@ TEST_CASE("jsonl: one row per process, device, event, snapshot entry, mark and s
   }
   test::shell("rm -r " + dir + " " + zdir);
 }
+
+TEST_CASE("jsonl and memviz: bytes of the trace that are not UTF-8 are escaped as report escapes them, not refused") {
+  // A command line and a symbol's file name as a process may have them (Latin-1, damage).
+  TraceBuilder b;
+  b.process(2ull << 20, {"caf\xe9", "--flag"}).device(0, 80ull << 30);
+  b.api(1, "cudaMalloc");
+  b.module(0, 0x400000, 0x500000, "/usr/bin/prog");
+  b.stack(1, 0, 0x400100);
+  b.symbol(0x400100, "main", "li\xff" "c-start.c", 10);
+  auto e = TraceBuilder::ev(1000, fmt::Op::kAlloc, fmt::Kind::kDevice, 0x7f0000000000, 4096, 0, 0, 1);
+  e.stack_id = 1;
+  b.event(e).end(2000);
+  const Trace t = read_back(b);
+  REQUIRE_FALSE(t.error);
+
+  const std::string dir = tmp_path("tables_latin1");
+  REQUIRE(test::shell("mkdir -p " + dir).status == 0);
+  write_jsonl(dir, {&t}, false);
+  const auto processes = lines_of(read_file(dir + "/processes.jsonl"));
+  REQUIRE(processes.size() == 1);
+  CHECK(json::parse(processes[0])["argv"] == json::array({"caf\\xe9", "--flag"}));
+
+  const std::string path = tmp_path("latin1.pickle");
+  {
+    std::ofstream out(path, std::ios::binary);
+    write_memviz(out, t);
+  }
+  const json got = load_with_python(path);  // Python's pickle.load: refused invalid UTF-8 before
+  std::remove(path.c_str());
+  CHECK(got["first_bytes"] == json::array({0x80, 4}));
+  CHECK(got.dump().find("li\\\\xffc-start.c") != std::string::npos);
+}

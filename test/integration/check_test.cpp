@@ -2,6 +2,7 @@
 // (iterations.c): both sides of every limit, since a limit is inclusive.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -102,6 +103,21 @@ TEST_CASE("check: usage errors and unreadable traces exit 2, naming the option")
   const std::string junk = dir.path + "/junk.trace";
   std::ofstream(junk) << "not a trace";
   CHECK(check(junk, {"--max-peak", "1GiB"}).exit_code == 2);
+  // Arguments that name no trace: a gate that checked nothing must not pass.
+  TempDir empty;
+  const Result none = check(empty.path, {"--max-peak", "1GiB"});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("no trace found") != std::string::npos);
+}
+
+TEST_CASE("check: a trace path on a FAIL line cannot forge a line or a workflow command") {
+  Traced t({here("iterations")});
+  const std::string odd = t.dir.path + "/nl\n::warning::forged\x1b[31m.trace";
+  REQUIRE(std::rename(t.trace.c_str(), odd.c_str()) == 0);
+  const Result r = check(odd, {"--max-peak", "1MiB", "--github"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.rfind("FAIL " + t.dir.path + "/nl\\x0a::warning::forged\\x1b[31m.trace: max-peak d0: ", 0) == 0);
+  CHECK(r.out.find("\n::warning::") == std::string::npos);
 }
 
 TEST_CASE("check: a process that did not end cleanly fails --max-leaked with its own message") {

@@ -2,6 +2,8 @@
 // user's description; keep the two in step.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+
 #include <charconv>
 #include <fstream>
 #include <iostream>
@@ -94,6 +96,21 @@ int parse_run(int argc, char** argv) {
   return run_traced(opt);
 }
 
+// A percentage: a finite number >= 0 (CLI::NonNegativeNumber lets "nan" through).
+const CLI::Validator kPercent(
+    [](std::string& v) -> std::string {
+      double d = 0;
+      try {
+        size_t used = 0;
+        d = std::stod(v, &used);
+        if (used != v.size()) return "not a number: " + v;
+      } catch (const std::exception&) {
+        return "not a number: " + v;
+      }
+      return std::isfinite(d) && d >= 0 ? std::string() : "not a finite percentage >= 0: " + v;
+    },
+    "PCT");
+
 }  // namespace
 
 // CLI11 names the option in its message: "--top: a count (0 or more), not '-1'".
@@ -125,7 +142,7 @@ int main(int argc, char** argv) {
   report->add_option("traces", report_paths, "Trace files, folders of traces, or a `run` manifest")->required();
   report->add_option("--rank-tolerance", rank_tolerance, "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kPercent);
   report->add_flag("--json", report_json, "JSON output (docs/report-json.md)");
   report->add_option("--top", top, "Call sites per table")->capture_default_str()->check(kCount);
   report->add_option("--frames", frames, "Frames per call site")->capture_default_str()->check(kCount);
@@ -158,7 +175,7 @@ int main(int argc, char** argv) {
   double max_rank_imbalance = 0;
   auto* max_rank_opt = chk->add_option("--max-rank-imbalance", max_rank_imbalance,
                                        "Largest difference of a rank's peak from the median over all traces (PCT)")
-                           ->check(CLI::NonNegativeNumber);
+                           ->check(kPercent);
   chk->add_option("--junit", check_opt.junit, "Write JUnit XML here");
   chk->add_flag("--github", check_opt.github, "Also print GitHub Actions ::error lines");
   chk->add_option("--baseline", check_opt.baseline, "Fail when peak or leaks grew past a baseline (file or trace)");

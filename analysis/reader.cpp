@@ -574,7 +574,8 @@ Trace read_trace(const std::string& path) {
     t.error = ReadError{0, "cannot read " + path + ": " + why, false};
     return t;
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO's open would wait for a writer forever; it is refused below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return unreadable(std::strerror(errno));
   struct stat st;
   if (::fstat(fd, &st) != 0) {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include <sys/stat.h>
+
 namespace cumemtrace {
 namespace {
 
@@ -32,9 +34,14 @@ std::vector<std::string> read_manifest(const std::string& path) {
 
 std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& args) {
   std::vector<std::string> out;
+  // Each file once, however it is named (./a, a, dir/../a, a hard link): counted twice,
+  // one process would be two in the job view, and its peaks summed on its GPU.
   std::set<std::string> seen;
   auto add = [&](const std::string& p) {
-    if (seen.insert(p).second) out.push_back(p);
+    struct stat st;
+    const std::string key =
+        ::stat(p.c_str(), &st) == 0 ? std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) : "path:" + p;
+    if (seen.insert(key).second) out.push_back(p);
   };
   const std::string magic(format::kMagic, sizeof format::kMagic);
   for (const auto& arg : args) {
@@ -45,7 +52,8 @@ std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& arg
         if (e.is_regular_file(ec) && head(e.path().string(), magic.size()) == magic) found.push_back(e.path().string());
       std::sort(found.begin(), found.end());
       for (const auto& p : found) add(p);
-    } else if (head(arg, format::kManifestMarker.size()) == format::kManifestMarker) {
+    } else if (std::filesystem::is_regular_file(arg, ec) &&  // a FIFO is not read here: it would wait
+               head(arg, format::kManifestMarker.size()) == format::kManifestMarker) {
       for (const auto& p : read_manifest(arg)) add(p);
     } else {
       add(arg);

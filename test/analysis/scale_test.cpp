@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -144,6 +145,9 @@ TEST_CASE("report of several traces prints the job view, then each once as alone
   REQUIRE(j.at("traces").size() == 2);
   CHECK(j.at("traces").at(0).at("devices").at(0).at("peak").at("device_bytes") == 7340032);  // in the order given
   CHECK(j.at("traces").at(1).at("devices").at(0).at("peak").at("device_bytes") == 5242880);
+  // One file named two ways is one trace (trace_inputs.h): else one process would count twice.
+  const auto renamed = shell(cli + " report " + a + " " + bb + " /tmp/../" + a.substr(1));
+  CHECK(renamed.out == shell(cli + " report " + a + " " + bb).out);
   // A missing trace in the middle: said on stderr, the others still reported.
   const auto missing = shell(cli + " report " + a + " " + dir + "-none.trace " + bb + " 2>/dev/null");
   CHECK(missing.status == 1);
@@ -173,5 +177,29 @@ TEST_CASE("progress goes to stderr only and leaves stdout as it was") {
       shell("CUMEMTRACE_PROGRESS_AFTER_MS=0 " + cli + " live " + trace + " --at end --at peak 2>/dev/null");
   CHECK(live_told.out == live_quiet.out);
   CHECK(live_told.out.find("device bytes 4.00 MiB (4,194,304 B)") != std::string::npos);  // 1 MiB + 3 MiB
+  std::remove(trace.c_str());
+}
+
+TEST_CASE("a FIFO given as a trace is refused rather than waited on and a moment of nan seconds is no moment") {
+  const std::string cli = CUMEMTRACE_CLI;
+  const std::string fifo = "/tmp/cumemtrace-scale-fifo-" + std::to_string(getpid());
+  REQUIRE(shell("mkfifo " + fifo).status == 0);
+  // timeout: the hang this guards against would otherwise stop the suite.
+  for (const std::string cmd : {" report ", " live --at end ", " export --format folded "}) {
+    const auto r = shell("timeout 60 " + cli + cmd + fifo + " 2>&1");
+    CHECK(r.status == 1);
+    CHECK(r.out.find("not a regular file") != std::string::npos);
+  }
+  std::remove(fifo.c_str());
+
+  const std::string trace = "/tmp/cumemtrace-scale-nan-" + std::to_string(getpid()) + ".trace";
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30);
+  b.alloc(10, 0x7000000000, MiB).end(kSec);
+  b.write(trace);
+  CHECK(shell(cli + " live " + trace + " --at 'nan s' 2>/dev/null").status == 2);
+  CHECK(shell(cli + " live " + trace + " --at '0.5 s' >/dev/null 2>&1").status == 0);
+  CHECK(shell(cli + " check " + trace + " " + trace + " --max-rank-imbalance nan 2>/dev/null").status == 2);
+  CHECK(shell(cli + " report " + trace + " --rank-tolerance nan >/dev/null 2>&1").status == 2);
   std::remove(trace.c_str());
 }

@@ -7,19 +7,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { drawn } from '../test/html/browser.mjs';
+
 // puppeteer-core is the browser test's, pinned in test/html/package-lock.json.
 const here = path.dirname(fileURLToPath(import.meta.url));
 const puppeteer = createRequire(path.join(here, '../test/html/package.json'))('puppeteer-core');
 const page_path = process.argv[2];
 const runs = Number(process.env.RUNS || 3);
-// Polled with evaluate: waitForFunction compiles its predicate in the page, which the
-// page's Content-Security-Policy (no eval) forbids.
-async function drawn(page, ms) {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
-    if (await page.evaluate(() => !!(window.cumemtraceView && window.cumemtraceView.ready))) return true;
-  return false;
-}
-
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,

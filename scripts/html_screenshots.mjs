@@ -4,20 +4,15 @@
 // (the whole page). Uses test/html's puppeteer-core (scripts/html_assets.sh installs it)
 // and Debian's chromium (CHROMIUM overrides the path).
 import path from 'node:path';
-import { createRequire } from 'node:module';
+
+import { launch_chromium } from '../test/html/browser.mjs';
 
 const [page_path, out_dir, prefix = 'report'] = process.argv.slice(2);
 if (!page_path || !out_dir) {
   console.error('usage: node scripts/html_screenshots.mjs PAGE.html OUTDIR [PREFIX]');
   process.exit(2);
 }
-const require = createRequire(path.join(path.dirname(new URL(import.meta.url).pathname), '../test/html/package.json'));
-const puppeteer = require('puppeteer-core');
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--allow-file-access-from-files'],
-});
+const browser = await launch_chromium();
 try {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 900 });

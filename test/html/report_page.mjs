@@ -14,7 +14,7 @@ import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import puppeteer from 'puppeteer-core';
+import { drawn, launch_chromium } from './browser.mjs';
 
 const [cli, prog, preload, simDir, shots] = process.argv.slice(2);
 if (!shots) {
@@ -52,19 +52,7 @@ check(statSync(page_path).size > 0, 'the page was written');
 const report = JSON.parse(execFileSync(cli, ['report', '--json', frag]).toString());
 
 mkdirSync(shots, { recursive: true });
-// Polled with evaluate: waitForFunction compiles its predicate in the page, which the
-// page's Content-Security-Policy (no eval) forbids.
-async function drawn(page, ms) {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20)))
-    if (await page.evaluate(() => !!(window.cumemtraceView && window.cumemtraceView.ready))) return true;
-  return false;
-}
-
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--allow-file-access-from-files'],
-});
+const browser = await launch_chromium();
 try {
   const page = await browser.newPage();
   await page.setViewport({ width: 1280, height: 1000 });

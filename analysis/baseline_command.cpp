@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "output_file.h"
 #include "size_parse.h"
 #include "symbolize.h"
 #include "units.h"
@@ -54,10 +55,10 @@ int run_baseline(const std::vector<std::string>& traces, const std::string& out)
     std::cerr << "cumemtrace baseline: " << error << "\n";
     return 2;
   }
-  std::ofstream f(out);
-  f << to_json(*b).dump(2) << "\n";
-  if (!f) {
-    std::cerr << "cumemtrace baseline: cannot write " << out << "\n";
+  OutputFile f(out, traces);
+  f.stream() << to_json(*b).dump(2) << "\n";
+  if (!f.commit()) {
+    std::cerr << "cumemtrace baseline: " << f.error() << "\n";
     return 2;
   }
   std::cerr << "cumemtrace baseline: " << b->devices.size() << " device(s), " << b->sites.size()

@@ -8,6 +8,7 @@
 #include "escape.h"
 #include "job.h"
 #include "junit.h"
+#include "output_file.h"
 #include "parallel.h"
 #include "report.h"
 #include "symbolize.h"
@@ -129,10 +130,10 @@ int run_check(const CheckOptions& given) {
     }
   }
   if (!opt.junit.empty()) {
-    std::ofstream out(opt.junit);
-    write_junit(out, checks);
-    if (!out) {
-      std::cerr << "cumemtrace check: cannot write " << opt.junit << "\n";
+    OutputFile out(opt.junit, opt.traces);
+    write_junit(out.stream(), checks);
+    if (!out.commit()) {
+      std::cerr << "cumemtrace check: " << out.error() << "\n";
       return 2;
     }
   }

@@ -18,7 +18,8 @@ struct ExportOptions {
   std::string format;               // memviz, chrome, folded or jsonl
   std::vector<std::string> paths;   // traces
   std::string output;               // file (jsonl: directory); empty or "-": stdout
-  std::string at;                   // folded: a moment (live_time.h); empty: peak
+  std::string at;                   // folded: a moment (live_time.h) ...
+  bool at_given = false;            // ... if --at was given (an empty one is an error); else peak
   bool zstd = false;                // jsonl: NAME.jsonl.zst
 };
 int cmd_export(const ExportOptions& opt);

@@ -1,7 +1,6 @@
 // `cumemtrace export`: docs/cli.md. Reads the traces, checks the options, and hands them
 // to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +10,7 @@
 #include "export/jsonl.h"
 #include "export/memviz.h"
 #include "live_time.h"
+#include "output_file.h"
 #include "trace_check.h"
 
 namespace cumemtrace {
@@ -27,7 +27,9 @@ int cmd_export(const ExportOptions& opt) {
   if (opt.format != "jsonl" && opt.zstd) return usage("--zstd applies to --format jsonl only");
   // Two processes' addresses are unrelated: one snapshot cannot hold both.
   if (opt.format == "memviz" && opt.paths.size() != 1) return usage("--format memviz takes exactly one trace");
-  if (opt.format != "folded" && !opt.at.empty()) return usage("--at applies to --format folded only");
+  if (opt.format != "folded" && opt.at_given) return usage("--at applies to --format folded only");
+  const bool to_stdout = opt.output.empty() || opt.output == "-";
+  if (!to_stdout && names_an_input(opt.output, opt.paths)) return usage(opt.output + " is one of the input traces");
 
   std::vector<std::unique_ptr<Trace>> traces;
   for (const auto& p : opt.paths) {
@@ -38,7 +40,14 @@ int cmd_export(const ExportOptions& opt) {
   if (opt.format == "folded")
     for (const auto& t : traces) {
       std::string error;
-      auto at = parse_moment(opt.at.empty() ? "peak" : opt.at, *t, error);
+      const std::string moment = opt.at_given ? opt.at : "peak";
+      auto at = parse_moment(moment, *t, error);
+      // Of a job's traces, one with no device memory (a launcher, a data loader) has no
+      // peak and nothing to add to the flame graph: it is left out, not the whole export.
+      if (!at && moment == "peak" && traces.size() > 1) {
+        std::cerr << "cumemtrace export: " << t->path << ": left out: no device memory was ever live in it\n";
+        continue;
+      }
       if (!at) return usage(error);
       folded.push_back({t.get(), *at});
     }
@@ -57,35 +66,38 @@ int cmd_export(const ExportOptions& opt) {
     return 0;
   }
 
-  std::ofstream file;
-  const bool to_stdout = opt.output.empty() || opt.output == "-";
+  std::unique_ptr<OutputFile> file;
   if (!to_stdout) {
-    file.open(opt.output, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      std::cerr << "cumemtrace export: cannot write " << opt.output << "\n";
+    file = std::make_unique<OutputFile>(opt.output, opt.paths);
+    if (!file->ok()) {
+      std::cerr << "cumemtrace export: " << file->error() << "\n";
       return 1;
     }
   }
-  std::ostream& out = to_stdout ? std::cout : file;
+  std::ostream& out = to_stdout ? std::cout : file->stream();
   const std::string where = to_stdout ? "stdout" : opt.output;
+  // Said only once the file is in place: a failed write must not follow a success line.
+  std::string said;
 
   if (opt.format == "memviz") {
     const MemvizCounts c = write_memviz(out, *traces.front());
-    std::cerr << "cumemtrace export: " << c.events << " trace entries, " << c.segments << " segments live at the end, to "
-              << where << "\n";
+    said = std::to_string(c.events) + " trace entries, " + std::to_string(c.segments) + " segments live at the end";
   } else if (opt.format == "chrome") {
     std::vector<const Trace*> ts;
     for (const auto& t : traces) ts.push_back(t.get());
     const uint64_t n = write_chrome(out, ts);
-    std::cerr << "cumemtrace export: " << n << " trace events to " << where << "\n";
+    said = std::to_string(n) + " trace events";
   } else {
     const uint64_t bytes = write_folded(out, folded);
-    std::cerr << "cumemtrace export: " << bytes << " live bytes to " << where << "\n";
+    said = std::to_string(bytes) + " live bytes";
   }
-  if (!out) {
-    std::cerr << "cumemtrace export: writing " << where << " failed\n";
+  out.flush();
+  if (!out || (file && !file->commit())) {
+    std::cerr << "cumemtrace export: " << (file && !file->error().empty() ? file->error() : "writing " + where + " failed")
+              << "\n";
     return 1;
   }
+  std::cerr << "cumemtrace export: " << said << " to " << where << "\n";
   return 0;
 }
 

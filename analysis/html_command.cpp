@@ -1,11 +1,11 @@
 // `cumemtrace html`: docs/cli.md; the page is described in docs/html-report.md.
 #include "html_command.h"
 
-#include <fstream>
 #include <iostream>
 
 #include "html_data.h"
 #include "html_page.h"
+#include "output_file.h"
 #include "report.h"
 #include "report_json.h"
 #include "symbolize.h"
@@ -14,6 +14,10 @@
 namespace cumemtrace {
 
 int cmd_html(const HtmlOptions& opt) {
+  if (names_an_input(opt.output, opt.traces)) {
+    std::cerr << "cumemtrace html: " << opt.output << " is one of the input traces\n";
+    return 2;
+  }
   if (!html_assets_built()) {
     std::cerr << "cumemtrace html: this cumemtrace was built without its page's libraries; "
                  "run scripts/html_assets.sh and rebuild\n";
@@ -41,15 +45,13 @@ int cmd_html(const HtmlOptions& opt) {
     processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", html_data(t, rep, stacks)}});
   }
   if (processes.empty()) return rc ? rc : 1;
-  std::ofstream out(opt.output, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    std::cerr << "cumemtrace html: cannot write " << opt.output << "\n";
-    return 1;
+  OutputFile out(opt.output, opt.traces);
+  if (out.ok()) {
+    write_html_page(out.stream(), nlohmann::ordered_json{{"format", 1}, {"processes", processes}}, "cumemtrace report");
+    out.commit();
   }
-  write_html_page(out, nlohmann::ordered_json{{"format", 1}, {"processes", processes}}, "cumemtrace report");
-  out.close();
-  if (!out) {
-    std::cerr << "cumemtrace html: cannot write " << opt.output << "\n";
+  if (!out.ok()) {
+    std::cerr << "cumemtrace html: " << out.error() << "\n";
     return 1;
   }
   return rc;

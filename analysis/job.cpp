@@ -21,7 +21,13 @@ std::string uuid_text(const uint8_t (&u)[16]) {
 }
 
 // A call site as it can be matched across processes: addresses differ (ASLR), names do not.
+// With Python frames (trace 1.6) it is the innermost Python line, the user's own code,
+// rather than the framework's native frame under it (which many sites share).
 std::string site_name(const SiteRow& s) {
+  for (const auto& f : s.python_frames) {
+    if (f.function.empty() && f.file.empty()) continue;
+    return f.function + " (" + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + ")";
+  }
   for (const auto& f : s.frames) {
     if (f.function.empty()) continue;
     std::string out = f.function;
@@ -194,7 +200,9 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
     for (size_t pi : with_peak) peaks.push_back(job.processes[pi].own_peak_bytes);
     std::sort(peaks.begin(), peaks.end());
     const size_t n = peaks.size();
-    job.median_peak_bytes = n % 2 ? peaks[n / 2] : peaks[n / 2 - 1] + (peaks[n / 2] - peaks[n / 2 - 1]) / 2;
+    // The low median (of an even count, the lower middle peak): with two ranks the mean
+    // would sit halfway and flag both, the one that grew and the one that did not.
+    job.median_peak_bytes = peaks[(n - 1) / 2];
     const double median = double(job.median_peak_bytes);
     // The median process: the first (in row order) whose peak is nearest the median.
     size_t median_pi = with_peak.front();

@@ -69,7 +69,7 @@ struct JobGpu {
 };
 
 struct SiteDifference {
-  std::string site;          // innermost symbolized frame "function (file:line)", else module+offset
+  std::string site;          // innermost Python line, else innermost symbolized frame "function (file:line)"
   uint64_t bytes = 0;        // this process's live bytes there at its peak
   uint64_t median_bytes = 0; // the median process's
 };

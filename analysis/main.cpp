@@ -273,7 +273,10 @@ int main(int argc, char** argv) {
     if (*live) return cmd_live(live_path, live_at, live_json);
     if (*sym) return cmd_symbolize(sym_paths);
     if (*dmp) return cmd_dump(dump_path);
-    if (*exp) return cmd_export(export_opt);
+    if (*exp) {
+      export_opt.at_given = exp->count("--at") > 0;
+      return cmd_export(export_opt);
+    }
   } catch (const std::exception& e) {
     std::cerr << "cumemtrace: " << e.what() << "\n";
     return 1;

@@ -7,12 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <set>
 #include <stdexcept>
 
 #include "export_frames.h"
+#include "output_file.h"
 #include "record_names.h"
 
 namespace cumemtrace {
@@ -32,8 +32,9 @@ void escape_strings(json& j) {
 // a table is never held whole in memory.
 class TableFile {
  public:
-  TableFile(const std::string& path, bool zstd) : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
-    if (!out_) throw std::runtime_error("cannot write " + path);
+  TableFile(const std::string& path, bool zstd, const std::vector<std::string>& inputs)
+      : path_(path), file_(path, inputs), out_(file_.stream()) {
+    if (!file_.ok()) throw std::runtime_error(file_.error());
     if (zstd) {
       cctx_ = ZSTD_createCCtx();
       ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 3);
@@ -60,8 +61,7 @@ class TableFile {
 
   uint64_t close() {
     push(ZSTD_e_end);
-    out_.close();
-    if (!out_) throw std::runtime_error("cannot write " + path_);
+    if (!file_.commit()) throw std::runtime_error(file_.error());
     return rows_;
   }
 
@@ -85,7 +85,8 @@ class TableFile {
   }
 
   std::string path_;
-  std::ofstream out_;
+  OutputFile file_;
+  std::ostream& out_;
   ZSTD_CCtx* cctx_ = nullptr;
   std::string buffer_;
   uint64_t rows_ = 0;
@@ -109,8 +110,10 @@ json measured(uint64_t v) { return v == format::kUnknown64 ? json(nullptr) : jso
 }  // namespace
 
 JsonlCounts write_jsonl(const std::string& dir, const std::vector<const Trace*>& traces, bool zstd) {
+  std::vector<std::string> inputs;  // a table is never written over one of the traces
+  for (const Trace* t : traces) inputs.push_back(t->path);
   const auto open = [&](const char* name) {
-    return std::make_unique<TableFile>(dir + "/" + name + (zstd ? ".jsonl.zst" : ".jsonl"), zstd);
+    return std::make_unique<TableFile>(dir + "/" + name + (zstd ? ".jsonl.zst" : ".jsonl"), zstd, inputs);
   };
   auto processes = open("processes"), devices = open("devices"), events = open("events"),
        snapshots = open("snapshots"), marks = open("marks"), frames = open("frames");

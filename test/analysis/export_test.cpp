@@ -355,6 +355,45 @@ TEST_CASE("export command: --at peak, end and ns for folded, and usage errors") 
   std::remove(path.c_str());
 }
 
+TEST_CASE("export and html output files: a symlink is replaced not followed, an input is never overwritten, 0600") {
+  const std::string path = tmp_path("out.trace"), victim = tmp_path("victim"), link = tmp_path("link.txt");
+  folded_trace().write(path);
+  const std::string cli = std::string(CUMEMTRACE_CLI) + " export ";
+  REQUIRE(test::shell("printf keep > " + victim + " && ln -sf " + victim + " " + link).status == 0);
+  auto r = test::shell(cli + "--format folded " + path + " -o " + link + " 2>&1");
+  CHECK(r.status == 0);
+  CHECK(read_file(victim) == "keep");  // the link's target is untouched ...
+  CHECK(test::shell("test -L " + link).status != 0);  // ... and the name is now a file of ours
+  CHECK(read_file(link) == kMine + " 1500\n" + kOther + " 2000\n");
+  CHECK(test::shell("stat -c %a " + link).out == "600\n");
+  // The success line comes after the file is in place.
+  CHECK(r.out == "cumemtrace export: 3500 live bytes to " + link + "\n");
+
+  // The trace itself as the output, however spelt: refused, the trace unchanged.
+  const std::string before = read_file(path);
+  const std::string dir = path.substr(0, path.rfind('/')), base = path.substr(path.rfind('/') + 1);
+  CHECK(test::shell(cli + "--format chrome " + path + " -o " + dir + "/./" + base + " 2>/dev/null").status == 2);
+  CHECK(test::shell(std::string(CUMEMTRACE_CLI) + " html " + path + " -o " + path + " 2>/dev/null").status == 2);
+  CHECK(read_file(path) == before);
+  // A directory that cannot take the file: an error and no success line.
+  r = test::shell(cli + "--format chrome " + path + " -o /proc/cumemtrace-no/x.json 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("trace events to") == std::string::npos);
+  // An empty --at is an error, not the peak.
+  CHECK(test::shell(cli + "--format folded --at '' " + path + " 2>/dev/null").status == 2);
+
+  // Of several traces, one without device memory is left out of the peak's flame graph.
+  const std::string empty = tmp_path("empty.trace");
+  TraceBuilder e;
+  e.process().device(0, 80ull << 30);
+  e.write(empty);
+  r = test::shell(cli + "--format folded " + path + " " + empty + " 2>/dev/null");
+  CHECK(r.status == 0);
+  CHECK(r.out == kMine + " 1500\n" + kOther + " 2000\n");
+  CHECK(test::shell(cli + "--format folded " + empty + " 2>/dev/null").status == 2);  // alone: nothing to draw
+  for (const auto& f : {path, victim, link, empty}) std::remove(f.c_str());
+}
+
 namespace {
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -1,5 +1,5 @@
-// The job view's figures (analysis/job.h) from hand-made reports: the median of an even
-// count, the tolerance's edge, GPUs without a UUID, the job id's sources.
+// The job view's figures (analysis/job.h) from hand-made reports: the low median of an
+// even count, two ranks, a site's Python name, the tolerance's edge, GPUs without a UUID, the job id's sources.
 #include "job.h"
 
 #include "catch.h"
@@ -31,22 +31,43 @@ Report process(uint32_t pid, int32_t rank, int32_t device, uint64_t peak, const 
 
 }  // namespace
 
-TEST_CASE("job: the median of an even count is the mean of the middle two, and the tolerance is inclusive") {
-  // Peaks 100, 110, 120, 200 MiB: median (110 + 120) / 2 = 115 MiB. 100 is -13.04 %,
-  // 110 -4.35 %, 120 +4.35 %, 200 +73.9 %.
+TEST_CASE("job: the median of an even count is the lower middle peak, and the tolerance is inclusive") {
+  // Peaks 100, 110, 120, 200 MiB: low median 110 MiB. 100 is -9.09 %, 120 +9.09 %,
+  // 200 +81.82 %.
   const std::vector<Report> reps = {process(1, 0, 0, 100 * MiB), process(2, 1, 1, 110 * MiB),
                                     process(3, 2, 2, 120 * MiB), process(4, 3, 3, 200 * MiB)};
   const std::vector<std::vector<DeviceInfo>> no_uuids(4);
-  const Job j = build_job(reps, no_uuids, 13.05);
-  CHECK(j.median_peak_bytes == 115 * MiB);
-  CHECK(j.max_imbalance_percent == Approx(85.0 / 115 * 100));
-  REQUIRE(j.findings.size() == 1);  // 100 MiB is within 13.05 %
+  const Job j = build_job(reps, no_uuids, 9.1);
+  CHECK(j.median_peak_bytes == 110 * MiB);
+  CHECK(j.max_imbalance_percent == Approx(90.0 / 110 * 100));
+  REQUIRE(j.findings.size() == 1);  // 100 and 120 MiB are within 9.1 %
   CHECK(j.findings[0].kind == JobFinding::Kind::kRankImbalance);
   CHECK(j.processes[j.findings[0].process].rank == 3);
-  CHECK(j.processes[j.findings[0].median_process].rank == 1);  // 110 and 120 tie: the first row
-  CHECK(build_job(reps, no_uuids, 13.0).findings.size() == 2);
+  CHECK(j.processes[j.findings[0].median_process].rank == 1);
+  CHECK(build_job(reps, no_uuids, 9.0).findings.size() == 3);
   // No UUID: one GPU per (host, ordinal), never merged across processes' different ordinals.
   CHECK(j.gpus.size() == 4);
+}
+
+TEST_CASE("job: of two ranks only the heavier is flagged, and its site is named by its Python line") {
+  // 256 and 768 MiB: the low median is 256 MiB, so rank 1 is +200 % and rank 0 is 0 %.
+  std::vector<Report> reps = {process(1, 0, 0, 256 * MiB), process(2, 1, 1, 768 * MiB)};
+  SiteRow site;
+  site.node = 7;
+  site.device = 1;
+  site.bytes = 512 * MiB;
+  site.frames.push_back(Frame{0x1000, "libtorch_cuda.so", "at::native::empty_cuda", "Empty.cpp", 40});
+  site.python_frames.push_back(Frame{0, "", "load_extra", "/home/u/train.py", 12, true});
+  reps[1].devices[0].top_sites.push_back(site);
+  const Job j = build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10);
+  CHECK(j.median_peak_bytes == 256 * MiB);
+  REQUIRE(j.findings.size() == 1);
+  CHECK(j.processes[j.findings[0].process].rank == 1);
+  CHECK(j.findings[0].percent == Approx(200.0));
+  REQUIRE(j.findings[0].sites.size() == 1);
+  CHECK(j.findings[0].sites[0].site == "load_extra (train.py:12)");
+  CHECK(j.findings[0].sites[0].bytes == 512 * MiB);
+  CHECK(j.findings[0].sites[0].median_bytes == 0);
 }
 
 TEST_CASE("job: GPUs without a UUID merge by host and ordinal only, and oversubscription needs the sum past the total") {

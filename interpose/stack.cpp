@@ -7,9 +7,6 @@
 
 #include <algorithm>
 
-#include <cumemtrace/trace_format.h>
-
-#include "encode.h"
 #include "loader_lock.h"
 #include "object_range.h"
 
@@ -69,26 +66,6 @@ void capture_stack(RawStack& out, uint32_t depth) {
     const auto ip = reinterpret_cast<uint64_t>(ips[i]);
     if (!own.contains(ip)) out.ip[out.count++] = ip;
   }
-}
-
-uint32_t StackTree::intern(const RawStack& s, std::string& out) {
-  uint32_t node = 0;
-  for (uint32_t k = s.count; k-- > 0;) {  // outermost first
-    auto [it, fresh] = children_.try_emplace({node, s.ip[k]}, next_id_);
-    if (fresh) {
-      ++next_id_;
-      nodes_.emplace_back(node, s.ip[k]);
-      put_record(out, format::RecordType::kStackNode, format::StackNodeRecord{it->second, node, s.ip[k]});
-    }
-    node = it->second;
-  }
-  return node;
-}
-
-uint32_t StackTree::frames(uint32_t id, uint64_t* out, uint32_t max) const {
-  uint32_t n = 0;
-  for (; id != 0 && id < nodes_.size() && n < max; id = nodes_[id].first) out[n++] = nodes_[id].second;
-  return n;
 }
 
 }  // namespace cumemtrace::interpose

@@ -19,7 +19,7 @@
 #include "python_frames.h"
 #include "python_tree.h"
 #include "signal_safe.h"
-#include "stack.h"
+#include "stack_tree.h"
 #include "thread_state.h"
 #include "writer.h"
 

@@ -1,6 +1,9 @@
 #include "allocator_frames.h"
 
-#include <regex>
+#include <regex.h>
+
+#include <memory>
+#include <stdexcept>
 
 namespace cumemtrace {
 namespace {
@@ -21,13 +24,41 @@ const char* const kDefaults[] = {
     "^libcudart_static_", "^cuda[A-Z][A-Za-z0-9_]*$",
 };
 
+// POSIX extended regular expressions, matched by glibc's automaton: its time grows with
+// the name's length and the pattern's size, never exponentially as a backtracking
+// matcher's does on a pattern like (a+)+$. Back-references, which would bring that back,
+// are refused.
+class Pattern {
+ public:
+  explicit Pattern(const std::string& text) {
+    for (size_t i = 0; i + 1 < text.size(); ++i)
+      if (text[i] == '\\' && text[i + 1] >= '1' && text[i + 1] <= '9')
+        throw std::invalid_argument("'" + text + "': back-references are not supported");
+    if (const int rc = regcomp(&re_, text.c_str(), REG_EXTENDED | REG_NOSUB)) {
+      char why[256];
+      regerror(rc, &re_, why, sizeof why);
+      throw std::invalid_argument("'" + text + "': " + why);
+    }
+  }
+  ~Pattern() { regfree(&re_); }
+  Pattern(const Pattern&) = delete;
+  Pattern& operator=(const Pattern&) = delete;
+  bool search(std::string_view s) const {
+    regmatch_t range{0, regoff_t(s.size())};  // REG_STARTEND: the view needs no NUL
+    return regexec(&re_, s.data(), 1, &range, REG_STARTEND) == 0;
+  }
+
+ private:
+  regex_t re_{};
+};
+
 struct Settings {
   bool skip = true;
-  std::vector<std::regex> patterns;
+  std::vector<std::shared_ptr<const Pattern>> patterns;
   Settings() { defaults(); }
   void defaults() {
     patterns.clear();
-    for (const char* p : kDefaults) patterns.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+    for (const char* p : kDefaults) patterns.push_back(std::make_shared<const Pattern>(p));
   }
 };
 
@@ -39,8 +70,8 @@ Settings& settings() {
 }  // namespace
 
 void set_allocator_frames(const std::vector<std::string>& extra, bool skip) {
-  std::vector<std::regex> added;
-  for (const auto& p : extra) added.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+  std::vector<std::shared_ptr<const Pattern>> added;
+  for (const auto& p : extra) added.push_back(std::make_shared<const Pattern>(p));
   Settings& s = settings();
   s.skip = skip;
   s.defaults();
@@ -51,7 +82,7 @@ bool is_allocator_frame(std::string_view function) {
   const Settings& s = settings();
   if (!s.skip || function.empty()) return false;
   for (const auto& re : s.patterns)
-    if (std::regex_search(function.begin(), function.end(), re)) return true;
+    if (re->search(function)) return true;
   return false;
 }
 

@@ -28,8 +28,10 @@
 namespace cumemtrace {
 
 // For this run of the command line: the defaults and `extra`, and whether to skip at all
-// (replacing what an earlier call set). Throws std::regex_error for a pattern that does
-// not compile, changing nothing.
+// (replacing what an earlier call set). Patterns are POSIX extended regular expressions
+// (regcomp(3), REG_EXTENDED) searched anywhere in the function's name. Throws
+// std::invalid_argument for a pattern that does not compile or uses a back-reference,
+// changing nothing.
 void set_allocator_frames(const std::vector<std::string>& extra, bool skip);
 
 bool is_allocator_frame(std::string_view function);

@@ -8,7 +8,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <regex>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -255,7 +254,7 @@ int main(int argc, char** argv) {
 
   try {
     set_allocator_frames(allocator_frames, !no_allocator_skip);
-  } catch (const std::regex_error& e) {
+  } catch (const std::invalid_argument& e) {
     std::cerr << "cumemtrace: --allocator-frames: not a regular expression: " << e.what() << "\n";
     return 2;
   }

@@ -1,6 +1,7 @@
 // Trace 1.9 in the analysis: an array is device memory at a handle, not in the address
 // space; an ipc-import is another process's memory, listed apart and never in a peak; a
 // share (kShare) is counted. Figures worked out by hand from the synthetic traces below.
+#include <cstddef>
 #include <sstream>
 
 #include "catch.h"
@@ -99,4 +100,52 @@ TEST_CASE("job: the memory a consumer imports counts once, in its exporter's pea
   const Job j = build_job({a, b}, std::vector<std::vector<DeviceInfo>>(2), 1000);
   REQUIRE(j.gpus.size() == 1);
   CHECK(j.gpus[0].peak_sum_bytes == 8 * MiB + 14 * MiB);  // the 8 MiB import is not added again
+}
+
+namespace {
+
+// A snapshot of two devices whose entries are `entry_bytes` long (a 1.8 writer's are
+// shorter than this reader's struct), device 0 with array and ipc-import bytes set.
+std::string snapshot_payload(uint32_t entry_bytes) {
+  fmt::SnapshotRecord r{};
+  r.time_ns = TraceBuilder::kStart + 5;
+  r.reason = uint32_t(fmt::SnapshotReason::kExit);
+  r.device_count = 2;
+  r.entry_bytes = entry_bytes;
+  std::string p = TraceBuilder::pod(r);
+  for (int32_t dev : {0, 1}) {
+    fmt::DeviceSnapshot s{};
+    s.device = dev;
+    s.live_bytes[int(Kind::kDevice)] = 1000 + uint64_t(dev);
+    s.live_bytes_more[int(Kind::kArray) - fmt::kSnapshotKinds] = 2000;
+    s.live_bytes_more[int(Kind::kIpcImport) - fmt::kSnapshotKinds] = 3000;
+    std::string e = TraceBuilder::pod(s);
+    e.resize(entry_bytes, '\0');
+    p += e;
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("snapshot entries: 1.9's array and import bytes are read, a 1.8 entry has them 0") {
+  TraceBuilder now;
+  now.process().record(fmt::RecordType::kSnapshot, snapshot_payload(sizeof(fmt::DeviceSnapshot)));
+  const Trace t = parse(now);
+  REQUIRE(t.snapshots.size() == 1);
+  const auto& d = t.snapshots[0].devices.at(0);
+  CHECK(d.live_bytes[int(Kind::kDevice)] == 1000);
+  CHECK(d.live_bytes[int(Kind::kArray)] == 2000);
+  CHECK(d.live_bytes[int(Kind::kIpcImport)] == 3000);
+
+  TraceBuilder old(8);
+  old.process().record(fmt::RecordType::kSnapshot,
+                       snapshot_payload(uint32_t(offsetof(fmt::DeviceSnapshot, graph_used_current))));
+  const Trace o = parse(old);
+  REQUIRE(o.snapshots.size() == 1);
+  REQUIRE(o.snapshots[0].devices.size() == 2);
+  CHECK(o.snapshots[0].devices[0].live_bytes[int(Kind::kArray)] == 0);
+  CHECK(o.snapshots[0].devices[0].live_bytes[int(Kind::kIpcImport)] == 0);
+  CHECK(o.snapshots[0].devices[1].device == 1);
+  CHECK(o.snapshots[0].devices[1].live_bytes[int(Kind::kDevice)] == 1001);
 }

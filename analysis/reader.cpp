@@ -513,7 +513,9 @@ class Parser {
       c.skip(r.entry_bytes);
       cumemtrace::DeviceSnapshot d;
       d.device = raw.device;
-      std::memcpy(d.live_bytes, raw.live_bytes, sizeof d.live_bytes);
+      std::memcpy(d.live_bytes, raw.live_bytes, sizeof raw.live_bytes);
+      // 1.9: array and ipc-import bytes follow; 0 in older (shorter) entries.
+      std::memcpy(d.live_bytes + format::kSnapshotKinds, raw.live_bytes_more, sizeof raw.live_bytes_more);
       d.live_count = raw.live_count;
       d.device_bytes = raw.device_bytes;
       d.peak_device_bytes = raw.peak_device_bytes;

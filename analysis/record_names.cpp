@@ -14,6 +14,7 @@ std::string op_name(format::Op op) {
     case Op::kPoolTrim: return "pool-trim";
     case Op::kContextCreate: return "context-create";
     case Op::kRetain: return "retain";
+    case Op::kShare: return "share";
   }
   return "op" + std::to_string(int(op));
 }

@@ -14,7 +14,7 @@ namespace {
 
 bool pairs_by_address(Kind k) {
   return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kManaged || k == Kind::kAsyncPool ||
-         k == Kind::kHostPinned;
+         k == Kind::kHostPinned || k == Kind::kArray || k == Kind::kIpcImport;
 }
 
 size_t kind_index(Kind k) {
@@ -43,6 +43,8 @@ void Replayer::add_live(DeviceState& s, const LiveAlloc& a) {
     s.peak_pinned_bytes = pinned;
     s.peak_pinned_time_ns = a.time_ns;
   }
+  const uint64_t imported = s.live_bytes[kind_index(Kind::kIpcImport)];
+  if (a.kind == Kind::kIpcImport) s.peak_import_bytes = std::max(s.peak_import_bytes, imported);
 }
 
 void Replayer::remove_live(DeviceState& s, const LiveAlloc& a) {
@@ -53,6 +55,7 @@ void Replayer::remove_live(DeviceState& s, const LiveAlloc& a) {
 }
 
 void Replayer::apply(const Event& e, size_t index) {
+  if (e.op == Op::kShare && e.device < 0) return;  // an export of memory never seen: no device to count it on
   DeviceState& s = dev(e.device);
   if (graph(e)) return observe(s, e, index);
   switch (e.op) {
@@ -95,6 +98,9 @@ void Replayer::apply(const Event& e, size_t index) {
       ++s.counts.contexts;
       s.context_bytes += e.size;
       break;
+    case Op::kShare:
+      if (e.result == 0 && !(e.flags & format::kEventUnknownAddress)) ++s.counts.shares;
+      break;
     default: break;  // an op from a newer writer: nothing we can replay
   }
   observe(dev(e.device), e, index);
@@ -133,6 +139,12 @@ void Replayer::alloc(const Event& e, size_t index) {
   by_address_[e.address] = a;
   add_live(s, a);
   if (!restored) ++s.counts.allocs;
+  if (e.kind == Kind::kIpcImport && !restored) {
+    ++s.counts.imports;
+    // The exporter's pid, when the trace knows it (trace_format.h: EventRecord::handle).
+    if (e.handle && std::find(s.import_pids.begin(), s.import_pids.end(), e.handle) == s.import_pids.end())
+      s.import_pids.push_back(uint32_t(e.handle));
+  }
 }
 
 void Replayer::free(const Event& e) {
@@ -288,6 +300,10 @@ std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, cons
     if (s.peak_event != kNoEvent) stops.emplace_back(s.peak_event, d);
   auto lives = live_after(trace, stops);
   std::map<int32_t, std::vector<LiveAlloc>> out;
+  // What was live at a peak is what made it: another process's memory mapped here
+  // (ipc-import) never did.
+  for (auto& live : lives)
+    std::erase_if(live, [](const LiveAlloc& a) { return a.kind == Kind::kIpcImport; });
   for (size_t i = 0; i < stops.size(); ++i) out[stops[i].second] = std::move(lives[i]);
   return out;
 }

@@ -14,6 +14,10 @@
 //   - An allocation made on a stream under capture (kEventCaptured) is a graph memory
 //     node: no device memory when made, so it is only remembered, to pair its free. A
 //     captured free of an ordinary allocation runs with the graph, unseen: not applied.
+//   - 1.9: arrays (address = CUarray handle) and ipc-imports pair by address too; an
+//     array holds device memory but is no place in the address space (not in the
+//     FragmentationIndex); an ipc-import is another process's memory: listed, never in
+//     device bytes nor in what was live at a peak. kShare marks an export: counted only.
 //   - A free of an address never seen (flag kEventUnknownAddress, or simply not live
 //     because events were dropped) is counted, never trusted further.
 // After every event the touched device's figures are read: the peak of tracked device
@@ -68,6 +72,8 @@ struct DeviceCounts {
   uint64_t contexts = 0;
   uint64_t anomalies = 0;       // an address allocated twice, or overlapping ranges
   uint64_t graph_allocs = 0;    // made on a stream under capture (graph memory nodes)
+  uint64_t shares = 0;          // 1.9: exports to other processes (kShare)
+  uint64_t imports = 0;         // 1.9: ipc-imports opened (also in allocs)
 };
 
 struct DeviceState {
@@ -90,6 +96,8 @@ struct DeviceState {
   uint64_t peak_reserved_bytes = 0;
   uint64_t peak_pinned_bytes = 0;     // host-pinned (the host row's own peak)
   uint64_t peak_pinned_time_ns = 0;
+  uint64_t peak_import_bytes = 0;     // 1.9: ipc-import bytes mapped at once, at most (never device bytes)
+  std::vector<uint32_t> import_pids;  // 1.9: exporters' pids the trace names, in order seen
 
   explicit DeviceState(int32_t d, uint64_t granule) : device(d), frag(granule) {}
 };

@@ -254,6 +254,8 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
       dr.peak_time_ns = s.peak_time_ns;
       dr.peak_pinned_bytes = s.peak_pinned_bytes;
       dr.peak_pinned_time_ns = s.peak_pinned_time_ns;
+      dr.peak_import_bytes = s.peak_import_bytes;
+      dr.import_pids = s.import_pids;
       dr.frag_at_peak = s.frag_at_peak;
       dr.max_gap_ratio = s.max_gap_ratio;
       dr.max_gap_ratio_time_ns = s.max_gap_ratio_time_ns;

@@ -81,6 +81,8 @@ struct DeviceReport {
   uint64_t peak_time_ns = 0;  // monotonic; 0 with peak_bytes 0
   uint64_t peak_pinned_bytes = 0;  // host-pinned memory's own peak (the host row's figure)
   uint64_t peak_pinned_time_ns = 0;
+  uint64_t peak_import_bytes = 0;     // 1.9: ipc-import bytes mapped at once, at most
+  std::vector<uint32_t> import_pids;  // 1.9: the exporters' pids the trace names
   FragmentationFigures frag_at_peak;
   double max_gap_ratio = 0;
   uint64_t max_gap_ratio_time_ns = 0;

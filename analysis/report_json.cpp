@@ -120,7 +120,7 @@ json counts(const DeviceCounts& c) {
           {"unknown_frees", c.unknown_frees}, {"maps", c.maps},     {"unmaps", c.unmaps},
           {"reserves", c.reserves},   {"reserve_frees", c.reserve_frees}, {"pool_trims", c.pool_trims},
           {"contexts", c.contexts},   {"anomalies", c.anomalies},
-          {"graph_allocs", c.graph_allocs}};
+          {"graph_allocs", c.graph_allocs}, {"shares", c.shares}};
 }
 
 json integrity(const Integrity& in) {
@@ -237,6 +237,13 @@ json report_json(const Report& rep) {
     o["peak_pinned"] = {{"bytes", d.peak_pinned_bytes},
                         {"time_ns", d.peak_pinned_bytes ? json(d.peak_pinned_time_ns) : json(nullptr)}};
     o["counts"] = counts(d.counts);
+    // 1.9: another process's memory mapped here: listed, never in device_bytes or the peak.
+    const int imp = int(format::Kind::kIpcImport);
+    o["imports"] = {{"count", d.counts.imports},
+                    {"peak_bytes", d.peak_import_bytes},
+                    {"live_bytes_end", d.end_live_bytes[imp]},
+                    {"live_count_end", d.end_live_count[imp]},
+                    {"exporter_pids", d.import_pids}};
     json apis = json::object();
     for (const auto& [api, c] : d.by_api) apis[api] = {{"allocs", c.allocs}, {"frees", c.frees}, {"failed", c.failed}};
     o["counts_by_api"] = std::move(apis);

@@ -145,12 +145,23 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
         << count_of(x.live_count, "allocation") << ", requested device bytes " << iec_exact(x.device_bytes) << ", peak "
         << iec_exact(x.peak_device_bytes) << "\n";
   }
+  // 1.9: memory of other processes mapped here (CUDA IPC): theirs, not in this device's bytes.
+  if (d.counts.imports) {
+    const int imp = int(Kind::kIpcImport);
+    out << "  imports (other processes' memory, not counted here): " << count_of(d.counts.imports, "import")
+        << ", at most " << iec_exact(d.peak_import_bytes) << " mapped at once, " << iec_exact(d.end_live_bytes[imp])
+        << " in " << count_of(d.end_live_count[imp], "import") << " open at end; exporter pid";
+    if (d.import_pids.empty()) out << " unknown";
+    for (size_t i = 0; i < d.import_pids.size(); ++i) out << (i ? ", " : " ") << d.import_pids[i];
+    out << "\n";
+  }
   const DeviceCounts& c = d.counts;
   out << "  calls: " << c.allocs << " allocations, " << c.frees << " frees, " << c.failed << " failed, "
       << c.unknown_frees << " frees of unknown memory";
   if (c.maps || c.unmaps) out << ", " << c.maps << " maps, " << c.unmaps << " unmaps";
   if (c.pool_trims) out << ", " << c.pool_trims << " pool trims";
   if (c.contexts) out << ", " << count_of(c.contexts, "context") << " (" << iec(d.context_bytes) << ")";
+  if (c.shares) out << ", " << c.shares << " exported to other processes";
   if (c.anomalies) out << ", " << c.anomalies << " inconsistencies (lost events?)";
   out << "\n";
   if (d.peak_bytes) {

@@ -7,7 +7,10 @@
 #include <cstring>
 #include <mutex>
 
+#include <cumemtrace/trace_format.h>
+
 #include "capture.h"
+#include "errno_guard.h"
 #include "loader_lock.h"
 #include "log.h"
 #include "resolve.h"
@@ -73,6 +76,17 @@ int32_t device_of(uint64_t address) {
   CUdevice dev = -1;
   if (d->ctx_get_device && d->ctx_get_device(&dev) == CUDA_SUCCESS) return dev;
   return -1;
+}
+
+uint64_t range_size_of(uint64_t address) {
+  const ErrnoGuard keep;
+  const OwnCudaCalls own;
+  const DriverApi* d = own ? driver_api() : nullptr;
+  size_t size = 0;
+  if (!d || !d->pointer_get_attribute ||
+      d->pointer_get_attribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, address) != CUDA_SUCCESS)
+    return format::kUnknown64;
+  return size;
 }
 
 uint64_t current_context() {

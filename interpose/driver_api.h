@@ -33,6 +33,11 @@ const DriverApi* driver_api();
 inline constexpr int32_t kDeviceNotAsked = -3;
 int32_t device_of(uint64_t address);
 
+// Bytes of the allocation whose range holds `address` (CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+// what cuMemGetAddressRange answers), or kUnknown64: not asked (a capture was open) or
+// the driver could not tell.
+uint64_t range_size_of(uint64_t address);
+
 // The current context of the thread; 0 when none, unknown, or during a capture.
 uint64_t current_context();
 

@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "hooks_arrays_ipc.h"
 #include "hooks_capture.h"
 #include "hooks_driver.h"
 #include "hooks_exec.h"

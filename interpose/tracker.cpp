@@ -74,11 +74,12 @@ struct Allocation {
   uint64_t context = 0;  // the cuCtxCreate context it was made in; 0: its device's primary
 };
 
-// The kinds whose memory a context's teardown frees with it: cuMemAlloc's and
-// cuMemAllocPitch's (cuda.h, cuCtxDestroy; the simulated driver does the same). Stream-
+// The kinds whose memory a context's teardown frees with it: cuMemAlloc's,
+// cuMemAllocPitch's and CUDA arrays (cuda.h, cuCtxDestroy: "all resources allocated
+// in the context"; the simulated driver does the same). Stream-
 // ordered pools and VMM memory outlive a context; managed and pinned host memory are left
 // live, since their fate at a teardown is not pinned down by a driver we can test against.
-bool owned_by_context(Kind k) { return k == Kind::kDevice || k == Kind::kPitch; }
+bool owned_by_context(Kind k) { return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kArray; }
 
 struct Physical {  // a cuMemCreate handle: its memory lasts until released AND unmapped
   uint64_t size;
@@ -150,6 +151,7 @@ struct State {
       const auto pool = pool_devices.find(ev.handle);
       ev.device = pool != pool_devices.end() ? pool->second : -1;
     }
+    if (op == Op::kShare && !complete_share(ev)) return;
     device(ev.device);  // even a failed call puts its device in the snapshots
     // A failed call changed nothing (failed allocs are OOMs), except a restore.
     if (ev.result != 0 && !(ev.flags & format::kEventRestored)) return;
@@ -229,10 +231,29 @@ struct State {
         ++p->second.references;
         break;
       }
+      case Op::kShare:  // completed by complete_share, before any device is touched
       case Op::kPoolTrim:
       case Op::kContextCreate:
         break;
     }
+  }
+
+  // A share is a mark on what it names (an allocation by address, a physical handle):
+  // its device, kind and size are completed; no bytes move. False when it names nothing live.
+  bool complete_share(format::EventRecord& ev) {
+    if (auto p = ev.address ? physical.end() : physical.find(ev.handle); p != physical.end()) {
+      ev.device = p->second.device;
+      ev.size = p->second.size;
+      return true;
+    }
+    if (auto a = allocations.find(ev.address); ev.address && a != allocations.end()) {
+      ev.device = a->second.device;
+      ev.kind = uint8_t(a->second.kind);
+      ev.size = a->second.size;
+      return true;
+    }
+    unknown(ev);
+    return false;
   }
 
   // Graph memory nodes (kEventCaptured): their addresses are remembered so that their
@@ -293,7 +314,10 @@ struct State {
     for (const auto& [dev, ds] : devices) {
       format::DeviceSnapshot e{};
       e.device = dev;
-      std::copy(std::begin(ds.live_bytes), std::end(ds.live_bytes), e.live_bytes);
+      std::copy(ds.live_bytes, ds.live_bytes + format::kSnapshotKinds, e.live_bytes);
+      std::copy(ds.live_bytes + format::kSnapshotKinds, std::end(ds.live_bytes), e.live_bytes_more);
+      e.graph_used_current = e.graph_reserved_current = format::kUnknown64;  // the graph-memory part fills these
+      e.graph_used_high = e.graph_reserved_high = format::kUnknown64;
       e.live_count = ds.live_count;
       e.device_bytes = ds.device_bytes;
       e.peak_device_bytes = ds.peak;
@@ -387,7 +411,10 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   ev.flags = flags;
   ThreadState& t = thread_state();
   if (ev.device == kDeviceFromCall)
-    ev.device = d.op == Op::kAlloc || d.op == Op::kContextCreate ? device_of(d.address) : -1;
+    // An array's address is a handle, which the driver cannot place: its context's device.
+    ev.device = d.op == Op::kAlloc || d.op == Op::kContextCreate
+                    ? device_of(d.kind == Kind::kArray ? 0 : d.address)
+                    : -1;
   if (ev.device == kDeviceNotAsked) {
     // A stream capture is open: no driver call. The thread's last asked device stands in.
     ev.device = t.asked_device_plus_one ? int32_t(t.asked_device_plus_one) - 1 : -1;

@@ -27,7 +27,7 @@ bool tracing_enabled();
 format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
 
 // A context's teardown took its memory: records a kFree flagged kEventTeardown (plus
-// `flags`) for each live allocation of the kinds a context owns (device, pitch)
+// `flags`) for each live allocation of the kinds a context owns (device, pitch, array)
 // made in `context` (a context from cuCtxCreate), or, with `context` 0, in `device`'s
 // primary context. Call after the teardown succeeded. Another thread that allocates on
 // the device while it is torn down (which CUDA forbids) may see its allocation dropped.

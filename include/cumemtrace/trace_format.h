@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 8;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 9;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: ChecksumRecord after every flush; capture
                                               //      flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
@@ -197,8 +197,13 @@ enum class Op : uint8_t {
   kContextCreate = 8,  // a context came into being on `device`; size = NVML delta
   kRetain = 9,         // 1.1: cuMemRetainAllocationHandle: one more reference to the
                        // physical `handle`, which then takes one more cuMemRelease
+  // (10..12: CUDA graph memory, 1.9)
+  kShare = 13,         // 1.9: the allocation at `address` (or the physical `handle`, address 0)
+                       // was exported to other processes (cuIpcGetMemHandle,
+                       // cuMemExportToShareableHandle). Changes no bytes: a mark on it.
 };
 
+// 1.9: kArray, kIpcImport
 enum class Kind : uint8_t {
   kUnknown = 0,      // e.g. a free of an address never seen allocated
   kDevice = 1,       // cuMemAlloc / cudaMalloc
@@ -210,23 +215,36 @@ enum class Kind : uint8_t {
   kVmmReserve = 7,   // cuMemAddressReserve: virtual address space, no memory
   kHostPinned = 8,   // cuMemAllocHost / cuMemHostAlloc / cudaMallocHost / cudaHostAlloc
   kContext = 9,      // a CUDA context
+  kArray = 10,       // 1.9: cuArrayCreate / cuArray3DCreate / cuMipmappedArrayCreate (and the
+                     // cudaMalloc*Array calls above them). `address` is the CUarray (or
+                     // CUmipmappedArray) handle: an array has no device pointer. `size` is
+                     // worked out from its descriptor (docs/trace-format.md, "1.9")
+  kIpcImport = 11,   // 1.9: memory of another process mapped here (cuIpcOpenMemHandle at
+                     // `address`; cuMemImportFromShareableHandle's physical `handle`). Never
+                     // this process's device bytes: the exporter holds them
 };
-inline constexpr int kKindCount = 10;
+inline constexpr int kKindCount = 12;
+// 1.9: kinds whose live bytes sit in DeviceSnapshot::live_bytes (the 1.8 layout); the rest
+// are in DeviceSnapshot::live_bytes_more.
+inline constexpr int kSnapshotKinds = 10;
 
 inline constexpr std::string_view kind_name(Kind k) {
   constexpr std::string_view names[kKindCount] = {
       "unknown", "device", "pitch", "managed", "async-pool",
-      "vmm-physical", "vmm-map", "vmm-reserve", "host-pinned", "context"};
+      "vmm-physical", "vmm-map", "vmm-reserve", "host-pinned", "context", "array", "ipc-import"};
   return static_cast<int>(k) < kKindCount ? names[static_cast<int>(k)] : "unknown";
 }
 
 // Kinds whose bytes occupy device memory: their sum is "tracked device bytes".
 // vmm-map is left out because the physical handle it maps is already counted.
+// 1.9: an array holds device memory; an ipc-import does not (its exporter holds it).
 inline constexpr bool holds_device_memory(Kind k) {
-  return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool || k == Kind::kVmmPhysical;
+  return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool || k == Kind::kVmmPhysical ||
+         k == Kind::kArray;
 }
 // Kinds laid out in device address space that fragmentation figures are computed over
-// (docs/fragmentation.md): a mapping stands for the physical memory behind it.
+// (docs/fragmentation.md): a mapping stands for the physical memory behind it. An array's
+// "address" is a handle, not a place in the address space, so arrays are left out.
 inline constexpr bool counts_for_fragmentation(Kind k) {
   return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool || k == Kind::kVmmMap;
 }
@@ -248,6 +266,9 @@ enum EventFlags : uint32_t {
   kEventTeardown = 1u << 5,        // 1.8: a free made by a context's teardown (cudaDeviceReset,
                                    // cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease,
                                    // cuCtxDestroy), one per allocation it took; `api` is that call
+  // (bit 6: CUDA graph memory, 1.9)
+  kEventSizeUnknown = 1u << 7,     // 1.9: an ipc-import whose size the driver could not be
+                                   // asked (a stream capture was open): `size` is 0
 };
 
 struct EventRecord {
@@ -256,7 +277,9 @@ struct EventRecord {
   uint64_t size;       // requested bytes (pitch allocations: pitch × height)
   uint64_t stream;     // CUstream for stream-ordered calls, else 0
   uint64_t handle;     // VMM: CUmemGenericAllocationHandle; pools: CUmemoryPool;
-                       // contexts: CUcontext; else 0
+                       // contexts: CUcontext; 1.9: a cuIpcOpenMemHandle ipc-import: the
+                       // exporter's pid, 0 when unknown (a real driver's handle is opaque);
+                       // else 0
   uint32_t tid;        // gettid()
   int32_t device;      // device ordinal; -1 for host memory or when unknown
   uint32_t stack_id;   // StackNodeRecord id of the innermost frame; 0: none
@@ -317,7 +340,7 @@ struct SnapshotRecord {
 struct DeviceSnapshot {
   int32_t device;
   uint32_t reserved;
-  uint64_t live_bytes[kKindCount];  // requested bytes live, indexed by Kind
+  uint64_t live_bytes[kSnapshotKinds];  // requested bytes live, indexed by Kind (1.9: kSnapshotKinds)
   uint64_t live_count;              // live allocations of all kinds on this device
   uint64_t device_bytes;            // sum over holds_device_memory kinds
   uint64_t peak_device_bytes;       // highest device_bytes so far ...
@@ -339,6 +362,14 @@ struct DeviceSnapshot {
   uint64_t event_seq;
   uint32_t moment;  // MomentFlags
   uint32_t reserved2;
+  // 1.9: the device's CUDA graph memory pool (cuDeviceGetGraphMemAttribute), each kUnknown64
+  // when not read (a capture was open, or the driver has no such attribute)
+  uint64_t graph_used_current;
+  uint64_t graph_reserved_current;
+  uint64_t graph_used_high;
+  uint64_t graph_reserved_high;
+  // 1.9: live bytes of the kinds from kSnapshotKinds on (array, ipc-import), indexed by Kind - kSnapshotKinds
+  uint64_t live_bytes_more[kKindCount - kSnapshotKinds];
 };
 
 enum MomentFlags : uint32_t {

@@ -108,6 +108,17 @@ const Row kRows[] = {
     ROW_PTSZ("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync),
     ROW_PTSZ("cuMemFreeAsync", 11020, cuMemFreeAsync),
 
+    ROW("cuArrayCreate", 3020, cuArrayCreate_v2),
+    ROW("cuArray3DCreate", 3020, cuArray3DCreate_v2),
+    ROW("cuArrayDestroy", 2000, cuArrayDestroy),
+    ROW("cuMipmappedArrayCreate", 5000, cuMipmappedArrayCreate),
+    ROW("cuMipmappedArrayDestroy", 5000, cuMipmappedArrayDestroy),
+    ROW("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
+    ROW("cuIpcOpenMemHandle", 4010, cuIpcOpenMemHandle),
+    ROW("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
+    ROW("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
+    ROW("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle),
+
     ROW("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
     ROW("cuMemAddressReserve", 10020, cuMemAddressReserve),
     ROW("cuMemAddressFree", 10020, cuMemAddressFree),

@@ -154,6 +154,8 @@ void context_died(Ctx *ctx) {
     Device &d = *s.devices[ctx->device];
     --d.live_contexts;
     d.heap.release_all_of(ctx);
+    for (auto it = s.arrays.begin(); it != s.arrays.end();)
+        it = it->second.ctx == ctx ? s.arrays.erase(it) : std::next(it);
     for (auto it = s.streams.begin(); it != s.streams.end();)
         it = it->second->ctx == ctx ? s.streams.erase(it) : std::next(it);
 }

@@ -73,6 +73,20 @@ struct HostBlock {
     Ctx *ctx;
 };
 
+// A CUDA array (api_array.cpp): its texels live in a block of the device heap.
+struct Array {
+    uint64_t heap_addr;
+    Ctx *ctx;        // goes with its context, like cuMemAlloc's memory
+    bool mipmapped;  // made by cuMipmappedArrayCreate (destroyed only by its own call)
+};
+
+// A cuIpcOpenMemHandle mapping (api_ipc.cpp): address space of the VMM region, no memory.
+struct Import {
+    uint64_t size;      // the exported allocation's bytes, as the handle says
+    uint64_t reserved;  // size rounded up to granules, given back at close
+    int device;
+};
+
 struct State {
     Config cfg;
     bool initialized = false;
@@ -89,6 +103,9 @@ struct State {
     std::map<uint64_t, HostBlock> host;            // pinned and managed host memory
     std::map<uint64_t, uint64_t> registered;       // cuMemHostRegister: start -> bytes (the program's memory)
     CaptureState capture;                          // stream captures in progress
+    std::map<uint64_t, Array> arrays;              // CUarray / CUmipmappedArray handle -> array
+    uint64_t next_array = 0x5a00000001ull;         // handles are counters, never dereferenced
+    std::map<uint64_t, Import> imports;            // cuIpcOpenMemHandle: start -> mapping
 };
 
 // Address regions, per device ordinal d (docs/simulated-driver.md).

@@ -57,7 +57,14 @@ void load() {
               fetch("cuStreamBeginCapture", g_api.cuStreamBeginCapture) &&
               fetch("cuStreamEndCapture", g_api.cuStreamEndCapture) &&
               fetch("cuStreamIsCapturing", g_api.cuStreamIsCapturing) &&
-              fetch("cuThreadExchangeStreamCaptureMode", g_api.cuThreadExchangeStreamCaptureMode);
+              fetch("cuThreadExchangeStreamCaptureMode", g_api.cuThreadExchangeStreamCaptureMode) &&
+              fetch("cuArrayCreate", g_api.cuArrayCreate) && fetch("cuArray3DCreate", g_api.cuArray3DCreate) &&
+              fetch("cuArrayDestroy", g_api.cuArrayDestroy) &&
+              fetch("cuMipmappedArrayCreate", g_api.cuMipmappedArrayCreate) &&
+              fetch("cuMipmappedArrayDestroy", g_api.cuMipmappedArrayDestroy) &&
+              fetch("cuIpcGetMemHandle", g_api.cuIpcGetMemHandle) &&
+              fetch("cuIpcOpenMemHandle", g_api.cuIpcOpenMemHandle) &&
+              fetch("cuIpcCloseMemHandle", g_api.cuIpcCloseMemHandle);
     if (ok) g_loaded = &g_api;
 }
 

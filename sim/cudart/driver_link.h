@@ -48,6 +48,14 @@ struct DriverApi {
     PFN_cuStreamEndCapture_v10000 cuStreamEndCapture;
     PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
     PFN_cuThreadExchangeStreamCaptureMode_v10010 cuThreadExchangeStreamCaptureMode;
+    PFN_cuArrayCreate_v3020 cuArrayCreate;
+    PFN_cuArray3DCreate_v3020 cuArray3DCreate;
+    PFN_cuArrayDestroy_v2000 cuArrayDestroy;
+    PFN_cuMipmappedArrayCreate_v5000 cuMipmappedArrayCreate;
+    PFN_cuMipmappedArrayDestroy_v5000 cuMipmappedArrayDestroy;
+    PFN_cuIpcGetMemHandle_v4010 cuIpcGetMemHandle;
+    PFN_cuIpcOpenMemHandle_v11000 cuIpcOpenMemHandle;
+    PFN_cuIpcCloseMemHandle_v4010 cuIpcCloseMemHandle;
 };
 
 // The table, loaded on first call; null when libcuda.so.1 (or one of the

@@ -508,12 +508,14 @@ class Parser {
       format::DeviceSnapshot raw{};
       raw.nvml_process_used = raw.nvml_device_free = raw.nvml_device_total = raw.pool_reserved_bytes = kUnknown64;
       raw.nvml_read_ns = raw.event_seq = kUnknown64;
+      raw.graph_used_current = raw.graph_reserved_current = raw.graph_used_high = raw.graph_reserved_high = kUnknown64;
       Cursor entry(c.here(), r.entry_bytes);
       entry.fixed(raw);
       c.skip(r.entry_bytes);
       cumemtrace::DeviceSnapshot d;
       d.device = raw.device;
-      std::memcpy(d.live_bytes, raw.live_bytes, sizeof d.live_bytes);
+      std::memcpy(d.live_bytes, raw.live_bytes, sizeof raw.live_bytes);
+      std::memcpy(d.live_bytes + format::kSnapshotKinds, raw.live_bytes_more, sizeof raw.live_bytes_more);
       d.live_count = raw.live_count;
       d.device_bytes = raw.device_bytes;
       d.peak_device_bytes = raw.peak_device_bytes;
@@ -529,6 +531,10 @@ class Parser {
       d.nvml_read_ns = raw.nvml_read_ns;
       d.event_seq = raw.event_seq;
       d.moment = raw.moment;
+      d.graph_used_current = raw.graph_used_current;
+      d.graph_reserved_current = raw.graph_reserved_current;
+      d.graph_used_high = raw.graph_used_high;
+      d.graph_reserved_high = raw.graph_reserved_high;
       s.devices.push_back(d);
     }
     t_.snapshots.push_back(std::move(s));

@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 8;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 9;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: ChecksumRecord after every flush; capture
                                               //      flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
@@ -186,6 +186,7 @@ struct StackNodeRecord {
   uint64_t ip;      // return address (as unwound; callers subtract 1 to symbolize)
 };
 
+// 1.9: graph-launch, graph-exec-destroy, graph-mem-trim (the CUDA graph memory pool)
 enum class Op : uint8_t {
   kAlloc = 1,          // memory came into being (incl. cuMemCreate's physical handle)
   kFree = 2,           // ... and went away (incl. cuMemRelease)
@@ -197,6 +198,10 @@ enum class Op : uint8_t {
   kContextCreate = 8,  // a context came into being on `device`; size = NVML delta
   kRetain = 9,         // 1.1: cuMemRetainAllocationHandle: one more reference to the
                        // physical `handle`, which then takes one more cuMemRelease
+  kGraphLaunch = 10,       // 1.9: cuGraphLaunch(handle = CUgraphExec, stream); size = the
+                           // device's graph pool reserve read right after, or kUnknown64
+  kGraphExecDestroy = 11,  // 1.9: cuGraphExecDestroy(handle = CUgraphExec); size as above
+  kGraphMemTrim = 12,      // 1.9: cuDeviceGraphMemTrim(device); size as above
 };
 
 enum class Kind : uint8_t {
@@ -210,13 +215,18 @@ enum class Kind : uint8_t {
   kVmmReserve = 7,   // cuMemAddressReserve: virtual address space, no memory
   kHostPinned = 8,   // cuMemAllocHost / cuMemHostAlloc / cudaMallocHost / cudaHostAlloc
   kContext = 9,      // a CUDA context
+  kArray = 10,       // 1.9: cuArrayCreate/cuArray3DCreate/cuMipmappedArrayCreate
+  kIpcImport = 11,   // 1.9: another process's memory mapped here (cuIpcOpenMemHandle,
+                     // cuMemImportFromShareableHandle + map)
 };
-inline constexpr int kKindCount = 10;
+inline constexpr int kKindCount = 12;
+// 1.9: the kinds whose bytes sit in DeviceSnapshot::live_bytes (the others in live_bytes_more)
+inline constexpr int kSnapshotKinds = 10;
 
 inline constexpr std::string_view kind_name(Kind k) {
   constexpr std::string_view names[kKindCount] = {
       "unknown", "device", "pitch", "managed", "async-pool",
-      "vmm-physical", "vmm-map", "vmm-reserve", "host-pinned", "context"};
+      "vmm-physical", "vmm-map", "vmm-reserve", "host-pinned", "context", "array", "ipc-import"};
   return static_cast<int>(k) < kKindCount ? names[static_cast<int>(k)] : "unknown";
 }
 
@@ -231,6 +241,7 @@ inline constexpr bool counts_for_fragmentation(Kind k) {
   return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool || k == Kind::kVmmMap;
 }
 
+// 1.9: bit 6 (kEventGraphNode)
 enum EventFlags : uint32_t {
   kEventUnknownAddress = 1u << 0,  // a free/unmap of an address the tracker never saw
   kEventRuntimeLayer = 1u << 1,    // recorded by a runtime hook (no driver call seen);
@@ -248,6 +259,9 @@ enum EventFlags : uint32_t {
   kEventTeardown = 1u << 5,        // 1.8: a free made by a context's teardown (cudaDeviceReset,
                                    // cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease,
                                    // cuCtxDestroy), one per allocation it took; `api` is that call
+  kEventGraphNode = 1u << 6,       // 1.9: with kEventCaptured: a graph memory node added by
+                                   // cuGraphAddMemAllocNode/FreeNode (handle = the CUgraph), not
+                                   // by a stream capture
 };
 
 struct EventRecord {
@@ -317,7 +331,7 @@ struct SnapshotRecord {
 struct DeviceSnapshot {
   int32_t device;
   uint32_t reserved;
-  uint64_t live_bytes[kKindCount];  // requested bytes live, indexed by Kind
+  uint64_t live_bytes[kSnapshotKinds];  // requested bytes live, indexed by Kind
   uint64_t live_count;              // live allocations of all kinds on this device
   uint64_t device_bytes;            // sum over holds_device_memory kinds
   uint64_t peak_device_bytes;       // highest device_bytes so far ...
@@ -339,6 +353,14 @@ struct DeviceSnapshot {
   uint64_t event_seq;
   uint32_t moment;  // MomentFlags
   uint32_t reserved2;
+  // 1.9: the device's CUDA graph memory pool (cuDeviceGetGraphMemAttribute), each kUnknown64
+  // when not read (a capture was open, or the driver has no such attribute)
+  uint64_t graph_used_current;
+  uint64_t graph_reserved_current;
+  uint64_t graph_used_high;
+  uint64_t graph_reserved_high;
+  // 1.9: live bytes of the kinds from kSnapshotKinds on (array, ipc-import), indexed by Kind - kSnapshotKinds
+  uint64_t live_bytes_more[kKindCount - kSnapshotKinds];
 };
 
 enum MomentFlags : uint32_t {

@@ -10,6 +10,7 @@
 
 #include "capture.h"
 #include "granule_space.h"
+#include "graph.h"
 #include "heap.h"
 #include "pool.h"
 #include "sim_config.h"
@@ -89,6 +90,7 @@ struct State {
     std::map<uint64_t, HostBlock> host;            // pinned and managed host memory
     std::map<uint64_t, uint64_t> registered;       // cuMemHostRegister: start -> bytes (the program's memory)
     CaptureState capture;                          // stream captures in progress
+    GraphState graph;                              // graphs, executables, graph memory pools
 };
 
 // Address regions, per device ordinal d (docs/simulated-driver.md).

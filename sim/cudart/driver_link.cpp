@@ -57,7 +57,12 @@ void load() {
               fetch("cuStreamBeginCapture", g_api.cuStreamBeginCapture) &&
               fetch("cuStreamEndCapture", g_api.cuStreamEndCapture) &&
               fetch("cuStreamIsCapturing", g_api.cuStreamIsCapturing) &&
-              fetch("cuThreadExchangeStreamCaptureMode", g_api.cuThreadExchangeStreamCaptureMode);
+              fetch("cuThreadExchangeStreamCaptureMode", g_api.cuThreadExchangeStreamCaptureMode) &&
+              fetch("cuGraphInstantiateWithFlags", g_api.cuGraphInstantiateWithFlags) &&
+              fetch("cuGraphLaunch", g_api.cuGraphLaunch) && fetch("cuGraphLaunch", g_api.cuGraphLaunch_ptsz, kPtsz) &&
+              fetch("cuGraphExecDestroy", g_api.cuGraphExecDestroy) && fetch("cuGraphDestroy", g_api.cuGraphDestroy) &&
+              fetch("cuDeviceGraphMemTrim", g_api.cuDeviceGraphMemTrim) &&
+              fetch("cuDeviceGetGraphMemAttribute", g_api.cuDeviceGetGraphMemAttribute);
     if (ok) g_loaded = &g_api;
 }
 

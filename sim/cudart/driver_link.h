@@ -48,6 +48,13 @@ struct DriverApi {
     PFN_cuStreamEndCapture_v10000 cuStreamEndCapture;
     PFN_cuStreamIsCapturing_v10000 cuStreamIsCapturing;
     PFN_cuThreadExchangeStreamCaptureMode_v10010 cuThreadExchangeStreamCaptureMode;
+    PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags;
+    PFN_cuGraphLaunch_v10000 cuGraphLaunch;
+    PFN_cuGraphLaunch_v10000_ptsz cuGraphLaunch_ptsz;
+    PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy;
+    PFN_cuGraphDestroy_v10000 cuGraphDestroy;
+    PFN_cuDeviceGraphMemTrim_v11040 cuDeviceGraphMemTrim;
+    PFN_cuDeviceGetGraphMemAttribute_v11040 cuDeviceGetGraphMemAttribute;
 };
 
 // The table, loaded on first call; null when libcuda.so.1 (or one of the

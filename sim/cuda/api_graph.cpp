@@ -1,5 +1,6 @@
 // Graphs and the graph memory pool (graph.h has the model).
 #include <algorithm>
+#include <optional>
 
 #include "driver_state.h"
 #include "graph.h"
@@ -61,11 +62,20 @@ CUgraphNode node_token() {
     return reinterpret_cast<CUgraphNode>(&token);
 }
 
-CUresult launch(CUgraphExec e, CUstream) {
+// Launched into a capturing stream, a graph becomes a child graph of the capture: its
+// memory nodes join the capture's, and that launch is capture-safe (CUDA allows it).
+CUresult launch(CUgraphExec e, CUstream s) {
     SIM_LOCKED;
+    Capture *cap = capture_of(s);
+    std::optional<CaptureSafeCall> safe;
+    if (cap) safe.emplace();
     if (CUresult r = check_init()) return r;
     GraphExec *exec = find_exec(e);
     if (!exec) return CUDA_ERROR_INVALID_VALUE;
+    if (cap) {
+        cap->ops.insert(cap->ops.end(), exec->ops.begin(), exec->ops.end());
+        return CUDA_SUCCESS;
+    }
     GraphState &g = graphs();
     const auto escapes = escaping(exec->ops);
     for (const auto &[address, bytes] : escapes)

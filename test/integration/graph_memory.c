@@ -8,6 +8,8 @@
              launch, cudaFreeAsync of the second, trim
      held    as inside, but no trim: then a 64 MiB cudaMalloc makes a new peak while the
              pool still holds 1 GiB (its reading splits NVML's figure)
+     nested  a graph (1 GiB allocated and freed in it) launched into another stream's
+             capture, which is then launched: the first launch happens during a capture
      paths   the graph entry points called by symbol, by dlsym and by cuGetProcAddress
    Prints the pool's figures (reserved/used, MiB) after each step; exit 0 only when every
    call succeeded and nothing was called that a capture prohibits. */
@@ -73,6 +75,29 @@ static void captured(int free_inside, int trim) {
   figures("trimmed");
 }
 
+/* Graph A: 1 GiB allocated and freed. Launched into a capture of stream t (a child graph),
+   whose graph B is then launched: B holds A's nodes, so the pool reserves 1 GiB. */
+static void nested(void) {
+  cudaStream_t s, t;
+  void *p = NULL;
+  cudaGraph_t a, b;
+  cudaGraphExec_t exec_a, exec_b;
+  CHECK(cudaStreamCreate(&s));
+  CHECK(cudaStreamCreate(&t));
+  CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  CHECK(cudaMallocAsync(&p, GiB, s));
+  CHECK(cudaFreeAsync(p, s));
+  CHECK(cudaStreamEndCapture(s, &a));
+  CHECK(cudaGraphInstantiate(&exec_a, a, 0));
+  CHECK(cudaStreamBeginCapture(t, cudaStreamCaptureModeGlobal));
+  CHECK(cudaGraphLaunch(exec_a, t));
+  CHECK(cudaStreamEndCapture(t, &b));
+  CHECK(cudaGraphInstantiate(&exec_b, b, 0));
+  figures("captured");
+  CHECK(cudaGraphLaunch(exec_b, t));
+  figures("launched");
+}
+
 typedef CUresult (*AddAlloc)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
 typedef CUresult (*AddFree)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr);
 typedef CUresult (*Launch)(CUgraphExec, CUstream);
@@ -133,6 +158,8 @@ int main(int argc, char **argv) {
     captured(1, 0);
     CHECK(cudaMalloc(&peak, 64 * MiB));
     CHECK(cudaFree(peak));
+  } else if (strcmp(mode, "nested") == 0) {
+    nested();
   } else if (strcmp(mode, "nodes") == 0 || strcmp(mode, "paths") == 0) {
     const struct GraphApi linked = {cuGraphAddMemAllocNode, cuGraphAddMemFreeNode, cuGraphLaunch, cuGraphExecDestroy,
                                     cuDeviceGraphMemTrim};

@@ -139,3 +139,21 @@ TEST_CASE("graph memory: memory nodes added directly, through the symbol, dlsym 
   // The escaped node freed by the program after each launch is the node's, not unknown.
   CHECK(d.at("counts").at("unknown_frees") == 0);
 }
+
+TEST_CASE("graph memory: a graph launched into a capture is recorded without asking the driver anything") {
+  const Result plain = run({integration_program("graph_memory"), "nested"});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out ==
+        "captured: reserved 0 MiB, used 0 MiB\n"
+        "launched: reserved 1024 MiB, used 0 MiB\n"
+        "prohibited calls 0\n");
+  Traced t("nested");
+  CHECK(t.result.out == plain.out);  // no call of the tracer's during the captures
+  // The launch into the capture: captured + device inferred (8 | 16), the pool not read.
+  CHECK(t.events(R"(graph-launch \S+ dev=0 [^\n]* size=18446744073709551615 [^\n]* result=0 flags=24 )") == 1);
+  // The launch of the outer graph, after the capture: read.
+  CHECK(t.events(R"(graph-launch \S+ dev=0 [^\n]* size=1073741824 [^\n]* result=0 flags=0 )") == 1);
+  const auto j = report(t.trace);
+  CHECK(device(j, 0).at("graph_pool").at("launches") == 2);
+  CHECK(device(j, 0).at("graph_pool").at("highest").at("reserved_bytes") == 1 * GiB);
+}

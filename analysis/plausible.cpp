@@ -42,8 +42,7 @@ bool plausible_legacy_record(uint16_t type, uint16_t flags, const uint8_t* p, si
       if (n != sizeof(EventRecord)) return false;
       EventRecord e;
       std::memcpy(&e, p, sizeof e);
-      return ((e.op >= uint8_t(Op::kAlloc) && e.op <= uint8_t(Op::kRetain)) || e.op == uint8_t(Op::kShare)) &&
-             e.kind < kKindCount;
+      return e.op >= uint8_t(Op::kAlloc) && e.op <= uint8_t(Op::kShare) && e.kind < kKindCount;
     }
     case RecordType::kSnapshot: {
       if (n < sizeof(SnapshotRecord)) return false;

@@ -508,6 +508,7 @@ class Parser {
       format::DeviceSnapshot raw{};
       raw.nvml_process_used = raw.nvml_device_free = raw.nvml_device_total = raw.pool_reserved_bytes = kUnknown64;
       raw.nvml_read_ns = raw.event_seq = kUnknown64;
+      raw.graph_used_current = raw.graph_reserved_current = raw.graph_used_high = raw.graph_reserved_high = kUnknown64;
       Cursor entry(c.here(), r.entry_bytes);
       entry.fixed(raw);
       c.skip(r.entry_bytes);
@@ -531,6 +532,10 @@ class Parser {
       d.nvml_read_ns = raw.nvml_read_ns;
       d.event_seq = raw.event_seq;
       d.moment = raw.moment;
+      d.graph_used_current = raw.graph_used_current;
+      d.graph_reserved_current = raw.graph_reserved_current;
+      d.graph_used_high = raw.graph_used_high;
+      d.graph_reserved_high = raw.graph_reserved_high;
       s.devices.push_back(d);
     }
     t_.snapshots.push_back(std::move(s));

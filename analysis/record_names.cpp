@@ -14,6 +14,9 @@ std::string op_name(format::Op op) {
     case Op::kPoolTrim: return "pool-trim";
     case Op::kContextCreate: return "context-create";
     case Op::kRetain: return "retain";
+    case Op::kGraphLaunch: return "graph-launch";
+    case Op::kGraphExecDestroy: return "graph-exec-destroy";
+    case Op::kGraphMemTrim: return "graph-mem-trim";
     case Op::kShare: return "share";
   }
   return "op" + std::to_string(int(op));

@@ -184,8 +184,11 @@ bool Replayer::graph(const Event& e) {
     ++dev(e.device).counts.graph_allocs;
     return true;
   }
+  if (e.op == Op::kAlloc) graph_.erase(e.address);  // the address is ordinary memory now
   if (e.op != Op::kFree) return false;
-  return graph_.erase(e.address) == 1 || (e.flags & format::kEventCaptured);
+  // A graph node's address stays the graph's: each launch makes an escaped allocation live
+  // again, and the program frees it after each launch (the tracker does the same).
+  return graph_.count(e.address) == 1 || (e.flags & format::kEventCaptured);
 }
 
 void Replayer::drop_handle_if_gone(std::map<uint64_t, Handle>::iterator it) {

@@ -107,7 +107,9 @@ NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64
   // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
   const uint64_t pool = d.pool_reserved_bytes, async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
   n.pool_slack = pool != format::kUnknown64 && pool > async_live ? pool - async_live : 0;
-  const uint64_t accounted = n.footprint + n.context + n.pool_slack;
+  // The graph memory pool's reserve is held in no allocation the trace saw (graph_pool.h).
+  if (d.graph_reserved_current != format::kUnknown64) n.graph_pool = d.graph_reserved_current;
+  const uint64_t accounted = n.footprint + n.context + n.pool_slack + n.graph_pool;
   n.untracked = n.process_used > accounted ? n.process_used - accounted : 0;
   return n;
 }
@@ -271,6 +273,7 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
       dr.nvml = peak ? nvml_split(trace, ordinal, s.peak_bytes, s.peak_time_ns)
                      : nvml_split(trace, ordinal, 0, last);
       dr.nvml.has_peak = peak;
+      dr.graph_pool = graph_pool_figures(trace, ordinal, peak ? s.peak_time_ns : 0);
       if (auto p = at_peak.find(ordinal); p != at_peak.end()) {
         dr.top_sites = group_sites(p->second, stacks);
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
@@ -291,6 +294,17 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
         keep_top(rr.sites, stacks, opt);
         rep.reservations.push_back(std::move(rr));
       }
+    }
+    std::vector<LiveAlloc> nodes;  // graph allocation nodes made on this device
+    for (const auto& e : trace.events)
+      if (e.op == format::Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured) && e.device == ordinal)
+        nodes.push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device, e.api, e.kind,
+                                  e.python_stack_id});
+    if (!nodes.empty()) {
+      dr.graph_nodes = nodes.size();
+      for (const auto& a : nodes) dr.graph_node_bytes += a.size;
+      dr.graph_node_sites = group_sites(nodes, stacks);
+      dr.graph_node_sites_omitted = keep_top(dr.graph_node_sites, stacks, opt);
     }
     if (const DeviceSnapshot* x = exit_snapshot(trace, ordinal)) dr.exit_snapshot = *x;
     // A "host" row only earns its place when something happened on the host.

@@ -14,6 +14,7 @@
 #include "allocator_map.h"
 #include "cumemtrace/reader.h"
 #include "diagnosis.h"
+#include "graph_pool.h"
 #include "growth.h"
 #include "integrity.h"
 #include "replay.h"
@@ -63,6 +64,7 @@ struct NvmlSplit {
   uint64_t footprint = 0;  // the snapshot's arena bytes: granule-rounded, not requested bytes
   uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
   uint64_t pool_slack = 0; // the default async pool's reserve beyond its live allocations
+  uint64_t graph_pool = 0; // 1.9: the CUDA graph memory pool's reserve read in the same snapshot
   uint64_t untracked = 0;  // the rest, clamped at 0
 };
 
@@ -94,6 +96,13 @@ struct DeviceReport {
   std::map<std::string, ApiCounts> by_api;  // allocation and free calls by API name
   uint64_t context_bytes = 0;
   NvmlSplit nvml;
+  GraphPoolFigures graph_pool;  // 1.9: the CUDA graph memory pool (graph_pool.h)
+  // Graph allocation nodes (allocations captured from a stream, or added by
+  // cuGraphAddMemAllocNode): virtual addresses of graphs, never live device bytes.
+  uint64_t graph_nodes = 0;
+  uint64_t graph_node_bytes = 0;  // requested bytes, summed over the nodes
+  std::vector<SiteRow> graph_node_sites;
+  uint64_t graph_node_sites_omitted = 0;
   std::vector<SiteRow> top_sites;      // at peak, by live bytes
   uint64_t top_sites_omitted = 0;      // call sites beyond --top
   std::vector<LibraryRow> by_library;  // at peak

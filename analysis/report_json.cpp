@@ -259,10 +259,29 @@ json report_json(const Report& rep) {
                            {"footprint", d.nvml.footprint},
                            {"context", d.nvml.context},
                            {"pool_slack", d.nvml.pool_slack},
+                           {"graph_pool", d.nvml.graph_pool},
                            {"untracked", d.nvml.untracked}};
     } else {
       o["nvml_at_peak"] = nullptr;
     }
+    const auto reading = [&](const GraphPoolReading& r) -> json {
+      if (!r.known) return nullptr;
+      return {{"reserved_bytes", r.reserved}, {"time_ns", r.time_ns}, {"since_start_ns", since(r.time_ns)}};
+    };
+    const GraphPoolFigures& g = d.graph_pool;
+    const auto unknown_null = [](uint64_t v) { return v == format::kUnknown64 ? json(nullptr) : json(v); };
+    o["graph_pool"] = {{"at_peak", reading(g.at_peak)},
+                       {"at_end", reading(g.at_end)},
+                       {"highest", reading(g.highest)},
+                       {"driver_reserved_high", unknown_null(g.driver_reserved_high)},
+                       {"used_at_end", unknown_null(g.used_at_end)},
+                       {"launches", g.launches},
+                       {"exec_destroys", g.exec_destroys},
+                       {"trims", g.trims}};
+    o["graph_nodes"] = {{"count", d.graph_nodes},
+                        {"bytes", d.graph_node_bytes},
+                        {"call_sites", sites(d.graph_node_sites)},
+                        {"call_sites_omitted", d.graph_node_sites_omitted}};
     o["top_call_sites"] = sites(d.top_sites);
     o["top_call_sites_omitted"] = d.top_sites_omitted;
     o["bytes_by_library"] = libraries(d.by_library);

@@ -114,6 +114,37 @@ void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted
 // "1 allocation", "2 allocations".
 std::string count_of(uint64_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
+// "read at 1.200 s, 3 ms after the peak": a reading is a moment of its own, said as such
+// unless it is the peak's own moment.
+std::string read_at(const Report& rep, const GraphPoolReading& r, uint64_t peak_ns) {
+  std::string s = "read at " + since(rep, r.time_ns);
+  if (r.time_ns == peak_ns) return s;
+  const uint64_t gap = r.time_ns > peak_ns ? r.time_ns - peak_ns : peak_ns - r.time_ns;
+  return s + ", " + fixed(double(gap) / 1e6, 3) + " ms " + (r.time_ns > peak_ns ? "after" : "before") + " the peak";
+}
+
+// The CUDA graph memory pool (graph_pool.h) and the graph allocation nodes.
+void graph_pool(std::ostream& out, const Report& rep, const DeviceReport& d) {
+  const GraphPoolFigures& g = d.graph_pool;
+  if (g.shown()) {
+    out << "  graph memory pool (held in no allocation; read from the driver): reserved ";
+    if (g.at_peak.known)
+      out << iec_exact(g.at_peak.reserved) << " at the peak (" << read_at(rep, g.at_peak, d.peak_time_ns) << "), ";
+    else if (d.peak_bytes)
+      out << "not read at or before the peak, ";
+    out << iec_exact(g.at_end.reserved) << " at the end (read at " << since(rep, g.at_end.time_ns) << "), highest read "
+        << iec_exact(g.highest.reserved) << " (at " << since(rep, g.highest.time_ns) << ")";
+    if (g.driver_reserved_high != format::kUnknown64) out << "; the driver's high-water mark " << iec_exact(g.driver_reserved_high);
+    out << "; " << g.launches << (g.launches == 1 ? " graph launch, " : " graph launches, ") << count_of(g.trims, "trim")
+        << "\n";
+  }
+  if (d.graph_nodes) {
+    out << "  graph allocation nodes (virtual addresses of graphs, not live device bytes): "
+        << count_of(d.graph_nodes, "node") << " of " << iec_exact(d.graph_node_bytes) << "\n";
+    sites(out, d.graph_node_sites, d.graph_node_sites_omitted);
+  }
+}
+
 void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   out << "\n" << (d.device < 0 ? std::string("Host memory") : "Device " + std::to_string(d.device));
   if (d.device >= 0 && !d.name.empty()) out << " (" << printable(d.name) << ", " << iec(d.total_bytes) << ")";
@@ -190,10 +221,12 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     }
     out << iec_exact(n.process_used) << " = footprint " << iec(n.footprint) << " + context " << iec(n.context);
     if (n.pool_slack) out << " + async pool reserve " << iec(n.pool_slack);
+    if (n.graph_pool) out << " + graph memory pool " << iec(n.graph_pool);
     out << " + untracked " << iec(n.untracked) << "\n";
   } else if (d.device >= 0) {
     out << "  NVML: no figures in this trace (libnvidia-ml.so.1 was not found where the job ran)\n";
   }
+  graph_pool(out, rep, d);
   if (!d.top_sites.empty()) {
     out << "  top call sites at peak:\n";
     sites(out, d.top_sites, d.top_sites_omitted);

@@ -69,6 +69,11 @@ void RuntimeCall::fallback(const EventDraft& e) {
   track(e, t.runtime_api, format::kEventRuntimeLayer | e.flags);
 }
 
+bool RuntimeCall::needs_fallback() const {
+  const ThreadState& t = thread_state();
+  return !t.recorded && !t.driver_depth && tracing_enabled();
+}
+
 void RuntimeCall::fallback_teardown(int32_t device) {
   ThreadState& t = thread_state();
   if (t.recorded || t.driver_depth || !tracing_enabled() || device < 0) return;

@@ -77,6 +77,9 @@ class RuntimeCall {
 
   // Records `e` only if no driver hook recorded during this call.
   void fallback(const EventDraft& e);
+  // Whether fallback() would record now: lets a hook skip the driver queries that only
+  // its fallback event needs (the graph pool figure) when the driver hook beneath recorded.
+  bool needs_fallback() const;
   // The same for a teardown of `device`'s primary context (cudaDeviceReset).
   void fallback_teardown(int32_t device);
 

@@ -50,6 +50,7 @@ DriverApi* load() {
   bind(lib, api->device_get_default_mem_pool, "cuDeviceGetDefaultMemPool");
   bind(lib, api->device_get_mem_pool, "cuDeviceGetMemPool");
   bind(lib, api->mem_pool_get_attribute, "cuMemPoolGetAttribute");
+  bind(lib, api->device_get_graph_mem_attribute, "cuDeviceGetGraphMemAttribute");
   return api;
 }
 
@@ -139,6 +140,22 @@ uint64_t pool_reserved_bytes(uint64_t pool) {
           CUDA_SUCCESS)
     return ~0ull;
   return bytes;
+}
+
+GraphMemFigures graph_mem_figures(int32_t device) {
+  GraphMemFigures f;
+  const OwnCudaCalls own;
+  const DriverApi* d = own ? driver_api() : nullptr;
+  if (!d || !d->device_get_graph_mem_attribute || device < 0) return f;
+  const auto read = [&](CUgraphMem_attribute attr, uint64_t& out) {
+    cuuint64_t v = 0;
+    if (d->device_get_graph_mem_attribute(device, attr, &v) == CUDA_SUCCESS) out = v;
+  };
+  read(CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, f.used_current);
+  read(CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, f.reserved_current);
+  read(CU_GRAPH_MEM_ATTR_USED_MEM_HIGH, f.used_high);
+  read(CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH, f.reserved_high);
+  return f;
 }
 
 std::string nvml_uuid_string(const uint8_t (&u)[16]) {

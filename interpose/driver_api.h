@@ -20,6 +20,7 @@ struct DriverApi {
   CUresult (*device_get_default_mem_pool)(CUmemoryPool*, CUdevice);
   CUresult (*device_get_mem_pool)(CUmemoryPool*, CUdevice);
   CUresult (*mem_pool_get_attribute)(CUmemoryPool, CUmemPool_attribute, void*);
+  CUresult (*device_get_graph_mem_attribute)(CUdevice, CUgraphMem_attribute, void*);
 };
 
 // nullptr until the program has reached a real driver function through us.
@@ -59,6 +60,17 @@ DeviceFacts device_facts(int32_t ordinal);
 // during a capture). Only ever asked of a device's default pool, which cannot be
 // destroyed under us.
 uint64_t pool_reserved_bytes(uint64_t pool);
+
+// The device's CUDA graph memory pool, bytes (cuDeviceGetGraphMemAttribute's four
+// figures); each kUnknown64 during a capture, for a device < 0, or when the driver has
+// no such attribute (before CUDA 11.4) or refuses it.
+struct GraphMemFigures {
+  uint64_t used_current = ~0ull;
+  uint64_t reserved_current = ~0ull;
+  uint64_t used_high = ~0ull;
+  uint64_t reserved_high = ~0ull;
+};
+GraphMemFigures graph_mem_figures(int32_t device);
 
 // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", NVML's spelling of a UUID.
 std::string nvml_uuid_string(const uint8_t (&uuid)[16]);

@@ -8,6 +8,7 @@
 #include "hooks_driver.h"
 #include "hooks_exec.h"
 #include "hooks_exit.h"
+#include "hooks_graph.h"
 #include "hooks_runtime.h"
 #include "resolve.h"
 

@@ -121,7 +121,11 @@ struct State {
   uint64_t peak_rises = 0;                        // times some device's peak rose
   uint64_t peak_rises_at_snapshot = 0;            // ... as of the last snapshot
   std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
-  std::unordered_map<uint64_t, uint64_t> graph_allocations;  // kEventCaptured allocs: address -> size
+  struct GraphNode {
+    uint64_t size;
+    int32_t device;
+  };
+  std::unordered_map<uint64_t, GraphNode> graph_allocations;  // kEventCaptured allocs, by address
   uint32_t epoch = 0;  // cumemtrace_reset_peak() calls
   std::unordered_map<uint64_t, int32_t> created_contexts;  // cuCtxCreate's live contexts -> device
 
@@ -234,6 +238,9 @@ struct State {
       case Op::kShare:  // completed by complete_share, before any device is touched
       case Op::kPoolTrim:
       case Op::kContextCreate:
+      case Op::kGraphLaunch:  // the graph pool's memory is read from the driver, not tracked
+      case Op::kGraphExecDestroy:
+      case Op::kGraphMemTrim:
         break;
     }
   }
@@ -262,14 +269,17 @@ struct State {
   bool apply_graph(format::EventRecord& ev) {
     const auto op = Op(ev.op);
     if (op == Op::kAlloc && (ev.flags & format::kEventCaptured)) {
-      graph_allocations[ev.address] = ev.size;
+      graph_allocations[ev.address] = {ev.size, ev.device};
       return true;
     }
+    if (op == Op::kAlloc) graph_allocations.erase(ev.address);  // the address is ordinary memory now
     if (op != Op::kFree) return false;
+    // A graph node's address stays the graph's: each launch makes it live again, and the
+    // program frees it after each launch (an allocation that escaped the graph).
     if (auto g = graph_allocations.find(ev.address); g != graph_allocations.end()) {
       ev.kind = uint8_t(Kind::kAsyncPool);
-      ev.size = g->second;
-      graph_allocations.erase(g);
+      ev.size = g->second.size;
+      ev.device = g->second.device;
       return true;
     }
     if (!(ev.flags & format::kEventCaptured)) return false;
@@ -316,8 +326,6 @@ struct State {
       e.device = dev;
       std::copy(ds.live_bytes, ds.live_bytes + format::kSnapshotKinds, e.live_bytes);
       std::copy(ds.live_bytes + format::kSnapshotKinds, std::end(ds.live_bytes), e.live_bytes_more);
-      e.graph_used_current = e.graph_reserved_current = format::kUnknown64;  // the graph-memory part fills these
-      e.graph_used_high = e.graph_reserved_high = format::kUnknown64;
       e.live_count = ds.live_count;
       e.device_bytes = ds.device_bytes;
       e.peak_device_bytes = ds.peak;
@@ -333,6 +341,10 @@ struct State {
       e.nvml_device_free = sample.nvml.device_free;
       e.nvml_device_total = sample.nvml.device_total;
       e.pool_reserved_bytes = sample.pool_reserved;
+      e.graph_used_current = sample.graph.used_current;
+      e.graph_reserved_current = sample.graph.reserved_current;
+      e.graph_used_high = sample.graph.used_high;
+      e.graph_reserved_high = sample.graph.reserved_high;
       e.nvml_read_ns = sample.nvml.read_ns;
       e.event_seq = seq();
       e.moment = same && sample.nvml.process_used != format::kUnknown64 ? uint32_t(format::kMomentSame) : 0u;
@@ -564,19 +576,24 @@ DeviceSamples sample_devices() {
   State& s = state();
   std::map<int32_t, std::string> uuids;
   std::map<int32_t, uint64_t> pools;
+  std::vector<int32_t> ordinals;
   DeviceSamples out;
   {
     std::lock_guard lock(s.mu);
     uuids = s.device_uuids;
     pools = s.default_pools;
+    for (const auto& [dev, ds] : s.devices)
+      if (dev >= 0) ordinals.push_back(dev);
     out.seq_before = s.seq();
   }
   // NVML is not CUDA: a capture does not see it (checked on the H200, docs/validation.md).
   for (const auto& [dev, uuid] : uuids) out.devices[dev].nvml = nvml_query(uuid);
   const OwnCudaCalls own;
   out.capture_open = !own;
-  if (own)
+  if (own) {
     for (const auto& [dev, pool] : pools) out.devices[dev].pool_reserved = pool_reserved_bytes(pool);
+    for (int32_t dev : ordinals) out.devices[dev].graph = graph_mem_figures(dev);
+  }
   return out;
 }
 

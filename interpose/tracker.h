@@ -15,6 +15,7 @@
 #include <cumemtrace/trace_format.h>
 
 #include "call.h"
+#include "driver_api.h"
 #include "nvml.h"
 
 namespace cumemtrace::interpose {
@@ -51,6 +52,7 @@ bool visit_pending_in_signal_handler(void (*write)(std::string_view chunk, int f
 struct DeviceSample {
   NvmlFigures nvml;
   uint64_t pool_reserved = format::kUnknown64;
+  GraphMemFigures graph;  // the graph memory pool (1.9)
 };
 struct DeviceSamples {
   std::map<int32_t, DeviceSample> devices;  // by device ordinal

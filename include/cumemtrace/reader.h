@@ -202,6 +202,11 @@ struct DeviceSnapshot {
   uint64_t nvml_read_ns = format::kUnknown64;         // 1.3: when NVML was read
   uint64_t event_seq = format::kUnknown64;            // 1.3: events seen at these figures
   uint32_t moment = 0;                                // 1.3: format::MomentFlags
+  // 1.9: the device's CUDA graph memory pool, bytes (cuDeviceGetGraphMemAttribute), or kUnknown64
+  uint64_t graph_used_current = format::kUnknown64;
+  uint64_t graph_reserved_current = format::kUnknown64;
+  uint64_t graph_used_high = format::kUnknown64;
+  uint64_t graph_reserved_high = format::kUnknown64;
   // One moment: the NVML figures and the tracked figures were taken with no event between.
   bool same_moment() const { return moment & format::kMomentSame; }
 };

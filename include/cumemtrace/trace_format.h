@@ -186,6 +186,7 @@ struct StackNodeRecord {
   uint64_t ip;      // return address (as unwound; callers subtract 1 to symbolize)
 };
 
+// 1.9: graph-launch, graph-exec-destroy, graph-mem-trim (the CUDA graph memory pool)
 enum class Op : uint8_t {
   kAlloc = 1,          // memory came into being (incl. cuMemCreate's physical handle)
   kFree = 2,           // ... and went away (incl. cuMemRelease)
@@ -197,7 +198,10 @@ enum class Op : uint8_t {
   kContextCreate = 8,  // a context came into being on `device`; size = NVML delta
   kRetain = 9,         // 1.1: cuMemRetainAllocationHandle: one more reference to the
                        // physical `handle`, which then takes one more cuMemRelease
-  // (10..12: CUDA graph memory, 1.9)
+  kGraphLaunch = 10,       // 1.9: cuGraphLaunch(handle = CUgraphExec, stream); size = the
+                           // device's graph pool reserve read right after, or kUnknown64
+  kGraphExecDestroy = 11,  // 1.9: cuGraphExecDestroy(handle = CUgraphExec); size as above
+  kGraphMemTrim = 12,      // 1.9: cuDeviceGraphMemTrim(device); size as above
   kShare = 13,         // 1.9: the allocation at `address` (or the physical `handle`, address 0)
                        // was exported to other processes (cuIpcGetMemHandle,
                        // cuMemExportToShareableHandle). Changes no bytes: a mark on it.
@@ -249,6 +253,7 @@ inline constexpr bool counts_for_fragmentation(Kind k) {
   return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool || k == Kind::kVmmMap;
 }
 
+// 1.9: bit 6 (kEventGraphNode)
 enum EventFlags : uint32_t {
   kEventUnknownAddress = 1u << 0,  // a free/unmap of an address the tracker never saw
   kEventRuntimeLayer = 1u << 1,    // recorded by a runtime hook (no driver call seen);
@@ -266,7 +271,9 @@ enum EventFlags : uint32_t {
   kEventTeardown = 1u << 5,        // 1.8: a free made by a context's teardown (cudaDeviceReset,
                                    // cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease,
                                    // cuCtxDestroy), one per allocation it took; `api` is that call
-  // (bit 6: CUDA graph memory, 1.9)
+  kEventGraphNode = 1u << 6,       // 1.9: with kEventCaptured: a graph memory node added by
+                                   // cuGraphAddMemAllocNode/FreeNode (handle = the CUgraph), not
+                                   // by a stream capture
   kEventSizeUnknown = 1u << 7,     // 1.9: an ipc-import whose size the driver could not be
                                    // asked (a stream capture was open): `size` is 0
 };

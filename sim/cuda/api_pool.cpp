@@ -31,10 +31,11 @@ CUresult alloc_from(Pool &pool, CUdeviceptr *dptr, size_t size, Ctx *ctx) {
 }
 
 // On a capturing stream an allocation becomes a graph memory node: a virtual address,
-// no device memory until the graph runs (capture.h).
-CUresult alloc_in_graph(CUdeviceptr *dptr, size_t size) {
+// no device memory until the graph runs (capture.h, graph.h).
+CUresult alloc_in_graph(Capture &cap, CUdeviceptr *dptr, size_t size) {
     if (!dptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
     *dptr = graph_alloc(size);
+    cap.ops.push_back({true, *dptr, size});
     return CUDA_SUCCESS;
 }
 
@@ -43,7 +44,7 @@ CUresult alloc_async(CUdeviceptr *dptr, size_t size, CUstream s) {
     const CaptureSafeCall safe;
     Ctx *ctx;
     if (CUresult r = stream_ctx(s, &ctx)) return r;
-    if (capture_of(s)) return alloc_in_graph(dptr, size);
+    if (Capture *cap = capture_of(s)) return alloc_in_graph(*cap, dptr, size);
     return alloc_from(pool_for_device(ctx->device), dptr, size, ctx);
 }
 
@@ -54,7 +55,7 @@ CUresult alloc_from_pool_async(CUdeviceptr *dptr, size_t size, CUmemoryPool hand
     if (CUresult r = stream_ctx(s, &ctx)) return r;
     Pool *pool = find_pool(handle);
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
-    if (capture_of(s)) return alloc_in_graph(dptr, size);
+    if (Capture *cap = capture_of(s)) return alloc_in_graph(*cap, dptr, size);
     return alloc_from(*pool, dptr, size, ctx);
 }
 
@@ -63,7 +64,15 @@ CUresult free_async(CUdeviceptr dptr, CUstream s) {
     const CaptureSafeCall safe;
     Ctx *ctx;
     if (CUresult r = stream_ctx(s, &ctx)) return r;
-    if (dptr == 0 || graph_free(dptr)) return CUDA_SUCCESS;
+    if (dptr == 0) return CUDA_SUCCESS;
+    // A graph allocation: freed by a free node of the capture, by the program once the
+    // launch made it live (its memory goes back to the graph pool), or, never launched,
+    // nothing to do.
+    if (is_graph_address(dptr)) {
+        if (Capture *cap = capture_of(s)) cap->ops.push_back({false, dptr, 0});
+        else graph_free_escaped(dptr);
+        return CUDA_SUCCESS;
+    }
     auto where = locate(dptr);
     if (!where || where->kind != Kind::Pool || where->start != dptr) return CUDA_ERROR_INVALID_VALUE;
     where->pool->release(dptr);

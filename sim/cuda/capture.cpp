@@ -56,7 +56,7 @@ uint64_t graph_alloc(uint64_t size) {
     return address;
 }
 
-bool graph_free(uint64_t address) { return state().capture.graph_allocations.erase(address) == 1; }
+bool is_graph_address(uint64_t address) { return state().capture.graph_allocations.count(address) == 1; }
 
 CUstreamCaptureMode &thread_capture_mode() { return t_mode; }
 int capture_thread_id() { return this_thread(); }

@@ -18,16 +18,26 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 namespace sim {
 
 struct Stream;
+
+// One memory node of a graph, in the order the graph was built (capture order).
+struct GraphOp {
+    bool alloc;  // else a free node
+    uint64_t address;
+    uint64_t size;  // bytes requested by the alloc node (0 for a free)
+};
 
 struct Capture {
     CUstreamCaptureMode mode;
     int thread;  // gettid() of the thread that began it
     bool invalidated;
     uint64_t id;
+    int device = 0;              // of the capturing stream's context
+    std::vector<GraphOp> ops{};  // memory nodes captured so far (api_graph.cpp runs them)
 };
 
 struct CaptureState {
@@ -61,7 +71,7 @@ Capture *capture_of(CUstream s);
 // Graph allocations: cuMemAllocAsync on a capturing stream returns a virtual address
 // for a graph memory node; no device memory is taken (driver_mutex() held).
 uint64_t graph_alloc(uint64_t size);
-bool graph_free(uint64_t address);
+bool is_graph_address(uint64_t address);
 
 // The calling thread's capture interaction mode (cuThreadExchangeStreamCaptureMode).
 CUstreamCaptureMode &thread_capture_mode();

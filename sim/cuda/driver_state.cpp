@@ -120,7 +120,7 @@ uint64_t footprint_granules(int device) {
     uint64_t g = d.heap.granules() + d.vmm_granules;
     for (const auto &[key, pool] : s.pools)
         if (pool->device == device) g += pool->granules();
-    return g;
+    return g + graph_pool_granules(device);
 }
 
 uint64_t device_used_bytes(int device) {

@@ -10,6 +10,7 @@
 
 #include "capture.h"
 #include "granule_space.h"
+#include "graph.h"
 #include "heap.h"
 #include "pool.h"
 #include "sim_config.h"
@@ -106,6 +107,7 @@ struct State {
     std::map<uint64_t, Array> arrays;              // CUarray / CUmipmappedArray handle -> array
     uint64_t next_array = 0x5a00000001ull;         // handles are counters, never dereferenced
     std::map<uint64_t, Import> imports;            // cuIpcOpenMemHandle: start -> mapping
+    GraphState graph;                              // graphs, executables, graph memory pools
 };
 
 // Address regions, per device ordinal d (docs/simulated-driver.md).

@@ -29,3 +29,47 @@ SIM_API cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode *m
     if (cudaError_t e = init_driver(&api)) return result(e);
     return result(api->cuThreadExchangeStreamCaptureMode(reinterpret_cast<CUstreamCaptureMode *>(mode)));
 }
+
+// Graphs, as far as their memory goes (the driver's graph.h has the model).
+SIM_API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsigned long long flags) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuGraphInstantiateWithFlags(reinterpret_cast<CUgraphExec *>(exec),
+                                                   reinterpret_cast<CUgraph>(graph), flags));
+}
+
+SIM_API cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuGraphLaunch(reinterpret_cast<CUgraphExec>(exec), reinterpret_cast<CUstream>(stream)));
+}
+
+SIM_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuGraphLaunch_ptsz(reinterpret_cast<CUgraphExec>(exec), reinterpret_cast<CUstream>(stream)));
+}
+
+SIM_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuGraphExecDestroy(reinterpret_cast<CUgraphExec>(exec)));
+}
+
+SIM_API cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuGraphDestroy(reinterpret_cast<CUgraph>(graph)));
+}
+
+SIM_API cudaError_t cudaDeviceGraphMemTrim(int device) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuDeviceGraphMemTrim(device));
+}
+
+SIM_API cudaError_t cudaDeviceGetGraphMemAttribute(int device, cudaGraphMemAttributeType attr, void *value) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuDeviceGetGraphMemAttribute(device, CUgraphMem_attribute(attr), value));
+}

@@ -64,7 +64,12 @@ void load() {
               fetch("cuMipmappedArrayDestroy", g_api.cuMipmappedArrayDestroy) &&
               fetch("cuIpcGetMemHandle", g_api.cuIpcGetMemHandle) &&
               fetch("cuIpcOpenMemHandle", g_api.cuIpcOpenMemHandle) &&
-              fetch("cuIpcCloseMemHandle", g_api.cuIpcCloseMemHandle);
+              fetch("cuIpcCloseMemHandle", g_api.cuIpcCloseMemHandle) &&
+              fetch("cuGraphInstantiateWithFlags", g_api.cuGraphInstantiateWithFlags) &&
+              fetch("cuGraphLaunch", g_api.cuGraphLaunch) && fetch("cuGraphLaunch", g_api.cuGraphLaunch_ptsz, kPtsz) &&
+              fetch("cuGraphExecDestroy", g_api.cuGraphExecDestroy) && fetch("cuGraphDestroy", g_api.cuGraphDestroy) &&
+              fetch("cuDeviceGraphMemTrim", g_api.cuDeviceGraphMemTrim) &&
+              fetch("cuDeviceGetGraphMemAttribute", g_api.cuDeviceGetGraphMemAttribute);
     if (ok) g_loaded = &g_api;
 }
 

@@ -56,6 +56,13 @@ struct DriverApi {
     PFN_cuIpcGetMemHandle_v4010 cuIpcGetMemHandle;
     PFN_cuIpcOpenMemHandle_v11000 cuIpcOpenMemHandle;
     PFN_cuIpcCloseMemHandle_v4010 cuIpcCloseMemHandle;
+    PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiateWithFlags;
+    PFN_cuGraphLaunch_v10000 cuGraphLaunch;
+    PFN_cuGraphLaunch_v10000_ptsz cuGraphLaunch_ptsz;
+    PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy;
+    PFN_cuGraphDestroy_v10000 cuGraphDestroy;
+    PFN_cuDeviceGraphMemTrim_v11040 cuDeviceGraphMemTrim;
+    PFN_cuDeviceGetGraphMemAttribute_v11040 cuDeviceGetGraphMemAttribute;
 };
 
 // The table, loaded on first call; null when libcuda.so.1 (or one of the

@@ -306,3 +306,19 @@ TEST_CASE("a 1.8 Process record carries the launcher's facts, and a 1.7 one read
   CHECK(o.process->world_size == -1);
   CHECK(o.process->launcher.empty());
 }
+
+TEST_CASE("1.9 snapshot entries carry the graph memory pool; 1.8 entries leave it unknown") {
+  TraceBuilder b;
+  b.process();
+  TraceBuilder::Dev d{.device = 0, .graph_reserved = 3ull << 30};
+  b.snapshot(6, fmt::SnapshotReason::kPeriodic, {d});
+  // A 1.8 writer's entry ends at reserved2.
+  b.snapshot(7, fmt::SnapshotReason::kPeriodic, {d}, offsetof(fmt::DeviceSnapshot, graph_used_current));
+  Trace t = parse_trace(span_of(b.bytes()));
+  REQUIRE_FALSE(t.error);
+  REQUIRE(t.snapshots.size() == 2);
+  CHECK(t.snapshots[0].devices.at(0).graph_reserved_current == (3ull << 30));
+  CHECK(t.snapshots[0].devices.at(0).graph_used_current == fmt::kUnknown64);
+  CHECK(t.snapshots[1].devices.at(0).graph_reserved_current == fmt::kUnknown64);
+  CHECK(t.snapshots[1].devices.at(0).graph_reserved_high == fmt::kUnknown64);
+}

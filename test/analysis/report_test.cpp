@@ -232,3 +232,85 @@ TEST_CASE("what an async pool keeps for reuse is named in the NVML split, not le
   CHECK(d.nvml.pool_slack == 768 * MiB);
   CHECK(d.nvml.untracked == 64 * MiB);
 }
+
+namespace {
+
+// A graph whose one 1 GiB allocation node is freed inside it, launched at 1 ms (the pool
+// read right after: 1 GiB), a 256 MiB peak of ordinary memory at 6 ms, a snapshot just
+// after it (NVML 1844 MiB = 256 tracked + 500 context + 1024 graph pool + 64 nobody
+// explains), a trim at 8 ms (pool read 0).
+TraceBuilder graph_scenario() {
+  TraceBuilder b = with_stacks();
+  auto node = TraceBuilder::ev(60, Op::kAlloc, Kind::kAsyncPool, 0x6f0000000000, GiB, 0, 4);
+  node.flags = fmt::kEventCaptured;
+  auto node_free = TraceBuilder::ev(61, Op::kFree, Kind::kUnknown, 0x6f0000000000, 0, -1);
+  node_free.flags = fmt::kEventCaptured;
+  auto launch = TraceBuilder::ev(1'000'000, Op::kGraphLaunch, Kind::kUnknown, 0, GiB);
+  auto trim = TraceBuilder::ev(8'000'000, Op::kGraphMemTrim, Kind::kUnknown, 0, 0);
+  b.event(TraceBuilder::ev(50, Op::kContextCreate, Kind::kContext, 0, 500 * MiB))
+      .event(node)
+      .event(node_free)
+      .event(launch)
+      .alloc(6'000'000, 0x100000000, 256 * MiB, 7)
+      .snapshot(6'000'100, fmt::SnapshotReason::kSampledPeak,
+                {{.device = 0, .device_bytes = 256 * MiB, .arena_bytes = 256 * MiB, .nvml_used = 1844 * MiB,
+                  .nvml_free = 70 * GiB, .nvml_total = 80 * GiB, .moment = fmt::kMomentSame, .graph_reserved = GiB}})
+      .event(trim)
+      .end(9'000'000);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("the graph memory pool: readings with their moments, its own part of NVML, nodes not live") {
+  const Report rep = build_report(parse(graph_scenario()), ReportOptions{});
+  const DeviceReport& d = rep.devices.back();
+  REQUIRE(d.device == 0);
+  CHECK(d.peak_bytes == 256 * MiB);  // the node is no live byte
+  CHECK(d.graph_nodes == 1);
+  CHECK(d.graph_node_bytes == GiB);
+  REQUIRE(d.graph_node_sites.size() == 1);
+  CHECK(d.graph_node_sites[0].bytes == GiB);
+  const GraphPoolFigures& g = d.graph_pool;
+  CHECK(g.launches == 1);
+  CHECK(g.trims == 1);
+  // At the peak: the launch's reading 5 ms before it (the snapshot's came 100 ns after).
+  CHECK(g.at_peak.reserved == GiB);
+  CHECK(g.at_peak.time_ns == TraceBuilder::kStart + 1'000'000);
+  CHECK(g.at_end.reserved == 0);
+  CHECK(g.at_end.time_ns == TraceBuilder::kStart + 8'000'000);
+  CHECK(g.highest.reserved == GiB);
+  CHECK(d.nvml.graph_pool == GiB);
+  CHECK(d.nvml.untracked == 64 * MiB);
+
+  std::ostringstream out;
+  write_text(out, rep);
+  const std::string s = out.str();
+  CHECK(s.find("graph memory pool (held in no allocation; read from the driver): reserved 1.00 GiB (1,073,741,824 B) "
+               "at the peak (read at 0.001 s, 5.000 ms before the peak), 0 B at the end (read at 0.008 s), highest read "
+               "1.00 GiB (1,073,741,824 B) (at 0.001 s); 1 graph launch, 1 trim") != std::string::npos);
+  CHECK(s.find("+ graph memory pool 1.00 GiB + untracked 64.00 MiB") != std::string::npos);
+  CHECK(s.find("graph allocation nodes (virtual addresses of graphs, not live device bytes): 1 node of 1.00 GiB") !=
+        std::string::npos);
+
+  const auto j = to_json(rep);
+  const auto& jd = j["devices"].back();
+  CHECK(jd["graph_pool"]["at_peak"]["reserved_bytes"] == GiB);
+  CHECK(jd["graph_pool"]["at_peak"]["since_start_ns"] == 1'000'000);
+  CHECK(jd["graph_pool"]["at_end"]["reserved_bytes"] == 0);
+  CHECK(jd["graph_pool"]["driver_reserved_high"].is_null());
+  CHECK(jd["graph_nodes"]["count"] == 1);
+  CHECK(jd["nvml_at_peak"]["graph_pool"] == GiB);
+}
+
+TEST_CASE("no graph pool figure is reported when none was read") {
+  // A 1.8 trace: snapshots without the 1.9 fields, no graph events.
+  const Report rep = build_report(parse(scenario()), ReportOptions{});
+  const DeviceReport& d = rep.devices.back();
+  CHECK_FALSE(d.graph_pool.at_end.known);
+  CHECK_FALSE(d.graph_pool.shown());
+  CHECK(d.nvml.graph_pool == 0);
+  std::ostringstream out;
+  write_text(out, rep);
+  CHECK(out.str().find("graph memory pool") == std::string::npos);
+}

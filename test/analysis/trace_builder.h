@@ -154,6 +154,7 @@ class TraceBuilder {
     uint64_t pool_reserved = fmt::kUnknown64;
     uint64_t async_live = 0;
     uint32_t moment = 0;  // fmt::MomentFlags (1.3)
+    uint64_t graph_reserved = fmt::kUnknown64;  // 1.9: the graph memory pool (the others stay unknown)
   };
   TraceBuilder& snapshot(uint64_t t, fmt::SnapshotReason reason, const std::vector<Dev>& devs,
                          uint32_t entry_bytes = sizeof(fmt::DeviceSnapshot)) {
@@ -174,6 +175,8 @@ class TraceBuilder {
       s.pool_reserved_bytes = d.pool_reserved;
       s.live_bytes[int(fmt::Kind::kAsyncPool)] = d.async_live;
       s.moment = d.moment;
+      s.graph_used_current = s.graph_used_high = s.graph_reserved_high = fmt::kUnknown64;
+      s.graph_reserved_current = d.graph_reserved;
       std::string e = pod(s);
       e.resize(entry_bytes, '\0');
       p += e;

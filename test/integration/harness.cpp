@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include <regex>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -97,6 +99,24 @@ nlohmann::json report(const std::string& trace) {
   const Result r = run({cli(), "report", "--json", "--top", "50", trace});
   if (r.exit_code != 0) throw std::runtime_error("cumemtrace report failed: " + r.err);
   return nlohmann::json::parse(r.out);
+}
+
+size_t dump_events(const std::string& trace, const std::string& pattern) {
+  const Result d = run({cli(), "dump", trace});
+  if (d.exit_code != 0) throw std::runtime_error("cumemtrace dump failed: " + d.err);
+  const std::regex re(pattern);
+  size_t n = 0;
+  for (auto it = std::sregex_iterator(d.out.begin(), d.out.end(), re); it != std::sregex_iterator(); ++it) ++n;
+  return n;
+}
+
+std::string integration_program(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
+
+TracedProgram::TracedProgram(const std::string& name, const std::string& mode) {
+  result = traced(dir, {integration_program(name), mode}, {{"CUMEMTRACE_COMPRESS", "0"}});
+  if (result.exit_code != 0)
+    throw std::runtime_error(name + " " + mode + " exited " + std::to_string(result.exit_code) + ": " + result.out);
+  trace = only_trace(dir);
 }
 
 nlohmann::json live_at_end(const std::string& trace) {

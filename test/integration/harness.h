@@ -42,6 +42,20 @@ std::string only_trace(const TempDir& dir);
 
 nlohmann::json report(const std::string& trace);               // cumemtrace report --json
 nlohmann::json live_at_end(const std::string& trace);          // cumemtrace live --at <max> --json
+// Event lines of `cumemtrace dump TRACE` (uncompressed traces show every record) that match `pattern`.
+size_t dump_events(const std::string& trace, const std::string& pattern);
+// A program built beside the integration tests (test/integration/NAME.c).
+std::string integration_program(const std::string& name);
+
+// A program built beside the integration tests, run traced once with MODE as its argument,
+// uncompressed (so that `dump` shows every event record). Throws when it does not exit 0.
+struct TracedProgram {
+  TracedProgram(const std::string& name, const std::string& mode);
+  TempDir dir;
+  std::string trace;
+  Result result;
+  size_t events(const std::string& pattern) const { return dump_events(trace, pattern); }
+};
 const nlohmann::json& device(const nlohmann::json& j, int ordinal);  // devices[] entry
 
 }  // namespace harness

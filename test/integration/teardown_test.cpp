@@ -3,8 +3,6 @@
 // refused after it stays in the trace as a failed free.
 #include <catch2/catch.hpp>
 
-#include <regex>
-
 #include "harness.h"
 
 using namespace harness;
@@ -13,27 +11,8 @@ namespace {
 
 constexpr uint64_t MiB = 1ull << 20;
 
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
-struct Traced {
-  TempDir dir;
-  std::string trace;
-  Result result;
-  explicit Traced(const std::string& mode) {
-    // Uncompressed, so that `dump` shows every event record.
-    result = traced(dir, {here("teardown"), mode}, {{"CUMEMTRACE_COMPRESS", "0"}});
-    REQUIRE(result.exit_code == 0);
-    trace = only_trace(dir);
-  }
-  // Event lines of `cumemtrace dump` that match `pattern`.
-  size_t events(const std::string& pattern) const {
-    const Result d = run({cli(), "dump", trace});
-    REQUIRE(d.exit_code == 0);
-    const std::regex re(pattern);
-    size_t n = 0;
-    for (auto it = std::sregex_iterator(d.out.begin(), d.out.end(), re); it != std::sregex_iterator(); ++it) ++n;
-    return n;
-  }
+struct Traced : TracedProgram {
+  explicit Traced(const std::string& mode) : TracedProgram("teardown", mode) {}
 };
 
 }  // namespace

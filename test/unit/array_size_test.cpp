@@ -18,7 +18,7 @@ TEST_CASE("array bytes: width x height x depth x channels x channel bytes, absen
   CHECK(array_bytes(static_cast<const CUDA_ARRAY_DESCRIPTOR*>(nullptr)) == 0);
 }
 
-TEST_CASE("array bytes: packed and block-compressed formats name their own texel size; YUV is unknown") {
+TEST_CASE("array bytes: packed and block-compressed formats name their own texel size, YUV is unknown") {
   const CUDA_ARRAY_DESCRIPTOR packed{16, 16, CU_AD_FORMAT_UNORM_INT8X4, 1};
   CHECK(array_bytes(&packed) == 1024);  // 256 texels * 4 B
   const CUDA_ARRAY_DESCRIPTOR bc1{10, 10, CU_AD_FORMAT_BC1_UNORM, 4};

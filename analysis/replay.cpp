@@ -275,7 +275,8 @@ Replayer replay_until(const Trace& trace, uint64_t t) {
   Replayer r(trace.granule());
   for (size_t i = 0; i < trace.events.size(); ++i) {
     if ((i & 0xfff) == 0) progress("replaying", i, trace.events.size());
-    if (trace.events[i].time_ns <= t) r.apply(trace.events[i], i);
+    const Event e = trace.events[i];  // unpacked once (EventLog hands out values)
+    if (e.time_ns <= t) r.apply(e, i);
   }
   return r;
 }

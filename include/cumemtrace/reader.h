@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cumemtrace/event_log.h"
 #include "cumemtrace/trace_format.h"
 
 namespace cumemtrace {
@@ -85,102 +86,6 @@ struct PyFrameNode {
   uint32_t function = 0;  // Trace::py_strings id
   int32_t line = -1;
   uint32_t flags = 0;     // format::PyFrameFlags
-};
-
-struct Event {
-  uint64_t time_ns = 0;
-  uint64_t address = 0;
-  uint64_t size = 0;
-  uint64_t stream = 0;
-  uint64_t handle = 0;
-  uint32_t tid = 0;
-  int32_t device = -1;
-  uint32_t stack_id = 0;
-  int32_t result = 0;
-  uint16_t api = 0;
-  format::Op op{};
-  format::Kind kind{};
-  uint32_t flags = 0;
-  uint32_t python_stack_id = 0;  // 1.6: innermost PyFrameNode; 0: no Python frames
-};
-
-// Trace::events: a sequence of Events kept in fixed blocks of 65,536 (4.5 MiB), so that
-// growing it never copies what was read (a std::vector's doubling held the old and the
-// new array at once: 1.8x the events' bytes at its peak on a 10 M-event trace). Indexing
-// and iteration as a vector's; appending never moves an Event already read.
-class EventLog {
- public:
-  static constexpr size_t kBlockShift = 16;
-  static constexpr size_t kBlock = size_t(1) << kBlockShift;
-
-  template <class Log, class Value>
-  class Iter {
-   public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = Event;
-    using difference_type = std::ptrdiff_t;
-    using pointer = Value*;
-    using reference = Value&;
-    Iter() = default;
-    Iter(Log* log, size_t i) : log_(log), i_(i) {}
-    reference operator*() const { return (*log_)[i_]; }
-    pointer operator->() const { return &(*log_)[i_]; }
-    reference operator[](difference_type n) const { return (*log_)[i_ + n]; }
-    Iter& operator++() { ++i_; return *this; }
-    Iter operator++(int) { Iter t = *this; ++i_; return t; }
-    Iter& operator--() { --i_; return *this; }
-    Iter operator--(int) { Iter t = *this; --i_; return t; }
-    Iter& operator+=(difference_type n) { i_ += n; return *this; }
-    Iter& operator-=(difference_type n) { i_ -= n; return *this; }
-    Iter operator+(difference_type n) const { return Iter(log_, i_ + n); }
-    friend Iter operator+(difference_type n, Iter it) { return it + n; }
-    Iter operator-(difference_type n) const { return Iter(log_, i_ - n); }
-    difference_type operator-(const Iter& o) const { return difference_type(i_) - difference_type(o.i_); }
-    bool operator==(const Iter& o) const { return i_ == o.i_; }
-    auto operator<=>(const Iter& o) const { return i_ <=> o.i_; }
-
-   private:
-    Log* log_ = nullptr;
-    size_t i_ = 0;
-  };
-  using iterator = Iter<EventLog, Event>;
-  using const_iterator = Iter<const EventLog, const Event>;
-  using value_type = Event;
-
-  EventLog() = default;
-  EventLog(std::initializer_list<Event> events) {
-    for (const auto& e : events) push_back(e);
-  }
-
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  Event& operator[](size_t i) { return blocks_[i >> kBlockShift][i & (kBlock - 1)]; }
-  const Event& operator[](size_t i) const { return blocks_[i >> kBlockShift][i & (kBlock - 1)]; }
-  Event& back() { return (*this)[size_ - 1]; }
-  const Event& back() const { return (*this)[size_ - 1]; }
-  Event& front() { return (*this)[0]; }
-  const Event& front() const { return (*this)[0]; }
-  iterator begin() { return {this, 0}; }
-  iterator end() { return {this, size_}; }
-  const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, size_}; }
-
-  void push_back(const Event& e) {
-    if ((size_ & (kBlock - 1)) == 0 && (size_ >> kBlockShift) == blocks_.size()) {
-      blocks_.emplace_back();
-      blocks_.back().reserve(kBlock);
-    }
-    blocks_[size_ >> kBlockShift].push_back(e);
-    ++size_;
-  }
-  void clear() {
-    blocks_.clear();
-    size_ = 0;
-  }
-
- private:
-  std::vector<std::vector<Event>> blocks_;
-  size_t size_ = 0;
 };
 
 struct DeviceSnapshot {

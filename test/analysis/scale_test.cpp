@@ -76,7 +76,7 @@ TEST_CASE("live at many moments of a trace whose times go back applies each mome
   CHECK(bytes_on(lives[2], 0) == 3 * MiB);
 }
 
-TEST_CASE("the event log indexes across its blocks and never moves an event") {
+TEST_CASE("the event log indexes across its blocks") {
   EventLog log;
   CHECK(log.empty());
   const size_t n = 2 * EventLog::kBlock + 5;
@@ -84,11 +84,8 @@ TEST_CASE("the event log indexes across its blocks and never moves an event") {
     Event e;
     e.time_ns = i * 3;
     log.push_back(e);
-    if (i == 0) REQUIRE(&log[0] == &log.front());
   }
-  const Event* first = &log[0];
   log.push_back(Event{});
-  CHECK(&log[0] == first);
   CHECK(log.size() == n + 1);
   CHECK(log[EventLog::kBlock].time_ns == EventLog::kBlock * 3);
   CHECK(log[n - 1].time_ns == (n - 1) * 3);
@@ -100,6 +97,66 @@ TEST_CASE("the event log indexes across its blocks and never moves an event") {
   CHECK(count == n + 1);
   CHECK(sum == 3 * (n - 1) * n / 2);  // 0 + 3 + ... + 3(n-1), and the last one's 0
   CHECK(log.end() - log.begin() == std::ptrdiff_t(n + 1));
+  // The last event's time (0) is before its group's base (3n - 3 rounded to a group), so
+  // it alone is kept whole.
+  CHECK(log.whole_count() == 1);
+}
+
+namespace {
+bool same_event(const Event& a, const Event& b) {
+  return a.time_ns == b.time_ns && a.address == b.address && a.size == b.size && a.stream == b.stream &&
+         a.handle == b.handle && a.tid == b.tid && a.device == b.device && a.stack_id == b.stack_id &&
+         a.result == b.result && a.api == b.api && a.op == b.op && a.kind == b.kind && a.flags == b.flags &&
+         a.python_stack_id == b.python_stack_id;
+}
+}  // namespace
+
+TEST_CASE("the packed event log gives back extreme values exactly") {
+  Event a;  // everything at its largest
+  a.time_ns = UINT64_MAX;
+  a.address = UINT64_MAX;
+  a.size = (1ull << 40) + 7;
+  a.stream = UINT64_MAX - 1;
+  a.tid = UINT32_MAX;
+  a.device = -1;
+  a.stack_id = UINT32_MAX;
+  a.result = INT32_MIN;
+  a.api = UINT16_MAX;
+  a.op = format::Op(255);
+  a.kind = format::Kind(255);
+  a.flags = UINT32_MAX;
+  a.python_stack_id = UINT32_MAX;
+  Event b;  // the smallest, at time 0: the first group's base
+  b.device = INT32_MIN;
+  b.result = INT32_MAX;
+  Event e = a;  // the last ns a 32-bit delta from the base holds: packs
+  e.time_ns = (1ull << 32) - 1;
+  e.address = 0x7f00'0000'0000ull;
+  e.size = 1ull << 62;
+  Event d = a;  // one ns later: kept whole
+  d.time_ns = 1ull << 32;
+  Event c = b;  // a VMM handle: kept whole
+  c.handle = 0xFFFF'FFFF'FFFF'0001ull;
+  std::vector<Event> in{b, e, d, c, a};  // a: 2^64 - 1 ns after the base, whole
+  while (in.size() < EventLog::kGroup) in.push_back(b);
+  // A second group whose base is far from the first's, and events near it: all pack.
+  for (uint64_t k = 0; k < 10; ++k) {
+    Event f = a;
+    f.time_ns = (1ull << 63) + k * 1000;
+    f.device = int32_t(k) - 1;
+    f.tid = uint32_t(k);
+    in.push_back(f);
+  }
+  EventLog log;
+  for (const auto& x : in) log.push_back(x);
+  REQUIRE(log.size() == in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    INFO("event " << i);
+    CHECK(same_event(log[i], in[i]));
+  }
+  CHECK(log.whole_count() == 3);  // d, c and a
+  CHECK(same_event(log.back(), in.back()));
+  CHECK(same_event(log.front(), b));
 }
 
 TEST_CASE("parallel jobs come back in their order and the first failure is rethrown") {

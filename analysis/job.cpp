@@ -191,10 +191,12 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
     }
   }
 
-  // rank-imbalance: against the median of own-device peaks.
+  // rank-imbalance: against the median of own-device peaks, among the processes that have
+  // a rank (RANK set by the launcher). Others (a producer and its consumer, data loaders)
+  // do different work by design: comparing them would flag what is expected (H200 run K).
   std::vector<size_t> with_peak;
   for (size_t pi = 0; pi < job.processes.size(); ++pi)
-    if (job.processes[pi].own_device >= 0) with_peak.push_back(pi);
+    if (job.processes[pi].own_device >= 0 && job.processes[pi].rank >= 0) with_peak.push_back(pi);
   if (with_peak.size() >= 2) {
     std::vector<uint64_t> peaks;
     for (size_t pi : with_peak) peaks.push_back(job.processes[pi].own_peak_bytes);

@@ -83,10 +83,11 @@ uint64_t context_bytes_until(const Trace& t, int32_t device, uint64_t until_ns) 
 
 // Device memory of one reading laid out in granules: the arenas of mapped allocations,
 // plus physical memory (cuMemCreate) not mapped at that moment, which holds memory all the
-// same (XLA creates its 105 GiB pool a moment before it maps it).
+// same (XLA creates its 105 GiB pool a moment before it maps it). 1.9: CUDA arrays too, at their descriptors' bytes: they hold device memory but have no
+// address in the arenas (H200 run K: 16 MiB of arrays were otherwise "untracked").
 uint64_t footprint(const DeviceSnapshot& d) {
   const uint64_t phys = d.live_bytes[int(Kind::kVmmPhysical)], mapped = d.live_bytes[int(Kind::kVmmMap)];
-  return d.arena_bytes + (phys > mapped ? phys - mapped : 0);
+  return d.arena_bytes + (phys > mapped ? phys - mapped : 0) + d.live_bytes[int(Kind::kArray)];
 }
 
 NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64_t peak_ns) {

@@ -11,13 +11,15 @@ import torch
 def graph_pool():
     """cudaDeviceGetGraphMemAttribute(reserved current, used current), MiB, through the runtime
     PyTorch loaded; None when it cannot be reached."""
-    try:
-        rt = ctypes.CDLL("libcudart.so.12")
-    except OSError:
+    rt = None
+    for name in ("libcudart.so.13", "libcudart.so.12", "libcudart.so"):
         try:
-            rt = ctypes.CDLL("libcudart.so")
+            rt = ctypes.CDLL(name)
+            break
         except OSError:
-            return None
+            continue
+    if rt is None:
+        return None
     figures = []
     for attr in (3, 2):  # cudaGraphMemAttrReservedMemCurrent, cudaGraphMemAttrUsedMemCurrent
         v = ctypes.c_ulonglong(0)

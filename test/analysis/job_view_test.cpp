@@ -68,6 +68,9 @@ TEST_CASE("job: of two ranks only the heavier is flagged, and its site is named 
   CHECK(j.findings[0].sites[0].site == "load_extra (train.py:12)");
   CHECK(j.findings[0].sites[0].bytes == 512 * MiB);
   CHECK(j.findings[0].sites[0].median_bytes == 0);
+  // The same two without ranks (a producer and its consumer): nothing to compare.
+  reps[0].process->rank = reps[1].process->rank = -1;
+  CHECK(build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10).findings.empty());
 }
 
 TEST_CASE("job: GPUs without a UUID merge by host and ordinal only, and oversubscription needs the sum past the total") {

@@ -307,7 +307,7 @@ TEST_CASE("a 1.8 Process record carries the launcher's facts, and a 1.7 one read
   CHECK(o.process->launcher.empty());
 }
 
-TEST_CASE("1.9 snapshot entries carry the graph memory pool; 1.8 entries leave it unknown") {
+TEST_CASE("1.9 snapshot entries carry the graph memory pool, and 1.8 entries leave it unknown") {
   TraceBuilder b;
   b.process();
   TraceBuilder::Dev d{.device = 0, .graph_reserved = 3ull << 30};

@@ -3,7 +3,7 @@
 # with torchrun; each rank's memory_reserved() at six checkpoints against its trace
 # (ddp_check.py), then the job view. Writes OUTDIR/ddp.txt. Not run yet: written in run
 # K's session, when the two-GPU kind was not lent.
-#   examples/h200/ddp_check.sh OUTDIR      (env: PYTHON, TORCHRUN, CUMEMTRACE, CUMEMTRACE_LIBRARY)
+#   examples/h200/ddp_check.sh OUTDIR      (env: NPROC=2, PYTHON, TORCHRUN, CUMEMTRACE, CUMEMTRACE_LIBRARY)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -14,7 +14,7 @@ TORCHRUN=${TORCHRUN:-$(dirname "$PY")/torchrun}
 export CUMEMTRACE_LIBRARY=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 {
-  "$CLI" run -o "$out/traces/rank%r-%p.trace" -- "$TORCHRUN" --standalone --nproc-per-node 2 \
+  "$CLI" run -o "$out/traces/rank%r-%p.trace" -- "$TORCHRUN" --standalone --nproc-per-node "${NPROC:-2}" \
     "$here/ddp_checkpoints.py" >"$out/checkpoints.jsonl"
   echo "run exit $?"
   "$PY" "$here/ddp_check.py" "$CLI" "$out/checkpoints.jsonl" "$out"/traces/*.trace; echo "ddp_check exit $?"

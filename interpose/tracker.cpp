@@ -428,10 +428,12 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
                     ? device_of(d.kind == Kind::kArray ? 0 : d.address)
                     : -1;
   if (ev.device == kDeviceNotAsked) {
-    // A stream capture is open: no driver call. The thread's last asked device stands in.
+    // A stream capture is open: no driver call. The thread's last known device stands in.
     ev.device = t.asked_device_plus_one ? int32_t(t.asked_device_plus_one) - 1 : -1;
     ev.flags |= format::kEventDeviceInferred;
-  } else if (ev.device >= 0 && d.device == kDeviceFromCall) {
+  } else if (ev.device >= 0) {
+    // Asked of the driver, or given by the call (a context made on a device): a capture
+    // that is the thread's first allocation then still gets its device (H200 run K).
     t.asked_device_plus_one = uint32_t(ev.device) + 1;
   }
 

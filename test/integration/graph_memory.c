@@ -11,6 +11,8 @@
      nested  a graph (1 GiB allocated and freed in it) launched into another stream's
              capture, which is then launched: the first launch happens during a capture
      paths   the graph entry points called by symbol, by dlsym and by cuGetProcAddress
+     cold    as inside, with no allocation before the capture: the thread's only device
+             fact is its context's creation
    Prints the pool's figures (reserved/used, MiB) after each step; exit 0 only when every
    call succeeded and nothing was called that a capture prohibits. */
 #include <cuda.h>
@@ -148,8 +150,8 @@ static void nodes(const struct GraphApi *api, const char *how) {
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   void *warm = NULL;
-  CHECK(cudaMalloc(&warm, 2 * MiB));  /* a context, and a device the trace knows */
-  if (strcmp(mode, "inside") == 0) {
+  if (strcmp(mode, "cold") != 0) CHECK(cudaMalloc(&warm, 2 * MiB)); /* a context, a device the trace knows */
+  if (strcmp(mode, "inside") == 0 || strcmp(mode, "cold") == 0) {
     captured(1, 1);
   } else if (strcmp(mode, "escape") == 0) {
     captured(0, 1);
@@ -183,7 +185,7 @@ int main(int argc, char **argv) {
   } else {
     return 2;
   }
-  CHECK(cudaFree(warm));
+  if (warm) CHECK(cudaFree(warm));
   const unsigned long long v = violations();
   printf("prohibited calls %llu\n", v);
   return failures || v != 0;

@@ -62,6 +62,18 @@ TEST_CASE("graph memory: 3 x 1 GiB freed inside the capture reserve 1 GiB at lau
         std::string::npos);
 }
 
+TEST_CASE("graph memory: a capture that is its thread's first allocation gets the device its context was made on") {
+  Traced t("cold");
+  REQUIRE(t.result.exit_code == 0);
+  const auto j = report(t.trace);
+  // On device 0 (where cudaStreamCreate made the context), not on the host row.
+  CHECK(device(j, 0).at("graph_nodes").at("count") == 3);
+  CHECK(device(j, 0).at("graph_nodes").at("bytes") == 3 * GiB);
+  // Captured (8) with the device inferred (16).
+  CHECK(t.events(R"(alloc async-pool dev=0 [^\n]* size=1073741824 [^\n]* flags=24 )") == 3);
+  CHECK(t.events(R"(alloc async-pool dev=-1 )") == 0);
+}
+
 TEST_CASE("graph memory: 3 x 1 GiB escaping the graph hold 3 GiB after they are freed, until the trim") {
   const Result plain = run({integration_program("graph_memory"), "escape"});
   REQUIRE(plain.exit_code == 0);

@@ -118,7 +118,10 @@ void Replayer::alloc(const Event& e, size_t index) {
     return;
   }
   LiveAlloc a{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device, e.api, e.kind, e.python_stack_id};
-  if (e.kind == Kind::kVmmPhysical) {
+  // cuMemImportFromShareableHandle: a physical handle of another process's memory, released
+  // like one; its bytes come with its first mapping (map()).
+  const bool imported_handle = e.kind == Kind::kIpcImport && e.address == 0 && e.handle != 0;
+  if (e.kind == Kind::kVmmPhysical || imported_handle) {
     if (auto old = handles_.find(e.handle); old != handles_.end()) {
       // A handle value reused while we still thought it alive: events were lost.
       remove_live(dev(old->second.alloc.device), old->second.alloc);
@@ -128,6 +131,7 @@ void Replayer::alloc(const Event& e, size_t index) {
     handles_[e.handle] = Handle{a, 1, 0};
     add_live(s, a);
     if (!restored) ++s.counts.allocs;
+    if (imported_handle && !restored) ++s.counts.imports;
     return;
   }
   if (!pairs_by_address(e.kind)) return;
@@ -211,7 +215,16 @@ void Replayer::map(const Event& e) {
   if (!live_set_only_ && !s.frag.insert(e.address, e.size)) ++s.counts.anomalies;
   s.live_bytes[kind_index(Kind::kVmmMap)] += e.size;
   s.live_count[kind_index(Kind::kVmmMap)] += 1;
-  if (auto h = handles_.find(e.handle); h != handles_.end()) ++h->second.maps;
+  auto h = handles_.find(e.handle);
+  if (h == handles_.end()) return;
+  ++h->second.maps;
+  if (LiveAlloc& a = h->second.alloc; a.kind == Kind::kIpcImport && a.size == 0) {
+    // The tracer learns an imported handle's size at its first mapping, and so do we.
+    DeviceState& owner = dev(a.device);
+    remove_live(owner, a);
+    a.size = e.size;
+    add_live(owner, a);
+  }
 }
 
 void Replayer::unmap(const Event& e) {

@@ -88,6 +88,18 @@ CUresult on_ipc_open_mem_handle(HookId id, auto real, CUdeviceptr* dptr, CUipcMe
 
 CUresult on_ipc_close_mem_handle(HookId id, auto real, CUdeviceptr dptr) { return on_mem_free(id, real, dptr); }
 
+// Import of a VMM allocation exported by another process: a physical handle of its memory,
+// on the device of this thread's context. No driver query tells a handle's bytes: the
+// tracker takes them from the handle's first cuMemMap. cuMemRelease ends it.
+CUresult on_mem_import_shareable(HookId id, auto real, CUmemGenericAllocationHandle* handle, void* os_handle,
+                                 CUmemAllocationHandleType type) {
+  DriverCall call(id);
+  const CUresult r = real(handle, os_handle, type);
+  call.record({.op = Op::kAlloc, .kind = Kind::kIpcImport, .result = r, .handle = out(r, handle),
+               .flags = r == CUDA_SUCCESS ? uint32_t(format::kEventSizeUnknown) : 0u});
+  return r;
+}
+
 // ---- runtime: tag the driver events beneath; record only if none was (call.h) ----
 
 // Bytes of one texel of a runtime channel description (bits of its four channels).

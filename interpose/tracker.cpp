@@ -88,6 +88,10 @@ struct Physical {  // a cuMemCreate handle: its memory lasts until released AND 
   uint32_t references;  // cuMemCreate's, plus one per cuMemRetainAllocationHandle
   uint32_t stack;
   uint32_t epoch;
+  // cuMemImportFromShareableHandle: another process's memory (kind kIpcImport), never this
+  // one's device bytes. Its size is learnt at its first cuMemMap (the driver has no query).
+  bool imported = false;
+  Kind kind() const { return imported ? Kind::kIpcImport : Kind::kVmmPhysical; }
   bool released() const { return references == 0; }
 };
 struct Mapping {
@@ -136,7 +140,7 @@ struct State {
     for (const auto& [address, a] : allocations)
       if (a.epoch == epoch && format::holds_device_memory(a.kind)) f(a.device, a.stack, a.size);
     for (const auto& [handle, p] : physical)
-      if (p.epoch == epoch) f(p.device, p.stack, p.size);
+      if (p.epoch == epoch && !p.imported) f(p.device, p.stack, p.size);
   }
 
   DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
@@ -144,7 +148,7 @@ struct State {
   void drop_physical(uint64_t handle) {
     auto it = physical.find(handle);
     if (it == physical.end()) return;
-    device(it->second.device).remove(Kind::kVmmPhysical, 0, it->second.size);
+    device(it->second.device).remove(it->second.kind(), 0, it->second.size);
     physical.erase(it);
   }
 
@@ -166,6 +170,8 @@ struct State {
         if (Kind(ev.kind) == Kind::kVmmPhysical) {
           physical[ev.handle] = {ev.size, ev.device, 0, 1, ev.stack_id, epoch};
           peak_rises += device(ev.device).add(Kind::kVmmPhysical, 0, ev.size, ev.time_ns);
+        } else if (Kind(ev.kind) == Kind::kIpcImport && ev.address == 0) {
+          physical[ev.handle] = {0, ev.device, 0, 1, ev.stack_id, epoch, true};
         } else {
           // A reused address means we missed its free (e.g. made before we loaded).
           if (auto old = allocations.find(ev.address); old != allocations.end()) {
@@ -183,6 +189,7 @@ struct State {
           if (it == physical.end()) return unknown(ev);
           ev.device = it->second.device;
           ev.size = it->second.size;
+          ev.kind = uint8_t(it->second.kind());
           if (it->second.released()) return unknown(ev);  // more releases than references
           if (--it->second.references == 0 && it->second.maps == 0) drop_physical(ev.handle);
         } else {
@@ -199,6 +206,10 @@ struct State {
         auto p = physical.find(ev.handle);
         ev.device = p != physical.end() ? p->second.device : -1;
         if (p != physical.end()) ++p->second.maps;
+        if (p != physical.end() && p->second.imported && p->second.size == 0) {
+          p->second.size = ev.size;
+          device(ev.device).add(Kind::kIpcImport, 0, ev.size, ev.time_ns);
+        }
         mappings[ev.address] = {ev.size, ev.handle, ev.device};
         device(ev.device).add(Kind::kVmmMap, ev.address, ev.size, ev.time_ns);
         break;

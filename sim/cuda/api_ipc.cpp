@@ -1,5 +1,5 @@
-// CUDA IPC: cuIpcGetMemHandle, cuIpcOpenMemHandle_v2, cuIpcCloseMemHandle, and the
-// export half of VMM sharing (cuMemExportToShareableHandle).
+// CUDA IPC: cuIpcGetMemHandle, cuIpcOpenMemHandle_v2, cuIpcCloseMemHandle, and VMM
+// sharing (cuMemExportToShareableHandle, cuMemImportFromShareableHandle).
 //
 // The sim is one process, so it cannot map another process's memory. What it does:
 // a handle carries "simcuIPC", the exporter's pid, its device and the exported
@@ -103,4 +103,28 @@ SIM_API CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGeneri
         return CUDA_ERROR_NOT_SUPPORTED;
     *static_cast<int *>(shareableHandle) = -int(handle & 0xffff) - 1;
     return CUDA_SUCCESS;
+}
+
+// The other half: the "fd" names a handle exported above (any process's, in a real driver).
+// The import is a new handle on the same memory, which takes none of this device's: the
+// exporter holds it. Released like any handle; its memory outlives it in the exporter.
+SIM_API CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                                CUmemAllocationHandleType shHandleType) {
+    SIM_LOCKED;
+    if (CUresult r = check_init()) return r;
+    if (!handle || shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+    // A POSIX fd travels by value in the pointer (cuda.h, CUmemAllocationHandleType).
+    const int fd = int(reinterpret_cast<intptr_t>(osHandle));
+    if (fd >= 0) return CUDA_ERROR_INVALID_VALUE;
+    const uint64_t low = uint64_t(-(fd + 1));
+    State &s = state();
+    for (auto &[id, h] : s.handles) {
+        if ((id & 0xffff) != low || h.imported || h.refs == 0) continue;
+        VmmHandle copy{h.prop, h.size, h.device, 1, 0, true};
+        const uint64_t mine = s.next_handle++;
+        s.handles.emplace(mine, copy);
+        *handle = mine;
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
 }

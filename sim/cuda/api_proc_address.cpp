@@ -128,6 +128,7 @@ const Row kRows[] = {
     ROW("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
     ROW("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
     ROW("cuMemExportToShareableHandle", 10020, cuMemExportToShareableHandle),
+    ROW("cuMemImportFromShareableHandle", 10020, cuMemImportFromShareableHandle),
 
     ROW("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),
     ROW("cuMemAddressReserve", 10020, cuMemAddressReserve),

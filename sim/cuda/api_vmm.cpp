@@ -16,7 +16,7 @@ bool valid_prop(const CUmemAllocationProp *prop) {
 
 void drop_if_unused(std::map<uint64_t, VmmHandle>::iterator h) {
     if (h->second.refs > 0 || h->second.maps > 0) return;
-    state().devices[h->second.device]->vmm_granules -= h->second.size / kGranule;
+    if (!h->second.imported) state().devices[h->second.device]->vmm_granules -= h->second.size / kGranule;
     state().handles.erase(h);
 }
 

@@ -54,6 +54,7 @@ struct VmmHandle {
     int device;
     int refs;  // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
     int maps;  // live cuMemMap ranges backed by it
+    bool imported = false;  // cuMemImportFromShareableHandle: the exporter's memory, none taken here
 };
 
 struct Reservation {

@@ -212,19 +212,22 @@ void Replayer::map(const Event& e) {
     unmap(undo);
   }
   mappings_[e.address] = Mapping{e.size, e.handle, e.device};
+  auto h = handles_.find(e.handle);
+  if (h != handles_.end()) ++h->second.maps;
+  if (h != handles_.end() && h->second.alloc.kind == Kind::kIpcImport) {
+    // Another process's memory: not mapped bytes here, nor in fragmentation. Its bytes are
+    // learnt at its first mapping, by the tracer and here alike.
+    if (LiveAlloc& a = h->second.alloc; a.size == 0) {
+      DeviceState& owner = dev(a.device);
+      remove_live(owner, a);
+      a.size = e.size;
+      add_live(owner, a);
+    }
+    return;
+  }
   if (!live_set_only_ && !s.frag.insert(e.address, e.size)) ++s.counts.anomalies;
   s.live_bytes[kind_index(Kind::kVmmMap)] += e.size;
   s.live_count[kind_index(Kind::kVmmMap)] += 1;
-  auto h = handles_.find(e.handle);
-  if (h == handles_.end()) return;
-  ++h->second.maps;
-  if (LiveAlloc& a = h->second.alloc; a.kind == Kind::kIpcImport && a.size == 0) {
-    // The tracer learns an imported handle's size at its first mapping, and so do we.
-    DeviceState& owner = dev(a.device);
-    remove_live(owner, a);
-    a.size = e.size;
-    add_live(owner, a);
-  }
 }
 
 void Replayer::unmap(const Event& e) {
@@ -240,10 +243,13 @@ void Replayer::unmap(const Event& e) {
   ++s.counts.unmaps;
   while (it != mappings_.end() && it->first < end) {
     DeviceState& owner = dev(it->second.device);
-    if (!live_set_only_) owner.frag.erase(it->first);
-    owner.live_bytes[kind_index(Kind::kVmmMap)] -= it->second.size;
-    owner.live_count[kind_index(Kind::kVmmMap)] -= 1;
-    if (auto h = handles_.find(it->second.handle); h != handles_.end()) {
+    auto h = handles_.find(it->second.handle);
+    if (h == handles_.end() || h->second.alloc.kind != Kind::kIpcImport) {
+      if (!live_set_only_) owner.frag.erase(it->first);
+      owner.live_bytes[kind_index(Kind::kVmmMap)] -= it->second.size;
+      owner.live_count[kind_index(Kind::kVmmMap)] -= 1;
+    }
+    if (h != handles_.end()) {
       if (h->second.maps > 0) --h->second.maps;
       drop_handle_if_gone(h);
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include <cuda.h>
 #include <cumemtrace/fragmentation.h>
 
 #include "capture.h"
@@ -206,11 +207,16 @@ struct State {
         auto p = physical.find(ev.handle);
         ev.device = p != physical.end() ? p->second.device : -1;
         if (p != physical.end()) ++p->second.maps;
-        if (p != physical.end() && p->second.imported && p->second.size == 0) {
-          p->second.size = ev.size;
-          device(ev.device).add(Kind::kIpcImport, 0, ev.size, ev.time_ns);
-        }
         mappings[ev.address] = {ev.size, ev.handle, ev.device};
+        if (p != physical.end() && p->second.imported) {
+          // Another process's memory seen through this range: neither mapped bytes nor
+          // footprint here (the NVML split would count it twice, H200 run L).
+          if (p->second.size == 0) {
+            p->second.size = ev.size;
+            device(ev.device).add(Kind::kIpcImport, 0, ev.size, ev.time_ns);
+          }
+          break;
+        }
         device(ev.device).add(Kind::kVmmMap, ev.address, ev.size, ev.time_ns);
         break;
       }
@@ -220,8 +226,9 @@ struct State {
         if (it == mappings.end() || it->first >= ev.address + ev.size) return unknown(ev);
         ev.device = it->second.device;
         while (it != mappings.end() && it->first < ev.address + ev.size) {
-          device(it->second.device).remove(Kind::kVmmMap, it->first, it->second.size);
           auto p = physical.find(it->second.handle);
+          if (p == physical.end() || !p->second.imported)
+            device(it->second.device).remove(Kind::kVmmMap, it->first, it->second.size);
           if (p != physical.end() && --p->second.maps == 0 && p->second.released()) drop_physical(p->first);
           it = mappings.erase(it);
         }
@@ -498,9 +505,12 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     }
   }
   if (d.op == Op::kAlloc && d.result != 0 && !(flags & format::kEventRestored)) {
-    // The moment of an OOM: freeze the picture (with what NVML says) right after it.
+    // The moment of a failure: freeze the picture (with what NVML says) right after it.
     take_snapshot(format::SnapshotReason::kFailedAllocation);
-    g_failed.fetch_add(1, std::memory_order_relaxed);
+    // Only an out-of-memory earns a post-mortem: a refused probe (PyTorch's expandable
+    // segments try a fabric handle first: CUDA_ERROR_NOT_PERMITTED, H200 run L) is the
+    // program's business. CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2.
+    if (d.result == CUDA_ERROR_OUT_OF_MEMORY) g_failed.fetch_add(1, std::memory_order_relaxed);
     wake_writer();
   } else if (sample_peak) {
     // NVML's figure while the peak holds: the next free may come a millisecond later,

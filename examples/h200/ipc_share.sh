@@ -6,6 +6,8 @@
 #     268,435,456) and its own peak does not include it; the job view's GPU sum is the
 #     producer's peak plus the consumer's own, not 256 MiB more.
 #  2. arrays.cu (nvcc, -cudart shared): the trace's array bytes against the printed ones.
+#  With PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PyTorch shares through VMM
+#  (cuMemExportToShareableHandle, then cuMemImportFromShareableHandle in the consumer).
 #   examples/h200/ipc_share.sh OUTDIR    (env: PYTHON, NVCC, CUMEMTRACE, CUMEMTRACE_LIBRARY)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +32,8 @@ for path in sys.argv[1:]:
         imp = d.get("imports", {})
         print(f"pid {pid} device {d['device']}: peak {d['peak']['device_bytes']} B, end {d['end']['device_bytes']} B, "
               f"shares {d['counts'].get('shares')}, imports {imp}")
-        by_api = {k: v for k, v in d["counts_by_api"].items() if "Ipc" in k}
+        by_api = {k: v for k, v in d["counts_by_api"].items()
+                  if "Ipc" in k or "Shareable" in k or k in ("cuMemCreate", "cuMemMap", "cuMemRelease")}
         print("   IPC calls by API:", by_api)
         if imp.get("count"):
             print("   consumer: import of", imp["peak_bytes"], "B;",

@@ -95,6 +95,9 @@ SIM_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, 
     SIM_LOCKED;
     if (CUresult r = check_init()) return r;
     if (!handle || !valid_prop(prop) || flags != 0 || size == 0 || size % kGranule) return CUDA_ERROR_INVALID_VALUE;
+    // No IMEX channel here, as on most hosts: what PyTorch's expandable segments meet when
+    // they try a fabric handle before a POSIX fd (H200 run L).
+    if (prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC) return CUDA_ERROR_NOT_PERMITTED;
     State &s = state();
     int dev = prop->location.id;
     if (!fits(dev, size / kGranule)) return CUDA_ERROR_OUT_OF_MEMORY;

@@ -3,6 +3,8 @@
 // hand the fd to another process), each import entry point reached by symbol, by dlsym
 // and by cuGetProcAddress. Figures (worked out by hand in shareable_import_test.cpp):
 //   W  cudaMalloc 1 MiB, freed at the end (it makes the context)
+//   F  cuMemCreate 4 MiB asking for a fabric handle: refused (CUDA_ERROR_NOT_PERMITTED),
+//      as PyTorch's expandable segments probe before falling back to a POSIX fd
 //   P  cuMemCreate 4 MiB, exported (cuMemExportToShareableHandle), released before exit
 //   I1 cuMemImportFromShareableHandle (symbol), mapped, unmapped and released
 //   I2 the same by dlsym: released without ever being mapped
@@ -31,6 +33,9 @@ int main(void) {
   prop.location.id = 0;
   prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   CUmemGenericAllocationHandle p = 0;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+  if (cuMemCreate(&p, 4 * MiB, &prop, 0) != CUDA_ERROR_NOT_PERMITTED) return 3;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   CHECK(cuMemCreate(&p, 4 * MiB, &prop, 0));
   int fd = 0;
   CHECK(cuMemExportToShareableHandle(&fd, p, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));

@@ -3,6 +3,7 @@
 //   this device's bytes: W 1 MiB + P 4 MiB = 5,242,880 at the peak, 0 at the end;
 //   an import's bytes come with its first mapping (4 MiB each): I1 and I3 mapped together
 //   make 8,388,608 imported at most; I2, never mapped, adds none; I3 stays: 4,194,304.
+//   The refused fabric-handle probe is one failed allocation, not an out-of-memory.
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -24,7 +25,9 @@ TEST_CASE("an imported VMM handle is another process's memory: listed with its m
   CHECK(d.at("end").at("device_bytes") == 0);
   CHECK(d.at("end").at("live_bytes").at("ipc-import") == 4194304);
   CHECK(d.at("end").at("live_count").at("ipc-import") == 1);
-  CHECK(d.at("end").at("live_bytes").at("vmm-map") == 4194304);  // I3's mapping is a mapping like any
+  // I3's mapping shows another process's memory: no mapped bytes, no footprint here.
+  CHECK(d.at("end").at("live_bytes").value("vmm-map", uint64_t(0)) == 0);  // absent when 0
+  CHECK(d.at("end").at("fragmentation").at("live_bytes") == 0);
 
   const auto& imports = d.at("imports");
   CHECK(imports.at("count") == 3);
@@ -38,10 +41,12 @@ TEST_CASE("an imported VMM handle is another process's memory: listed with its m
   CHECK(counts.at("allocs") == 5);  // W, P, I1, I2, I3
   CHECK(counts.at("frees") == 4);   // W, P, I1, I2
   CHECK(counts.at("unknown_frees") == 0);
+  CHECK(counts.at("failed") == 1);  // F, the fabric handle
   CHECK(counts.at("maps") == 2);
   CHECK(counts.at("unmaps") == 1);
   CHECK(d.at("counts_by_api").at("cuMemImportFromShareableHandle").at("allocs") == 3);
   CHECK(d.at("counts_by_api").at("cuMemRelease").at("frees") == 3);
+  CHECK(d.at("counts_by_api").at("cuMemCreate").at("failed") == 1);
 
   // The library's own figures at exit agree.
   const auto& x = d.at("exit_snapshot");
@@ -56,4 +61,13 @@ TEST_CASE("an imported VMM handle is another process's memory: listed with its m
   }
   CHECK(import_leak == 4194304);
   CHECK(device_leak == 0);
+}
+
+TEST_CASE("a refused allocation that is no out-of-memory gets no post-mortem from `run`") {
+  TempDir dir;
+  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("shareable_import")});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "imports done\n");
+  CHECK(dir.files("t-").size() == 1);  // the trace, no .oom.txt beside it
+  CHECK(r.err.find("an allocation failed") == std::string::npos);
 }

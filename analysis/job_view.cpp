@@ -141,8 +141,12 @@ void write_job_text(std::ostream& out, const Job& job) {
           << "): peak " << iec(gp.peak_bytes) << "\n";
     }
   }
-  out << "\nFindings (rank tolerance " << fixed(job.tolerance_percent, 1) << "% of the median peak "
-      << iec(job.median_peak_bytes) << "):\n";
+  if (job.ranked_processes >= 2)
+    out << "\nFindings (rank tolerance " << fixed(job.tolerance_percent, 1) << "% of the median peak "
+        << iec(job.median_peak_bytes) << "):\n";
+  else
+    out << "\nFindings (ranks not compared: " << job.ranked_processes << " of " << job.processes.size()
+        << " processes have a rank, RANK set by the launcher):\n";
   if (job.findings.empty()) out << "  none\n";
   for (const auto& f : job.findings) {
     out << "  " << finding_kind_name(f.kind) << ": " << f.message << "\n";

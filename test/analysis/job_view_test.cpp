@@ -1,6 +1,9 @@
 // The job view's figures (analysis/job.h) from hand-made reports: the low median of an
 // even count, two ranks, a site's Python name, the tolerance's edge, GPUs without a UUID, the job id's sources.
 #include "job.h"
+#include "job_view.h"
+
+#include <sstream>
 
 #include "catch.h"
 
@@ -98,4 +101,20 @@ TEST_CASE("job id: SLURM's first, then torchelastic's run id, then the rendezvou
   CHECK(job_id_of(p) == "slurm:12");
   p.launcher.emplace_back("SLURM_STEP_ID", "3");
   CHECK(job_id_of(p) == "slurm:12.3");
+}
+
+TEST_CASE("job: processes without a rank are not compared, and the findings line says so") {
+  // A producer and its consumer (no RANK): 256 and 2 MiB on one device, no rank-imbalance.
+  const std::vector<Report> reps = {process(1, -1, 0, 256 * MiB), process(2, -1, 0, 2 * MiB)};
+  const Job j = build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10.0);
+  CHECK(j.ranked_processes == 0);
+  CHECK(j.findings.empty());
+  std::ostringstream text;
+  write_job_text(text, j);
+  CHECK(text.str().find("Findings (ranks not compared: 0 of 2 processes have a rank, RANK set by the launcher):\n  none\n") !=
+        std::string::npos);
+  CHECK(text.str().find("median peak") == std::string::npos);
+  // One ranked process beside them is still no comparison.
+  const std::vector<Report> one = {process(1, 0, 0, 256 * MiB), process(2, -1, 0, 2 * MiB)};
+  CHECK(build_job(one, std::vector<std::vector<DeviceInfo>>(2), 10.0).ranked_processes == 1);
 }

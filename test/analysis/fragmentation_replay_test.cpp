@@ -6,17 +6,13 @@
 
 #include "catch.h"
 #include "replay.h"
-#include "trace_builder.h"
+#include "parse_built.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::parse;
 
 namespace {
-
-Trace parse(const TraceBuilder& b) {
-  const auto& s = b.bytes();
-  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-}
 
 FragmentationFigures now(const Replayer& r, int32_t d = 0) { return r.devices().at(d).frag.figures(); }
 

@@ -8,18 +8,14 @@
 #include "../../view/html/html_page.h"  // linked through cumemtrace_analysis
 #include "report.h"
 #include "stacks.h"
-#include "trace_builder.h"
+#include "parse_built.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::parse;
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-Trace parse(const TraceBuilder& b) {
-  const auto& s = b.bytes();
-  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-}
 
 Json data_of(const Trace& t, const HtmlDataOptions& opt = {}) {
   const Report rep = build_report(t, ReportOptions{});

@@ -8,10 +8,11 @@
 #include "job.h"
 #include "report.h"
 #include "report_text.h"
-#include "trace_builder.h"
+#include "parse_built.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::parse;
 namespace fmt = cumemtrace::format;
 using fmt::Kind;
 using fmt::Op;
@@ -19,11 +20,6 @@ using fmt::Op;
 namespace {
 
 constexpr uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
-
-Trace parse(const TraceBuilder& b) {
-  const auto& s = b.bytes();
-  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-}
 
 fmt::EventRecord import_of(uint64_t t, uint64_t address, uint64_t size, uint32_t exporter_pid) {
   auto e = TraceBuilder::ev(t, Op::kAlloc, Kind::kIpcImport, address, size, 0, 0, 3);

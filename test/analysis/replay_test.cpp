@@ -1,22 +1,14 @@
 #include "replay.h"
 
 #include "catch.h"
-#include "trace_builder.h"
+#include "parse_built.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::parse;
 namespace fmt = cumemtrace::format;
 using fmt::Kind;
 using fmt::Op;
-
-namespace {
-
-Trace parse(const TraceBuilder& b) {
-  const auto& s = b.bytes();
-  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-}
-
-}  // namespace
 
 TEST_CASE("the peak is the first moment tracked device bytes are highest, per device") {
   TraceBuilder b;

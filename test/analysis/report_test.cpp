@@ -5,10 +5,11 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "stacks.h"
-#include "trace_builder.h"
+#include "parse_built.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::parse;
 namespace fmt = cumemtrace::format;
 using fmt::Kind;
 using fmt::Op;
@@ -16,11 +17,6 @@ using fmt::Op;
 namespace {
 
 constexpr uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
-
-Trace parse(const TraceBuilder& b) {
-  const auto& s = b.bytes();
-  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
-}
 
 // Module layout and stacks shared by the tests below (stacks are root-outermost):
 //   stack 4: main (prog) -> c10 alloc (libc10_cuda.so) -> cudart -> our hook

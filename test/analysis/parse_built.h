@@ -1,0 +1,16 @@
+// Test-only: a TraceBuilder's bytes read back by the real reader, as a command would.
+#pragma once
+
+#include <cstdint>
+
+#include "cumemtrace/reader.h"
+#include "trace_builder.h"
+
+namespace cumemtrace::test {
+
+inline Trace parse(const TraceBuilder& b) {
+  const auto& s = b.bytes();
+  return parse_trace({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+}
+
+}  // namespace cumemtrace::test

@@ -6,9 +6,14 @@
                      it; cuCtxDestroy takes the 1 MiB, the 2 MiB stays (leaked at exit)
    teardown release  the primary context retained twice, 3 MiB allocated in it; the first
                      cuDevicePrimaryCtxRelease leaves it, the second (the last) takes it
+   teardown old-reset   4 MiB in the primary context, then the 7.0 ABI's cuDevicePrimaryCtxReset,
+                        found as CUDA 13's static runtime finds it: cuGetProcAddress, version 7000
+   teardown old-release 3 MiB in the primary context retained once; its one release by the
+                        7.0 ABI's exported name (dlsym), the last: it takes the 3 MiB
    Exit 0 when every call went as planned. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,10 +49,29 @@ static int release(void) {
   return 0;
 }
 
+typedef CUresult (*device_fn)(CUdevice);
+
+static int old_abi(int reset) {
+  CUcontext c;
+  CUdeviceptr p;
+  if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c) || cuMemAlloc(&p, (reset ? 4 : 3) * MiB))
+    return 3;
+  void *fn = NULL;
+  if (reset) {
+    CUdriverProcAddressQueryResult status;
+    if (cuGetProcAddress("cuDevicePrimaryCtxReset", &fn, 7000, CU_GET_PROC_ADDRESS_DEFAULT, &status)) return 4;
+  } else {
+    fn = dlsym(RTLD_DEFAULT, "cuDevicePrimaryCtxRelease");
+  }
+  return !fn || ((device_fn)fn)(0) ? 5 : 0;
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) return 2;
   if (strcmp(argv[1], "reset") == 0) return reset();
   if (strcmp(argv[1], "destroy") == 0) return destroy();
   if (strcmp(argv[1], "release") == 0) return release();
+  if (strcmp(argv[1], "old-reset") == 0) return old_abi(1);
+  if (strcmp(argv[1], "old-release") == 0) return old_abi(0);
   return 2;
 }

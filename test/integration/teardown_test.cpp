@@ -61,3 +61,21 @@ TEST_CASE("teardown: only the last cuDevicePrimaryCtxRelease frees the primary c
   CHECK(t.events(R"(event t=\d+ free device dev=0 [^\n]* size=3145728 [^\n]* result=0 flags=32 )") == 1);
   CHECK(j.at("leaks").empty());
 }
+
+TEST_CASE("teardown: the 7.0 ABI of reset and release, as the static runtime finds them, free the context's memory") {
+  // cuGetProcAddress at version 7000 hands out cuDevicePrimaryCtxReset, not its _v2.
+  Traced reset("old-reset");
+  REQUIRE(reset.result.exit_code == 0);
+  const auto r = report(reset.trace);
+  CHECK(r.at("leaks").empty());
+  CHECK(device(r, 0).at("end").at("device_bytes") == 0);
+  CHECK(device(r, 0).at("counts_by_api").at("cuDevicePrimaryCtxReset").at("frees") == 1);
+  CHECK(reset.events(R"(event t=\d+ free device dev=0 [^\n]* size=4194304 [^\n]* result=0 flags=32 )") == 1);
+  // dlsym of the exported 7.0 name: the last release.
+  Traced release("old-release");
+  REQUIRE(release.result.exit_code == 0);
+  const auto l = report(release.trace);
+  CHECK(l.at("leaks").empty());
+  CHECK(device(l, 0).at("counts_by_api").at("cuDevicePrimaryCtxRelease").at("frees") == 1);
+  CHECK(release.events(R"(event t=\d+ free device dev=0 [^\n]* size=3145728 [^\n]* result=0 flags=32 )") == 1);
+}

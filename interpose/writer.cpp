@@ -225,6 +225,9 @@ void* run(void* arg) {
   take_snapshot(format::SnapshotReason::kExit);
   append_end();
   flush(w);
+  // A failure just before exit woke us together with the stop: announce it here, or a
+  // job that dies of its OOM at once gets no post-mortem (attack, run L's session).
+  announce_failures(w);
   {
     std::lock_guard io(w.io_mu);
     if (w.fd >= 0) close(w.fd);

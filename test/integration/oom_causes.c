@@ -8,6 +8,7 @@
      hidden   asks for 12 GiB while the driver hides 6 GiB (SIMCUDA_HIDDEN_BYTES=6442450944)
      demand   keeps seven 2 GiB buffers, then asks for 4 GiB
      brief    holds 1 GiB for 5 ms, frees it and exits (no failure: the peak's NVML split)
+     exit     fails to allocate 32 GiB and exits at once
      hang     fails to allocate 32 GiB, then, still running, waits up to 10 s for the
               post-mortem `cumemtrace run` writes beside its trace (CUMEMTRACE_OUTPUT with
               one %p) and says whether it came
@@ -54,6 +55,8 @@ int main(int argc, char **argv) {
     }
     printf("hang: no post-mortem within 10 s\n");
     return 1;
+  } else if (strcmp(c, "exit") == 0) {
+    e = cudaMalloc(&q, 32 * GiB);
   } else if (strcmp(c, "brief") == 0) {
     if (cudaMalloc(&p, GiB)) return 3;
     usleep(5000);

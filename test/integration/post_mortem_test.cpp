@@ -118,3 +118,16 @@ TEST_CASE("`run` puts the post-mortem beside the trace while the failing job is 
   CHECK(text.find("request: 32.00 GiB (34,359,738,368 B)") != std::string::npos);
   CHECK(r.err.find(".oom.txt") != std::string::npos);
 }
+
+TEST_CASE("`run` writes the post-mortem of a job that exits right after its out-of-memory") {
+  // The failure and the exit wake the writer together: three runs, each must have one.
+  for (int i = 0; i < 3; ++i) {
+    TempDir dir;
+    const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("oom_causes"), "exit"},
+                         {{"SIMCUDA_CAPACITY", std::to_string(16 * GiB)}});
+    CHECK(r.exit_code == 0);
+    const auto files = dir.files("t-");
+    CHECK(files.size() == 2);  // the trace and its post-mortem
+    CHECK(r.err.find(".oom.txt") != std::string::npos);
+  }
+}

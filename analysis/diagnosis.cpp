@@ -1,5 +1,7 @@
 #include "diagnosis.h"
 
+#include "result_names.h"
+
 #include <algorithm>
 
 namespace cumemtrace {
@@ -37,6 +39,7 @@ std::string_view cause_name(Cause c) {
     case Cause::kContextAndUntracked: return "context-and-untracked";
     case Cause::kDemand: return "demand";
     case Cause::kUnknown: return "unknown";
+    case Cause::kRefused: return "refused";
   }
   return "unknown";
 }
@@ -45,6 +48,16 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
   Diagnosis d;
   const uint64_t R = f.request, F = f.device_free;
   const bool free_known = F != kUnknown;
+
+  if (f.result != 2) {  // CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2
+    const std::string name(f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result));
+    d.cause = Cause::kRefused;
+    d.summary = "the call was refused with " + name + ", not for lack of memory";
+    d.figures = {{"request", R}};
+    d.advice = {"no memory figure explains " + name + ": see the failing API's documentation; a library that "
+                "probes (PyTorch's expandable segments ask for a fabric handle first) handles it itself"};
+    return d;
+  }
 
   if (free_known && f.reading_at_failure && F >= R) {
     d.cause = Cause::kAddressSpace;

@@ -3,6 +3,10 @@
 // ("diagnosis") documents the causes; the order below is the order they are tried in,
 // the first that holds is the cause.
 //
+//   refused              the call failed with another error than out-of-memory
+//                        (CUDA_ERROR_OUT_OF_MEMORY / cudaErrorMemoryAllocation): no memory
+//                        figure explains it (e.g. PyTorch's expandable segments ask for a
+//                        fabric handle first and get CUDA_ERROR_NOT_PERMITTED, H200 run L).
 //   address-space        NVML saw free >= request at the failure, yet the driver refused:
 //                        no contiguous range (only said when the reading is of one moment
 //                        and was taken right after the failure).
@@ -32,7 +36,9 @@
 
 namespace cumemtrace {
 
-enum class Cause { kAddressSpace, kCachedByAllocator, kPoolReserve, kOtherProcesses, kContextAndUntracked, kDemand, kUnknown };
+enum class Cause {
+  kAddressSpace, kCachedByAllocator, kPoolReserve, kOtherProcesses, kContextAndUntracked, kDemand, kUnknown, kRefused
+};
 std::string_view cause_name(Cause c);
 
 struct Diagnosis {
@@ -45,6 +51,8 @@ struct Diagnosis {
 // What is known at the failure. Figures NVML did not give are format::kUnknown64.
 struct FailureFacts {
   uint64_t request = 0;
+  int32_t result = 2;          // the call's CUresult, or cudaError_t when runtime_layer (2: out of memory in both)
+  bool runtime_layer = false;
   std::string library;           // of the failing call site
   uint64_t device_free = format::kUnknown64;
   uint64_t process_used = format::kUnknown64;

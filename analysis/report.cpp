@@ -350,6 +350,8 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
     attach_snapshot(trace, row);
     FailureFacts facts;
     facts.request = row.size;
+    facts.result = row.result;
+    facts.runtime_layer = row.runtime_layer;
     facts.library = row.library;
     facts.device_free = row.device_free;
     facts.process_used = row.process_used;

@@ -106,3 +106,19 @@ TEST_CASE("retries of one request from one call-site frame are one failure, what
   CHECK(r.failed[0].last_time_ns == TraceBuilder::kStart + 1'500'000);
   CHECK(r.failed[1].count == 1);
 }
+
+TEST_CASE("a failure that is no out-of-memory is refused, named by its error, whatever NVML says") {
+  // The fabric-handle probe of PyTorch's expandable segments (H200 run L): cuMemCreate of
+  // 20 MiB refused with CUDA_ERROR_NOT_PERMITTED (800), free memory plenty at that moment.
+  TraceBuilder b;
+  b.process().device(0, 16 * GiB).failed(2'000'000, 20 * MiB, 800);
+  b.snapshot(2'100'000, SnapshotReason::kFailedAllocation,
+             {{0, 0, 0, 512 * MiB, 15 * GiB, 16 * GiB, 0, 0, kSame}});
+  const Report r = report_of(b);
+  REQUIRE(r.failed.size() == 1);
+  const Diagnosis& d = r.failed[0].diagnosis;
+  CHECK(d.cause == Cause::kRefused);
+  CHECK(cause_name(d.cause) == "refused");
+  CHECK(d.summary == "the call was refused with CUDA_ERROR_NOT_PERMITTED, not for lack of memory");
+  CHECK(d.figures == std::vector<std::pair<std::string, uint64_t>>{{"request", 20 * MiB}});
+}

@@ -47,6 +47,8 @@ TEST_CASE("an imported VMM handle is another process's memory: listed with its m
   CHECK(d.at("counts_by_api").at("cuMemImportFromShareableHandle").at("allocs") == 3);
   CHECK(d.at("counts_by_api").at("cuMemRelease").at("frees") == 3);
   CHECK(d.at("counts_by_api").at("cuMemCreate").at("failed") == 1);
+  REQUIRE(j.at("failed_allocations").size() == 1);
+  CHECK(j.at("failed_allocations").at(0).at("diagnosis").at("cause") == "refused");
 
   // The library's own figures at exit agree.
   const auto& x = d.at("exit_snapshot");

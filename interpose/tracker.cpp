@@ -388,6 +388,7 @@ std::atomic<bool> g_created_any{false};
 
 std::atomic<State*> g_state{nullptr};
 std::atomic<uint64_t> g_failed{0};
+std::atomic<uint32_t> g_last_device_plus_one{0};  // any thread's last known device, + 1
 std::atomic<bool> g_stopped{false};
 std::mutex g_create_mu;  // trivially destructible in libstdc++: safe at exit
 
@@ -446,13 +447,18 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
                     ? device_of(d.kind == Kind::kArray ? 0 : d.address)
                     : -1;
   if (ev.device == kDeviceNotAsked) {
-    // A stream capture is open: no driver call. The thread's last known device stands in.
-    ev.device = t.asked_device_plus_one ? int32_t(t.asked_device_plus_one) - 1 : -1;
+    // A stream capture is open: no driver call. The thread's last known device stands in,
+    // else the process's (a thread whose first CUDA call is a capture: its context was
+    // made by another thread, H200 run K). Flagged inferred: it is a guess.
+    const uint32_t known = t.asked_device_plus_one ? t.asked_device_plus_one
+                                                   : g_last_device_plus_one.load(std::memory_order_relaxed);
+    ev.device = known ? int32_t(known) - 1 : -1;
     ev.flags |= format::kEventDeviceInferred;
-  } else if (ev.device >= 0) {
-    // Asked of the driver, or given by the call (a context made on a device): a capture
-    // that is the thread's first allocation then still gets its device (H200 run K).
+  } else if (ev.device >= 0 && (d.device == kDeviceFromCall || d.op == Op::kContextCreate)) {
+    // The device of the thread's context, as the driver answered it or as a context was
+    // made on it; not a device a call merely names (cuMemCreate on another device).
     t.asked_device_plus_one = uint32_t(ev.device) + 1;
+    g_last_device_plus_one.store(t.asked_device_plus_one, std::memory_order_relaxed);
   }
 
   uint64_t context = 0;

@@ -13,11 +13,16 @@
      paths   the graph entry points called by symbol, by dlsym and by cuGetProcAddress
      cold    as inside, with no allocation before the capture: the thread's only device
              fact is its context's creation
+     other-thread  as inside, captured by a thread that made no CUDA call before (the
+             main thread made the context)
+     named-device  as inside, after a cuMemCreate that names device 1 (SIMCUDA_DEVICES=2):
+             the thread's own device stays 0
    Prints the pool's figures (reserved/used, MiB) after each step; exit 0 only when every
    call succeeded and nothing was called that a capture prohibits. */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -147,12 +152,31 @@ static void nodes(const struct GraphApi *api, const char *how) {
   figures(step);
 }
 
+static void *capture_inside(void *unused) {
+  (void)unused;
+  captured(1, 1);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
   void *warm = NULL;
   if (strcmp(mode, "cold") != 0) CHECK(cudaMalloc(&warm, 2 * MiB)); /* a context, a device the trace knows */
   if (strcmp(mode, "inside") == 0 || strcmp(mode, "cold") == 0) {
     captured(1, 1);
+  } else if (strcmp(mode, "other-thread") == 0) {
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, capture_inside, NULL));
+    CHECK(pthread_join(t, NULL));
+  } else if (strcmp(mode, "named-device") == 0) {
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 1;
+    CUmemGenericAllocationHandle h = 0;
+    CHECK(cuMemCreate(&h, 2 * MiB, &prop, 0));
+    captured(1, 1);
+    CHECK(cuMemRelease(h));
   } else if (strcmp(mode, "escape") == 0) {
     captured(0, 1);
   } else if (strcmp(mode, "held") == 0) {

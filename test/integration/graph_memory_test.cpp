@@ -74,6 +74,21 @@ TEST_CASE("graph memory: a capture that is its thread's first allocation gets th
   CHECK(t.events(R"(alloc async-pool dev=-1 )") == 0);
 }
 
+TEST_CASE("graph memory: a capture on a thread with no device of its own takes the process's, not a device a call named") {
+  // The capturing thread made no CUDA call before: the main thread's device 0 stands in.
+  Traced other("other-thread");
+  CHECK(other.events(R"(alloc async-pool dev=0 [^\n]* size=1073741824 [^\n]* flags=24 )") == 3);
+  CHECK(other.events(R"(alloc async-pool dev=-1 )") == 0);
+  // cuMemCreate on device 1 names a device; the thread's context stays on device 0.
+  TempDir dir;
+  const Result r = traced(dir, {integration_program("graph_memory"), "named-device"},
+                          {{"SIMCUDA_DEVICES", "2"}, {"CUMEMTRACE_COMPRESS", "0"}});
+  REQUIRE(r.exit_code == 0);
+  const std::string trace = only_trace(dir);
+  CHECK(dump_events(trace, R"(alloc async-pool dev=0 [^\n]* size=1073741824 [^\n]* flags=24 )") == 3);
+  CHECK(dump_events(trace, R"(alloc vmm-physical dev=1 [^\n]* size=2097152 )") == 1);
+}
+
 TEST_CASE("graph memory: 3 x 1 GiB escaping the graph hold 3 GiB after they are freed, until the trim") {
   const Result plain = run({integration_program("graph_memory"), "escape"});
   REQUIRE(plain.exit_code == 0);

@@ -197,7 +197,9 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
   std::vector<size_t> with_peak;
   for (size_t pi = 0; pi < job.processes.size(); ++pi)
     if (job.processes[pi].own_device >= 0 && job.processes[pi].rank >= 0) with_peak.push_back(pi);
-  job.ranked_processes = with_peak.size();
+  job.compared_ranks = with_peak.size();
+  job.ranked_processes = size_t(std::count_if(job.processes.begin(), job.processes.end(),
+                                              [](const JobProcess& p) { return p.rank >= 0; }));
   if (with_peak.size() >= 2) {
     std::vector<uint64_t> peaks;
     for (size_t pi : with_peak) peaks.push_back(job.processes[pi].own_peak_bytes);

@@ -95,7 +95,8 @@ struct Job {
   std::vector<JobProcess> processes; // by job id, rank (unranked last), host, pid
   std::vector<JobGpu> gpus;          // by host, then first ordinal seen
   uint64_t median_peak_bytes = 0;    // of own-device peaks of the ranked processes
-  size_t ranked_processes = 0;       // with a rank and an own device: compared when >= 2
+  size_t ranked_processes = 0;       // with a rank (RANK set by the launcher)
+  size_t compared_ranks = 0;         // of those, with device memory of their own: compared when >= 2
   double tolerance_percent = 0;
   std::vector<JobFinding> findings;  // foreign-device, then rank-imbalance, then oversubscribed
   double max_imbalance_percent = 0;  // the largest |peak - median| / median × 100

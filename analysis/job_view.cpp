@@ -98,7 +98,9 @@ json job_to_json(const Job& job) {
                     {"processes", std::move(ps)}});
   }
   j["gpus"] = std::move(gpus);
-  j["median_peak_bytes"] = job.median_peak_bytes;
+  j["ranked_processes"] = job.ranked_processes;
+  j["compared_ranks"] = job.compared_ranks;
+  j["median_peak_bytes"] = job.compared_ranks >= 2 ? json(job.median_peak_bytes) : json(nullptr);
   j["max_imbalance_percent"] = job.max_imbalance_percent;
   j["tolerance_percent"] = job.tolerance_percent;
   json findings = json::array();
@@ -141,12 +143,12 @@ void write_job_text(std::ostream& out, const Job& job) {
           << "): peak " << iec(gp.peak_bytes) << "\n";
     }
   }
-  if (job.ranked_processes >= 2)
+  if (job.compared_ranks >= 2)
     out << "\nFindings (rank tolerance " << fixed(job.tolerance_percent, 1) << "% of the median peak "
         << iec(job.median_peak_bytes) << "):\n";
   else
     out << "\nFindings (ranks not compared: " << job.ranked_processes << " of " << job.processes.size()
-        << " processes have a rank, RANK set by the launcher):\n";
+        << " processes have a rank, RANK set by the launcher, " << job.compared_ranks << " of them with device memory):\n";
   if (job.findings.empty()) out << "  none\n";
   for (const auto& f : job.findings) {
     out << "  " << finding_kind_name(f.kind) << ": " << f.message << "\n";

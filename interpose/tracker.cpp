@@ -250,6 +250,7 @@ struct State {
         if (p == physical.end()) return unknown(ev);
         ev.device = p->second.device;
         ev.size = p->second.size;
+        ev.kind = uint8_t(p->second.kind());
         ++p->second.references;
         break;
       }
@@ -269,6 +270,7 @@ struct State {
     if (auto p = ev.address ? physical.end() : physical.find(ev.handle); p != physical.end()) {
       ev.device = p->second.device;
       ev.size = p->second.size;
+      ev.kind = uint8_t(p->second.kind());
       return true;
     }
     if (auto a = allocations.find(ev.address); ev.address && a != allocations.end()) {

@@ -111,10 +111,14 @@ TEST_CASE("job: processes without a rank are not compared, and the findings line
   CHECK(j.findings.empty());
   std::ostringstream text;
   write_job_text(text, j);
-  CHECK(text.str().find("Findings (ranks not compared: 0 of 2 processes have a rank, RANK set by the launcher):\n  none\n") !=
-        std::string::npos);
+  CHECK(text.str().find("Findings (ranks not compared: 0 of 2 processes have a rank, RANK set by the launcher, 0 of them "
+                        "with device memory):\n  none\n") != std::string::npos);
   CHECK(text.str().find("median peak") == std::string::npos);
-  // One ranked process beside them is still no comparison.
-  const std::vector<Report> one = {process(1, 0, 0, 256 * MiB), process(2, -1, 0, 2 * MiB)};
-  CHECK(build_job(one, std::vector<std::vector<DeviceInfo>>(2), 10.0).ranked_processes == 1);
+  CHECK(job_to_json(j).at("median_peak_bytes").is_null());
+  // Two ranks, one of them with a context only (no device memory): still no comparison.
+  std::vector<Report> two = {process(1, 0, 0, 256 * MiB), process(2, 1, 0, 0)};
+  two[1].devices[0].counts.allocs = 0;
+  const Job k = build_job(two, std::vector<std::vector<DeviceInfo>>(2), 10.0);
+  CHECK(k.ranked_processes == 2);
+  CHECK(k.compared_ranks == 1);
 }

@@ -211,10 +211,11 @@ void Replayer::map(const Event& e) {
     undo.size = old->second.size;
     unmap(undo);
   }
-  mappings_[e.address] = Mapping{e.size, e.handle, e.device};
   auto h = handles_.find(e.handle);
+  const bool imported = h != handles_.end() && h->second.alloc.kind == Kind::kIpcImport;
+  mappings_[e.address] = Mapping{e.size, e.handle, e.device, imported};
   if (h != handles_.end()) ++h->second.maps;
-  if (h != handles_.end() && h->second.alloc.kind == Kind::kIpcImport) {
+  if (imported) {
     // Another process's memory: not mapped bytes here, nor in fragmentation. Its bytes are
     // learnt at its first mapping, by the tracer and here alike.
     if (LiveAlloc& a = h->second.alloc; a.size == 0) {
@@ -243,8 +244,9 @@ void Replayer::unmap(const Event& e) {
   ++s.counts.unmaps;
   while (it != mappings_.end() && it->first < end) {
     DeviceState& owner = dev(it->second.device);
+    // Whether it was counted is the mapping's own fact: its handle may be gone or reused.
     auto h = handles_.find(it->second.handle);
-    if (h == handles_.end() || h->second.alloc.kind != Kind::kIpcImport) {
+    if (!it->second.imported) {
       if (!live_set_only_) owner.frag.erase(it->first);
       owner.live_bytes[kind_index(Kind::kVmmMap)] -= it->second.size;
       owner.live_count[kind_index(Kind::kVmmMap)] -= 1;

@@ -136,6 +136,7 @@ class Replayer {
     uint64_t size = 0;
     uint64_t handle = 0;
     int32_t device = -1;
+    bool imported = false;  // of an imported handle: never counted, so never taken off
   };
 
   DeviceState& dev(int32_t d);

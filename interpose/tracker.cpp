@@ -99,6 +99,7 @@ struct Mapping {
   uint64_t size;
   uint64_t handle;
   int32_t device;
+  bool imported;  // of an imported handle: never counted, so never taken off
 };
 
 // 1.6: an event with Python frames carries its Python stack after the EventRecord.
@@ -207,8 +208,9 @@ struct State {
         auto p = physical.find(ev.handle);
         ev.device = p != physical.end() ? p->second.device : -1;
         if (p != physical.end()) ++p->second.maps;
-        mappings[ev.address] = {ev.size, ev.handle, ev.device};
-        if (p != physical.end() && p->second.imported) {
+        const bool imported = p != physical.end() && p->second.imported;
+        mappings[ev.address] = {ev.size, ev.handle, ev.device, imported};
+        if (imported) {
           // Another process's memory seen through this range: neither mapped bytes nor
           // footprint here (the NVML split would count it twice, H200 run L).
           if (p->second.size == 0) {
@@ -227,8 +229,7 @@ struct State {
         ev.device = it->second.device;
         while (it != mappings.end() && it->first < ev.address + ev.size) {
           auto p = physical.find(it->second.handle);
-          if (p == physical.end() || !p->second.imported)
-            device(it->second.device).remove(Kind::kVmmMap, it->first, it->second.size);
+          if (!it->second.imported) device(it->second.device).remove(Kind::kVmmMap, it->first, it->second.size);
           if (p != physical.end() && --p->second.maps == 0 && p->second.released()) drop_physical(p->first);
           it = mappings.erase(it);
         }

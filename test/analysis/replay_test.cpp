@@ -145,3 +145,31 @@ TEST_CASE("live state at T applies exactly the events with time <= T") {
   CHECK(replay_until(t, TraceBuilder::kStart + 29).devices().at(0).device_bytes == 3);
   CHECK(replay_until(t, TraceBuilder::kStart + 30).devices().at(0).device_bytes == 2);
 }
+
+TEST_CASE("an imported handle's mapping is never counted, even when its handle is reused before the unmap") {
+  // Import H (address 0), map 4 MiB of it at A: the import is 4 MiB, no mapped bytes.
+  // Released, then H comes back as an own physical handle (events were lost: an anomaly),
+  // and A is unmapped: nothing was added for A, so nothing is taken off.
+  constexpr uint64_t H = 0x77, A = 0x7f0000000000, MiB = 1ull << 20;
+  auto with_handle = [](fmt::EventRecord e, uint64_t h) {
+    e.handle = h;
+    return e;
+  };
+  TraceBuilder b;
+  b.process();
+  b.event(with_handle(TraceBuilder::ev(10, Op::kAlloc, Kind::kIpcImport, 0, 0), H));
+  b.event(with_handle(TraceBuilder::ev(20, Op::kMap, Kind::kVmmMap, A, 4 * MiB), H));
+  const Replayer mapped = replay(parse(b));
+  CHECK(mapped.devices().at(0).live_bytes[int(Kind::kIpcImport)] == 4 * MiB);
+  CHECK(mapped.devices().at(0).live_bytes[int(Kind::kVmmMap)] == 0);
+  b.event(with_handle(TraceBuilder::ev(30, Op::kFree, Kind::kVmmPhysical, 0, 0), H));
+  b.event(with_handle(TraceBuilder::ev(40, Op::kAlloc, Kind::kVmmPhysical, 0, 2 * MiB), H));
+  b.event(TraceBuilder::ev(50, Op::kUnmap, Kind::kVmmMap, A, 4 * MiB));
+  const Replayer r = replay(parse(b));
+  const auto& d = r.devices().at(0);
+  CHECK(d.live_bytes[int(Kind::kVmmMap)] == 0);
+  CHECK(d.live_count[int(Kind::kVmmMap)] == 0);
+  CHECK(d.live_bytes[int(Kind::kIpcImport)] == 0);
+  CHECK(d.live_bytes[int(Kind::kVmmPhysical)] == 2 * MiB);
+  CHECK(d.counts.anomalies == 1);
+}

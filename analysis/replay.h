@@ -35,11 +35,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
 #include "cumemtrace/fragmentation.h"
 #include "cumemtrace/reader.h"
+#include "address_map.h"
 #include "gap_ratio_front.h"
 
 namespace cumemtrace {
@@ -163,8 +163,8 @@ class Replayer {
     }
   } last_;
   // Device, pitch, managed, async-pool, host-pinned: hashed (a tree here was a fifth of a
-  // replay); live() sorts what it returns by address.
-  std::unordered_map<uint64_t, LiveAlloc> by_address_;
+  // replay, a node-based hash a quarter of `report`); live() sorts what it returns by address.
+  AddressMap<LiveAlloc> by_address_;
   std::map<uint64_t, Handle> handles_;        // vmm-physical, by handle
   std::map<uint64_t, Mapping> mappings_;      // by mapped address
   std::map<uint64_t, LiveAlloc> reservations_;

@@ -37,9 +37,9 @@
 #include <map>
 #include <vector>
 
-#include "cumemtrace/fragmentation.h"
 #include "cumemtrace/reader.h"
 #include "address_map.h"
+#include "flat_fragmentation.h"
 #include "gap_ratio_front.h"
 
 namespace cumemtrace {
@@ -78,7 +78,7 @@ struct DeviceCounts {
 
 struct DeviceState {
   int32_t device = -1;
-  FragmentationIndex frag;
+  FlatFragmentationIndex frag;  // the tracer's FragmentationIndex's figures, flat (flat_fragmentation.h)
   uint64_t live_bytes[format::kKindCount] = {};  // vmm-physical: bytes still held
   uint64_t live_count[format::kKindCount] = {};
   uint64_t device_bytes = 0;    // tracked device bytes

@@ -5,8 +5,8 @@
 // allocation and free, and the red-black tree's node per entry and pointer chasing were
 // a quarter of `report`'s time (docs/performance.md). Here the entries sit in blocks of
 // at most kMaxBlock, each sorted, the blocks in key order: a lookup is a binary search
-// over the blocks' last keys then one inside a block, an insert or erase moves at most a
-// block's entries (4 KiB), and neighbours are usually in the same cache lines.
+// over the blocks' last keys (kept in an array of their own) then one inside a block, an insert or erase moves at most a
+// block's entries (2 KiB), and neighbours are usually in the same cache lines.
 // No block is ever empty; a block that would pass kMaxBlock is split in two.
 // A position (Pos) is valid until the next insert or erase.
 #pragma once
@@ -40,11 +40,11 @@ class SortedBlocks {
 
   // The first entry whose key is >= k, or end_pos().
   Pos lower_bound(uint64_t k) const {
-    const auto b = std::partition_point(blocks_.begin(), blocks_.end(),
-                                        [k](const std::vector<Entry>& blk) { return blk.back().key < k; });
-    if (b == blocks_.end()) return end_pos();
-    const auto e = std::partition_point(b->begin(), b->end(), [k](const Entry& x) { return x.key < k; });
-    return {size_t(b - blocks_.begin()), size_t(e - b->begin())};
+    const size_t b = size_t(std::lower_bound(lasts_.begin(), lasts_.end(), k) - lasts_.begin());
+    if (b == blocks_.size()) return end_pos();
+    const std::vector<Entry>& blk = blocks_[b];
+    const auto e = std::partition_point(blk.begin(), blk.end(), [k](const Entry& x) { return x.key < k; });
+    return {b, size_t(e - blk.begin())};
   }
 
   Pos next(Pos p) const { return p.i + 1 < blocks_[p.block].size() ? Pos{p.block, p.i + 1} : Pos{p.block + 1, 0}; }
@@ -54,6 +54,7 @@ class SortedBlocks {
     return {p.block - 1, blocks_[p.block - 1].size() - 1};
   }
 
+  // The value may be changed through it, never the key (lasts_ would be wrong).
   Entry& at(Pos p) { return blocks_[p.block][p.i]; }
   const Entry& at(Pos p) const { return blocks_[p.block][p.i]; }
   // Precondition: not empty.
@@ -63,6 +64,7 @@ class SortedBlocks {
   void insert(Pos p, Entry e) {
     if (blocks_.empty()) {
       blocks_.emplace_back().push_back(e);
+      lasts_.push_back(e.key);
       size_ = 1;
       return;
     }
@@ -70,9 +72,14 @@ class SortedBlocks {
     std::vector<Entry>& blk = blocks_[p.block];
     blk.insert(blk.begin() + ptrdiff_t(p.i), e);
     ++size_;
-    if (blk.size() <= kMaxBlock) return;
+    if (blk.size() <= kMaxBlock) {
+      lasts_[p.block] = blk.back().key;
+      return;
+    }
     std::vector<Entry> upper(blk.begin() + ptrdiff_t(blk.size() / 2), blk.end());
     blk.resize(blk.size() / 2);
+    lasts_[p.block] = blk.back().key;
+    lasts_.insert(lasts_.begin() + ptrdiff_t(p.block + 1), upper.back().key);
     blocks_.insert(blocks_.begin() + ptrdiff_t(p.block + 1), std::move(upper));
   }
 
@@ -80,7 +87,12 @@ class SortedBlocks {
     std::vector<Entry>& blk = blocks_[p.block];
     blk.erase(blk.begin() + ptrdiff_t(p.i));
     --size_;
-    if (blk.empty()) blocks_.erase(blocks_.begin() + ptrdiff_t(p.block));
+    if (!blk.empty()) {
+      lasts_[p.block] = blk.back().key;
+      return;
+    }
+    blocks_.erase(blocks_.begin() + ptrdiff_t(p.block));
+    lasts_.erase(lasts_.begin() + ptrdiff_t(p.block));
   }
 
   // In key order; `for (const auto& [key, value] : blocks)` works.
@@ -108,9 +120,10 @@ class SortedBlocks {
   const_iterator end() const { return {this, end_pos()}; }
 
  private:
-  static constexpr size_t kMaxBlock = 256;  // 4 KiB of entries: a split or a shift stays cheap
+  static constexpr size_t kMaxBlock = 128;  // 2 KiB of entries: a split or a shift stays cheap
 
   std::vector<std::vector<Entry>> blocks_;
+  std::vector<uint64_t> lasts_;  // lasts_[b] == blocks_[b].back().key: the first search stays in one array
   size_t size_ = 0;
 };
 

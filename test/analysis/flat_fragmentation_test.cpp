@@ -94,7 +94,7 @@ TEST_CASE("the flat fragmentation index agrees with FragmentationIndex over 100,
       if (op % 10000 == 9999) CHECK(ranges(flat) == ranges(tree));
     }
     CHECK(mismatches == 0);
-    CHECK(most_live > 1024);  // several of the flat index's blocks (256 ranges each), split and emptied
+    CHECK(most_live > 1024);  // several of the flat index's blocks (at most 128 ranges each), split and emptied
     CHECK(starts.size() == flat.figures().live_count);
     CHECK(ranges(flat) == ranges(tree));
   }

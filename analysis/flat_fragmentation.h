@@ -6,7 +6,9 @@
 // Why a second one: the tracer's index lives in the traced process and is the contract
 // header; the analyzer replays millions of events and spent a quarter of `report` in the
 // maps' nodes (docs/performance.md). Agreement with FragmentationIndex on every figure is
-// pinned down by test/analysis/flat_fragmentation_test.cpp.
+// pinned down by test/analysis/flat_fragmentation_test.cpp. account() and gap() repeat the
+// tracer's on purpose: sharing them means changing the contract header, and with it
+// rebuilding the tracer; the agreement test keeps the two copies in step.
 #pragma once
 
 #include <cstdint>

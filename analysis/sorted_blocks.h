@@ -40,11 +40,11 @@ class SortedBlocks {
 
   // The first entry whose key is >= k, or end_pos().
   Pos lower_bound(uint64_t k) const {
-    const size_t b = size_t(std::lower_bound(lasts_.begin(), lasts_.end(), k) - lasts_.begin());
+    if (lasts_.empty()) return end_pos();
+    const size_t b = first_not_less(lasts_.data(), lasts_.size(), k, [](uint64_t x) { return x; });
     if (b == blocks_.size()) return end_pos();
     const std::vector<Entry>& blk = blocks_[b];
-    const auto e = std::partition_point(blk.begin(), blk.end(), [k](const Entry& x) { return x.key < k; });
-    return {b, size_t(e - blk.begin())};
+    return {b, first_not_less(blk.data(), blk.size(), k, [](const Entry& x) { return x.key; })};
   }
 
   Pos next(Pos p) const { return p.i + 1 < blocks_[p.block].size() ? Pos{p.block, p.i + 1} : Pos{p.block + 1, 0}; }
@@ -120,6 +120,20 @@ class SortedBlocks {
   const_iterator end() const { return {this, end_pos()}; }
 
  private:
+  // std::lower_bound without its branch: the keys searched are random, so the branch
+  // mispredicted half the time and the search was a quarter of `report` (perf). The
+  // halving step compiles to a conditional move. Precondition: n >= 1.
+  template <class T, class Key>
+  static size_t first_not_less(const T* a, size_t n, uint64_t k, Key key) {
+    const T* base = a;
+    while (n > 1) {
+      const size_t half = n / 2;
+      base = key(base[half]) < k ? base + half : base;
+      n -= half;
+    }
+    return size_t(base - a) + (key(*base) < k ? 1 : 0);
+  }
+
   static constexpr size_t kMaxBlock = 128;  // 2 KiB of entries: a split or a shift stays cheap
 
   std::vector<std::vector<Entry>> blocks_;

@@ -135,12 +135,12 @@ void Replayer::alloc(const Event& e, size_t index) {
     return;
   }
   if (!pairs_by_address(e.kind)) return;
-  if (auto old = by_address_.find(e.address); old != by_address_.end()) {
-    remove_live(dev(old->second.device), old->second);
-    by_address_.erase(old);
+  if (const LiveAlloc* old = by_address_.find(e.address)) {
+    remove_live(dev(old->device), *old);
+    by_address_.erase(e.address);
     ++s.counts.anomalies;
   }
-  by_address_[e.address] = a;
+  by_address_.insert_or_assign(e.address, a);
   add_live(s, a);
   if (!restored) ++s.counts.allocs;
   if (e.kind == Kind::kIpcImport && !restored) {
@@ -170,15 +170,15 @@ void Replayer::free(const Event& e) {
     drop_handle_if_gone(it);
     return;
   }
-  auto it = by_address_.find(e.address);
-  if (it == by_address_.end()) {
+  const LiveAlloc* it = by_address_.find(e.address);
+  if (!it) {
     ++s.counts.unknown_frees;
     return;
   }
-  DeviceState& owner = dev(it->second.device);
-  remove_live(owner, it->second);
+  DeviceState& owner = dev(it->device);
+  remove_live(owner, *it);
   ++owner.counts.frees;
-  by_address_.erase(it);
+  by_address_.erase(e.address);
 }
 
 bool Replayer::graph(const Event& e) {
@@ -274,8 +274,9 @@ void Replayer::observe(DeviceState& s, const Event& e, size_t index) {
 
 std::vector<LiveAlloc> Replayer::live(int32_t device, bool all) const {
   std::vector<LiveAlloc> out;
-  for (const auto& [addr, a] : by_address_)
+  by_address_.for_each([&](uint64_t, const LiveAlloc& a) {
     if (all || a.device == device) out.push_back(a);
+  });
   // In address order, as the callers have always had them (addresses are unique here).
   std::sort(out.begin(), out.end(), [](const LiveAlloc& a, const LiveAlloc& b) { return a.address < b.address; });
   for (const auto& [h, handle] : handles_)

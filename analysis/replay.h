@@ -35,11 +35,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <vector>
 
-#include "cumemtrace/fragmentation.h"
 #include "cumemtrace/reader.h"
+#include "address_map.h"
+#include "flat_fragmentation.h"
 #include "gap_ratio_front.h"
 
 namespace cumemtrace {
@@ -78,7 +78,7 @@ struct DeviceCounts {
 
 struct DeviceState {
   int32_t device = -1;
-  FragmentationIndex frag;
+  FlatFragmentationIndex frag;  // the tracer's FragmentationIndex's figures, flat (flat_fragmentation.h)
   uint64_t live_bytes[format::kKindCount] = {};  // vmm-physical: bytes still held
   uint64_t live_count[format::kKindCount] = {};
   uint64_t device_bytes = 0;    // tracked device bytes
@@ -164,8 +164,8 @@ class Replayer {
     }
   } last_;
   // Device, pitch, managed, async-pool, host-pinned: hashed (a tree here was a fifth of a
-  // replay); live() sorts what it returns by address.
-  std::unordered_map<uint64_t, LiveAlloc> by_address_;
+  // replay, a node-based hash a quarter of `report`); live() sorts what it returns by address.
+  AddressMap<LiveAlloc> by_address_;
   std::map<uint64_t, Handle> handles_;        // vmm-physical, by handle
   std::map<uint64_t, Mapping> mappings_;      // by mapped address
   std::map<uint64_t, LiveAlloc> reservations_;

@@ -330,7 +330,7 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
 
   for (const auto& e : trace.events) {
     if (e.op != format::Op::kContextCreate || e.result != 0) continue;
-    ContextRow row{e.time_ns, e.device, e.size, trace.api_name(e.api), e.tid, {}, {}};
+    ContextRow row{e.time_ns, e.device, e.size, trace.api_name(e.api), e.tid, {}, {}, {}};
     const CallSite cs = stacks.call_site(e.stack_id);
     row.library = cs.library;
     row.frames = stacks.frames(cs.node, opt.frames);

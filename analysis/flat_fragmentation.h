@@ -6,13 +6,13 @@
 // Why a second one: the tracer's index lives in the traced process and is the contract
 // header; the analyzer replays millions of events and spent a quarter of `report` in the
 // maps' nodes (docs/performance.md). Agreement with FragmentationIndex on every figure is
-// pinned down by test/analysis/flat_fragmentation_test.cpp. account() and gap() repeat the
-// tracer's on purpose: sharing them means changing the contract header, and with it
-// rebuilding the tracer; the agreement test keeps the two copies in step.
+// pinned down by test/analysis/flat_fragmentation_test.cpp; the rule per neighbour pair
+// is the one both share (cumemtrace/arena_rules.h).
 #pragma once
 
 #include <cstdint>
 
+#include "cumemtrace/arena_rules.h"
 #include "cumemtrace/fragmentation.h"
 #include "sorted_blocks.h"
 
@@ -20,10 +20,9 @@ namespace cumemtrace {
 
 class FlatFragmentationIndex {
  public:
-  explicit FlatFragmentationIndex(uint64_t granule = FragmentationIndex::kDefaultGranule)
-      : granule_(granule ? granule : 1), mask_((granule_ & (granule_ - 1)) == 0 ? ~(granule_ - 1) : 0) {}
+  explicit FlatFragmentationIndex(uint64_t granule = FragmentationIndex::kDefaultGranule) : granule_(granule) {}
 
-  uint64_t granule() const { return granule_; }  // bytes
+  uint64_t granule() const { return granule_.bytes(); }  // bytes
 
   // Adds [start, start+size) (bytes). Returns false (and changes nothing) for an empty
   // range or one overlapping a live range.
@@ -88,20 +87,13 @@ class FlatFragmentationIndex {
     uint64_t size;
   };
 
-  uint64_t floor_g(uint64_t a) const { return mask_ ? a & mask_ : a / granule_ * granule_; }
-  uint64_t ceil_g(uint64_t a) const { return floor_g(a + granule_ - 1); }
-
-  // As FragmentationIndex::account: the gaps of the neighbour pair (p, n), added (+1) or
-  // removed (-1); a null p is "before the first", a null n "after the last".
+  // The gaps of the neighbour pair (p, n), added (+1) or removed (-1); a null p is
+  // "before the first", a null n "after the last".
   void account(const Span* p, const Span* n, int sign) {
-    if (!p && !n) return;
-    if (!p) return gap(n->start - floor_g(n->start), sign);
-    const uint64_t p_end = p->start + p->size;
-    if (!n) return gap(ceil_g(p_end) - p_end, sign);
-    if (ceil_g(p_end) >= floor_g(n->start)) return gap(n->start - p_end, sign);
-    arena_breaks_ += sign;
-    gap(ceil_g(p_end) - p_end, sign);
-    gap(n->start - floor_g(n->start), sign);
+    const PairGaps g = pair_gaps(granule_, p != nullptr, p ? p->start + p->size : 0, n != nullptr, n ? n->start : 0);
+    if (g.arena_break) arena_breaks_ += sign;
+    gap(g.first, sign);
+    gap(g.second, sign);
   }
 
   void gap(uint64_t bytes, int sign) {
@@ -120,8 +112,7 @@ class FlatFragmentationIndex {
     }
   }
 
-  uint64_t granule_;
-  uint64_t mask_;       // ~(granule_ - 1) when granule_ is a power of two, else 0
+  Granule granule_;
   SortedBlocks live_;   // start -> size (bytes)
   SortedBlocks gaps_;   // gap size (bytes) -> how many gaps of that size
   uint64_t live_bytes_ = 0;

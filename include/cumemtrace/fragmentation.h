@@ -23,6 +23,8 @@
 #include <iterator>
 #include <map>
 
+#include "arena_rules.h"
+
 namespace cumemtrace {
 
 struct FragmentationFigures {
@@ -42,10 +44,9 @@ class FragmentationIndex {
  public:
   static constexpr uint64_t kDefaultGranule = 2ull << 20;  // 2 MiB, measured on the H200
 
-  explicit FragmentationIndex(uint64_t granule = kDefaultGranule)
-      : granule_(granule ? granule : 1), mask_((granule_ & (granule_ - 1)) == 0 ? ~(granule_ - 1) : 0) {}
+  explicit FragmentationIndex(uint64_t granule = kDefaultGranule) : granule_(granule) {}
 
-  uint64_t granule() const { return granule_; }
+  uint64_t granule() const { return granule_.bytes(); }
 
   // Adds [start, start+size). Returns false (and changes nothing) for an empty range or
   // one overlapping a live range: the caller's bookkeeping is wrong, not the device.
@@ -100,22 +101,13 @@ class FragmentationIndex {
  private:
   using Range = std::pair<const uint64_t, uint64_t>;
 
-  // A power-of-two granule (every one measured so far) rounds with a mask: the divisions
-  // were a fifth of an insert's cost in the hook (docs/performance.md).
-  uint64_t floor_g(uint64_t a) const { return mask_ ? a & mask_ : a / granule_ * granule_; }
-  uint64_t ceil_g(uint64_t a) const { return floor_g(a + granule_ - 1); }
-
   // Adds (sign +1) or removes (-1) the gaps contributed by the neighbour pair (p, n);
   // a null p is "before the first", a null n "after the last".
   void account(const Range* p, const Range* n, int sign) {
-    if (!p && !n) return;
-    if (!p) return gap(n->first - floor_g(n->first), sign);
-    const uint64_t p_end = p->first + p->second;
-    if (!n) return gap(ceil_g(p_end) - p_end, sign);
-    if (ceil_g(p_end) >= floor_g(n->first)) return gap(n->first - p_end, sign);
-    arena_breaks_ += sign;
-    gap(ceil_g(p_end) - p_end, sign);
-    gap(n->first - floor_g(n->first), sign);
+    const PairGaps g = pair_gaps(granule_, p != nullptr, p ? p->first + p->second : 0, n != nullptr, n ? n->first : 0);
+    if (g.arena_break) arena_breaks_ += sign;
+    gap(g.first, sign);
+    gap(g.second, sign);
   }
 
   void gap(uint64_t bytes, int sign) {
@@ -128,8 +120,7 @@ class FragmentationIndex {
     }
   }
 
-  uint64_t granule_;
-  uint64_t mask_;  // ~(granule_ - 1) when granule_ is a power of two, else 0
+  Granule granule_;
   std::map<uint64_t, uint64_t> live_;  // start -> size
   std::map<uint64_t, uint64_t> gaps_;  // gap size -> how many gaps of that size
   uint64_t live_bytes_ = 0;

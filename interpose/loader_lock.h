@@ -7,7 +7,17 @@
 // one of our threads (the writer scanning modules, a hook unwinding) was inside
 // dl_iterate_phdr hung forever in its own first unwind: found by hostile testing, as
 // DataLoader-style forks from a threaded process (test/integration/fork_stress_test.cpp).
-// Sections never nest, so the writer-preferring lock cannot deadlock on itself.
+// Sections may nest (a dlopen of ours runs the library's constructors, which may call a
+// hook): only a thread's outermost one takes the lock.
+//
+// NVML and the driver, which we call for our own figures (snapshots, a context's cost),
+// may use the loader inside too (a real NVML loads libraries lazily; under
+// ThreadSanitizer every dlopen walks the loaded objects), but cannot run inside a
+// LoaderUse: fork handlers registered after ours (the driver's) take their locks before
+// ours waits, and the call may need one of them (a deadlock ThreadSanitizer found). So
+// such a call is a ForeignCall instead, and a child forked while one was running treats
+// the loader as unusable: no unwinding, no module scan, no NVML; its events carry no
+// stack, and it says so once on stderr (test/integration/hostile_test.cpp).
 #pragma once
 
 #include <pthread.h>
@@ -21,6 +31,19 @@ class LoaderUse {
   LoaderUse(const LoaderUse&) = delete;
   LoaderUse& operator=(const LoaderUse&) = delete;
 };
+
+// A call into NVML or the driver made by the tracer itself.
+class ForeignCall {
+ public:
+  ForeignCall();
+  ~ForeignCall();
+  ForeignCall(const ForeignCall&) = delete;
+  ForeignCall& operator=(const ForeignCall&) = delete;
+};
+
+// False in a process forked (at any remove) while a thread of ours was in a ForeignCall:
+// glibc's lock on the list of loaded objects may be held by a thread that is not here.
+bool loader_usable();
 
 void loader_prepare_fork();
 void loader_after_fork_parent();

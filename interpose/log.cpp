@@ -2,8 +2,6 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 
-#include <unistd.h>
-
 #include "config.h"
 
 namespace cumemtrace::interpose {
@@ -13,7 +11,7 @@ spdlog::logger& logger() {
     // Deliberately leaked: see log.h. Not registered with spdlog's registry, whose
     // static destructor would run before late hooks.
     auto* l = new spdlog::logger("cumemtrace", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    l->set_pattern(fmt::format("cumemtrace[{}]: %l: %v", getpid()));
+    l->set_pattern("cumemtrace[%P]: %l: %v");  // %P: getpid() per line, right in a fork child too
     l->set_level(spdlog::level::from_str(config().log_level));
     return l;
   }();

@@ -57,6 +57,7 @@ void ModuleScanner::scan_if_changed(std::string& out) {
     int visited = 0;
     std::vector<Found> found;
   } ctx;
+  if (!loader_usable()) return;  // no stacks to resolve either (loader_lock.h)
   const LoaderUse in_loader;
   dl_iterate_phdr(
       [](dl_phdr_info* i, size_t size, void* p) {

@@ -135,6 +135,8 @@ uint64_t monotonic_ns() {
 
 NvmlFigures nvml_query(const std::string& uuid) {
   NvmlFigures f;
+  if (!loader_usable()) return f;
+  const ForeignCall foreign;  // NVML may use the loader inside (loader_lock.h)
   const Nvml* n = nvml();
   if (!n || uuid.empty()) return f;
   f.index = index_of(*n, uuid);

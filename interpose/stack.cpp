@@ -6,8 +6,10 @@
 #include <link.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "loader_lock.h"
+#include "log.h"
 #include "object_range.h"
 
 namespace cumemtrace::interpose {
@@ -53,6 +55,13 @@ int backtrace_ips(void** ips, int max) {
 void capture_stack(RawStack& out, uint32_t depth) {
   out.count = 0;
   if (depth == 0) return;
+  if (!loader_usable()) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      log_warn("this process was forked while the tracer was inside NVML or the driver, which may have held the "
+               "loader's lock: to be safe its events are recorded without stacks");
+    return;
+  }
   const AddressRange own = own_range();
   void* ips[RawStack::kMax + kOwnFramesMax];
   int n;

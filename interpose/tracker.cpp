@@ -16,6 +16,7 @@
 #include "driver_api.h"
 #include "encode.h"
 #include "errno_guard.h"
+#include "loader_lock.h"
 #include "pending_buffer.h"
 #include "python_frames.h"
 #include "python_tree.h"
@@ -618,6 +619,7 @@ DeviceSamples sample_devices() {
       if (dev >= 0) ordinals.push_back(dev);
     out.seq_before = s.seq();
   }
+  const ForeignCall foreign;  // NVML and the driver may use the loader inside (loader_lock.h)
   // NVML is not CUDA: a capture does not see it (checked on the H200, docs/validation.md).
   for (const auto& [dev, uuid] : uuids) out.devices[dev].nvml = nvml_query(uuid);
   const OwnCudaCalls own;

@@ -35,6 +35,7 @@ Config read_config() {
     c.other_bytes = env_u64("SIMCUDA_OTHER_PROCESS_BYTES", 0);
     c.other_pid = static_cast<uint32_t>(env_u64("SIMCUDA_OTHER_PROCESS_PID", 4242));
     c.nvml_delay_us = env_u64("SIMNVML_DELAY_US", 0);
+    c.nvml_loader_us = env_u64("SIMNVML_LOADER_US", 0);
     return c;
 }
 

@@ -15,6 +15,7 @@ struct Config {
     uint64_t other_bytes;      // SIMCUDA_OTHER_PROCESS_BYTES: another process holds this on every device
     uint32_t other_pid;        // SIMCUDA_OTHER_PROCESS_PID: its pid, as NVML lists it
     uint64_t nvml_delay_us;    // SIMNVML_DELAY_US: each NVML process listing takes this long
+    uint64_t nvml_loader_us;   // SIMNVML_LOADER_US: ... and first holds the loader's list lock this long
 };
 
 // Reads the environment now. The driver calls this once (and again only from

@@ -7,10 +7,12 @@
 #include "sim_export.h"
 #include "sim_uuid.h"
 
+#include <link.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <unistd.h>
 
 namespace {
 
@@ -37,10 +39,22 @@ nvmlReturn_t device_ordinal(nvmlDevice_t device, int *ordinal) {
     return NVML_SUCCESS;
 }
 
+// As a real NVML that loads a library on first use: glibc holds its list of loaded
+// objects locked while dl_iterate_phdr runs its callback.
+void hold_loader(uint64_t us) {
+    dl_iterate_phdr(
+        [](dl_phdr_info *, size_t, void *arg) {
+            usleep(static_cast<useconds_t>(*static_cast<uint64_t *>(arg)));
+            return 1;
+        },
+        &us);
+}
+
 nvmlReturn_t running_processes(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos) {
     int ordinal;
     if (nvmlReturn_t r = device_ordinal(device, &ordinal)) return r;
     if (!infoCount) return NVML_ERROR_INVALID_ARGUMENT;
+    if (g_config.nvml_loader_us) hold_loader(g_config.nvml_loader_us);
     if (g_config.nvml_delay_us) usleep(static_cast<useconds_t>(g_config.nvml_delay_us));
     simnvml::DeviceUse use = simnvml::probe(ordinal);
     const bool other = g_config.other_bytes > 0;

@@ -87,6 +87,20 @@ TEST_CASE("forked children never hang in their first unwind") {
   CHECK(t.exit_code == 0);
 }
 
+TEST_CASE("a fork while the writer's snapshot is inside NVML's loader work: children never hang") {
+  TempDir dir;
+  // Each NVML process listing holds glibc's list of loaded objects for 20 ms (as a real
+  // NVML loading a library does) and the writer snapshots every 1 ms, so nearly every
+  // fork would catch it there; a child made then hung in its first unwind.
+  const Result t = traced(dir, {here("fork_child_hang"), "10"},
+                          {{"CUMEMTRACE_FLUSH_MS", "1"}, {"CUMEMTRACE_SNAPSHOT_MS", "1"},
+                           {"SIMNVML_LOADER_US", "20000"}, {"CUMEMTRACE_OUTPUT", dir.path + "/f-%p.trace"}});
+  CHECK(t.out == "0 of 10 children hung\n");
+  CHECK(t.exit_code == 0);
+  // Such a child records without stacks (the loader's lock may be held), and says so.
+  CHECK(t.err.find("its events are recorded without stacks") != std::string::npos);
+}
+
 TEST_CASE("a manifest path that is not a manifest of `cumemtrace run` gets no line") {
   TempDir dir;
   const std::string victim = dir.path + "/passwd";

@@ -14,6 +14,7 @@
 
 #include "cumemtrace/arena_rules.h"
 #include "cumemtrace/fragmentation.h"
+#include "gap_sizes.h"
 #include "sorted_blocks.h"
 
 namespace cumemtrace {
@@ -74,7 +75,7 @@ class FlatFragmentationIndex {
     f.gap_bytes = gap_bytes_;
     f.arena_bytes = live_bytes_ + gap_bytes_;
     f.arena_count = arena_breaks_ + (live_.empty() ? 0 : 1);
-    f.largest_gap = gaps_.empty() ? 0 : gaps_.back().key;
+    f.largest_gap = gaps_.largest();
     return f;
   }
 
@@ -99,22 +100,16 @@ class FlatFragmentationIndex {
   void gap(uint64_t bytes, int sign) {
     if (bytes == 0) return;
     gap_bytes_ += sign > 0 ? bytes : -bytes;
-    const SortedBlocks::Pos it = gaps_.lower_bound(bytes);
-    const bool found = !gaps_.is_end(it) && gaps_.at(it).key == bytes;
     if (sign > 0) {
-      if (found) {
-        ++gaps_.at(it).value;
-      } else {
-        gaps_.insert(it, {bytes, 1});
-      }
-    } else if (found && --gaps_.at(it).value == 0) {
-      gaps_.erase(it);
+      gaps_.add(bytes);
+    } else {
+      gaps_.remove(bytes);
     }
   }
 
   Granule granule_;
   SortedBlocks live_;   // start -> size (bytes)
-  SortedBlocks gaps_;   // gap size (bytes) -> how many gaps of that size
+  GapSizes gaps_;
   uint64_t live_bytes_ = 0;
   uint64_t gap_bytes_ = 0;
   uint64_t arena_breaks_ = 0;  // neighbour pairs that sit in different arenas

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ namespace cumemtrace {
 // percent of the median peak past which a rank is imbalanced (job.h), with several traces.
 int cmd_report(const std::vector<std::string>& paths, bool json, size_t top, size_t frames, double rank_tolerance);
 int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json);
+// Writes `output` (default TRACE.idx): a checkpoint at least every `every` events (checkpoint.h).
+int cmd_index(const std::string& path, const std::string& output, uint64_t every);
 int cmd_symbolize(const std::vector<std::string>& paths);
 
 struct ExportOptions {

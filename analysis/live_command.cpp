@@ -1,10 +1,16 @@
 // `cumemtrace live`: docs/cli.md.
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
 
+#include "checkpoint.h"
+#include "live_index.h"
 #include "commands.h"
+#include "escape.h"
 #include "live_time.h"
 #include "progress.h"
 #include "report.h"
@@ -13,6 +19,42 @@
 #include "trace_check.h"
 
 namespace cumemtrace {
+namespace {
+
+// Each part as a moment (live_time.h), or nullopt after saying why on stderr.
+std::optional<std::vector<uint64_t>> moments(const std::vector<std::string>& parts, const Trace& t,
+                                             const KnownMoments* known) {
+  std::vector<uint64_t> ats;
+  std::map<std::string, uint64_t> parsed;  // "peak" replays the whole trace: once is enough
+  for (const auto& part : parts) {
+    if (auto seen = parsed.find(part); seen != parsed.end()) {
+      ats.push_back(seen->second);
+      continue;
+    }
+    std::string error;
+    auto at = parse_moment(part, t, error, known);
+    if (!at) {
+      std::cerr << "cumemtrace live: " << error << "\n";
+      return std::nullopt;
+    }
+    ats.push_back(*at);
+    parsed.emplace(part, *at);
+  }
+  return ats;
+}
+
+void print(const std::vector<LiveReport>& lives, uint64_t start, bool json) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const LiveReport& lr : lives) {
+    if (json)
+      out.push_back(to_json(lr));
+    else
+      write_live_text(std::cout, lr, start);
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+}
+
+}  // namespace
 
 int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json) {
   std::vector<std::string> parts;
@@ -23,36 +65,35 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
     if (!a.empty() && a.back() == ',') parts.emplace_back();
   }
   std::optional<ProgressScope> progress(std::in_place, "cumemtrace live");
+  // TRACE.idx, when `cumemtrace index` made one for this very file (checkpoint.h).
+  const std::string index_path = path + ".idx";
+  if (struct stat st; ::stat(index_path.c_str(), &st) == 0) {
+    const MappedFile file(path);
+    TraceIndex index;
+    std::string why = file.error().empty() ? load_index(index_path, file.bytes(), index) : "cannot read the trace";
+    if (why.empty()) {
+      Trace meta = index.meta;
+      meta.path = path;
+      const KnownMoments known{index.end_ns, index.peak_ns};
+      const auto ats = moments(parts, meta, &known);
+      if (!ats) return 2;
+      if (auto lives = build_live_indexed(path, file.bytes(), index, meta, *ats, why)) {
+        progress.reset();  // the bar's line ends before the output
+        print(*lives, meta.process ? meta.process->start_monotonic_ns : 0, json);
+        return 0;
+      }
+    }
+    progress->clear();
+    std::cerr << "cumemtrace live: not using " << printable(index_path) << ": " << why << "; reading the whole trace\n";
+  }
   Trace t = read_trace(path);
   progress->clear();
   if (!check_trace(t)) return 1;
-  std::vector<uint64_t> ats;
-  std::map<std::string, uint64_t> parsed;  // "peak" replays the whole trace: once is enough
-  for (const auto& part : parts) {
-    if (auto known = parsed.find(part); known != parsed.end()) {
-      ats.push_back(known->second);
-      continue;
-    }
-    std::string error;
-    auto at = parse_moment(part, t, error);
-    if (!at) {
-      std::cerr << "cumemtrace live: " << error << "\n";
-      return 2;
-    }
-    ats.push_back(*at);
-    parsed.emplace(part, *at);
-  }
-  const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  const std::vector<LiveReport> lives = build_live(t, ats);
+  const auto ats = moments(parts, t, nullptr);
+  if (!ats) return 2;
+  const std::vector<LiveReport> lives = build_live(t, *ats);
   progress.reset();  // the bar's line ends before the output
-  for (const LiveReport& lr : lives) {
-    if (json)
-      out.push_back(to_json(lr));
-    else
-      write_live_text(std::cout, lr, start);
-  }
-  if (json) std::cout << out.dump(2) << "\n";
+  print(lives, t.process ? t.process->start_monotonic_ns : 0, json);
   return 0;
 }
 

@@ -34,15 +34,16 @@ std::optional<uint64_t> peak_moment(const Trace& t) {
 
 }  // namespace
 
-std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error) {
+std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,
+                                     const KnownMoments* known) {
   const std::string s = trimmed(text);
   if (s.empty()) {
     error = "--at wants a moment, not an empty value";
     return std::nullopt;
   }
-  if (s == "end") return last_moment(trace);
+  if (s == "end") return known ? known->end_ns : last_moment(trace);
   if (s == "peak") {
-    if (auto p = peak_moment(trace)) return p;
+    if (auto p = known ? known->peak_ns : peak_moment(trace)) return p;
     error = "--at peak: no device memory was ever live in this trace";
     return std::nullopt;
   }

@@ -12,7 +12,15 @@
 
 namespace cumemtrace {
 
+// "end" and "peak" of a whole trace, worked out beforehand (the checkpoint index keeps
+// them: checkpoint.h), for a `trace` that holds only part of the events.
+struct KnownMoments {
+  uint64_t end_ns = 0;
+  std::optional<uint64_t> peak_ns;
+};
+
 // The moment in ns, or nullopt with `error` saying why `text` is not one.
-std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error);
+std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,
+                                     const KnownMoments* known = nullptr);
 
 }  // namespace cumemtrace

@@ -1,4 +1,4 @@
-// The `cumemtrace` command line: run, report, live, symbolize, export, dump. docs/cli.md is the
+// The `cumemtrace` command line: run, report, live, index, symbolize, export, dump. docs/cli.md is the
 // user's description; keep the two in step.
 #include <CLI/CLI.hpp>
 
@@ -157,6 +157,13 @@ int main(int argc, char** argv) {
       ->take_all();
   live->add_flag("--json", live_json, "JSON output: an array, one object per --at");
 
+  std::string index_path, index_out;
+  int64_t index_every = 500'000;
+  auto* idx = app.add_subcommand("index", "Write TRACE.idx: checkpoints that let `live --at` start near a moment");
+  idx->add_option("trace", index_path, "Trace file")->required();
+  idx->add_option("-o,--output", index_out, "Index file (default TRACE.idx, where `live` looks for it)");
+  idx->add_option("--every", index_every, "Events between checkpoints, at least")->capture_default_str()->check(kCount);
+
   std::vector<std::string> sym_paths;
   auto* sym = app.add_subcommand("symbolize", "Append symbols to traces (needs the modules' files)");
   sym->add_option("traces", sym_paths, "Trace files")->required();
@@ -270,6 +277,7 @@ int main(int argc, char** argv) {
       return cmd_html(html_opt);
     }
     if (*live) return cmd_live(live_path, live_at, live_json);
+    if (*idx) return cmd_index(index_path, index_out, uint64_t(index_every));
     if (*sym) return cmd_symbolize(sym_paths);
     if (*dmp) return cmd_dump(dump_path);
     if (*exp) {

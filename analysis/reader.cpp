@@ -3,6 +3,7 @@
 // (test/analysis/reader_test.cpp cuts a valid trace at every byte offset).
 #include "cumemtrace/reader.h"
 #include "progress.h"
+#include "reader_chunks.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -89,6 +90,12 @@ class Parser {
  public:
   Parser(std::span<const uint8_t> bytes, Trace& t, bool verify) : b_(bytes), t_(t), verify_(verify) {}
 
+  // reader_chunks.h: note each sealed chunk's end; or start at a chunk end and stop after
+  // the first chunk that ends past a moment.
+  std::vector<ChunkEnd>* chunk_ends = nullptr;
+  uint64_t resume_at = 0;
+  uint64_t stop_after_ns = ~uint64_t(0);
+
   void run() {
     if (!header()) return;
     if (!verify_) {
@@ -172,8 +179,8 @@ class Parser {
   void sealed_chunks() {
     const uint8_t* base = b_.data();
     const uint64_t size = b_.size();
-    const uint64_t first = t_.records_end;  // header_bytes
-    uint64_t pos = 0;                       // the first chunk covers the FileHeader too
+    const uint64_t first = std::max(t_.records_end, resume_at);  // header_bytes, or where to resume
+    uint64_t pos = resume_at;  // 0: the first chunk covers the FileHeader too
     uint64_t search = first + sizeof(RecordHeader);
     while (search + sizeof(ChecksumRecord) <= size) {
       const void* hit = memmem(base + search, size - search, kChecksumMarker, sizeof kChecksumMarker);
@@ -203,6 +210,8 @@ class Parser {
       pos = m + sizeof r;
       t_.records_end = pos;
       search = pos + sizeof(RecordHeader);
+      if (chunk_ends) chunk_ends->push_back({pos, t_.events.size()});
+      if (!t_.events.empty() && t_.events.back().time_ns > stop_after_ns) return;
     }
     if (pos < size) {
       const uint64_t tail_from = std::max(pos, first);
@@ -574,38 +583,66 @@ Trace parse_trace(std::span<const uint8_t> bytes, std::string path, bool verify)
   return t;
 }
 
-Trace read_trace(const std::string& path) {
-  auto unreadable = [&](const std::string& why) {
-    Trace t;
-    t.path = path;
-    t.error = ReadError{0, "cannot read " + path + ": " + why, false};
-    return t;
-  };
+Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::vector<ChunkEnd>& ends) {
+  Trace t;
+  t.path = std::move(path);
+  Parser p(bytes, t, true);
+  p.chunk_ends = &ends;
+  p.run();
+  return t;
+}
+
+Trace parse_trace_from(std::span<const uint8_t> bytes, std::string path, uint64_t offset, uint64_t stop_after_ns) {
+  Trace t;
+  t.path = std::move(path);
+  Parser p(bytes, t, true);
+  p.resume_at = std::min<uint64_t>(offset, bytes.size());
+  p.stop_after_ns = stop_after_ns;
+  p.run();
+  return t;
+}
+
+MappedFile::MappedFile(const std::string& path) {
   // O_NONBLOCK: a FIFO's open would wait for a writer forever; it is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return unreadable(std::strerror(errno));
+  if (fd < 0) {
+    error_ = std::strerror(errno);
+    return;
+  }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    return unreadable(std::strerror(e));
+    error_ = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    error_ = "not a regular file";
+  } else if (st.st_size > 0) {
+    mtime_ns_ = uint64_t(st.st_mtim.tv_sec) * 1'000'000'000ull + uint64_t(st.st_mtim.tv_nsec);
+    // mmap rather than read: traces of long jobs run to gigabytes and are read once.
+    void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      error_ = std::strerror(errno);
+    } else {
+      data_ = p;
+      size_ = size_t(st.st_size);
+    }
+  } else {
+    mtime_ns_ = uint64_t(st.st_mtim.tv_sec) * 1'000'000'000ull + uint64_t(st.st_mtim.tv_nsec);
   }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return unreadable("not a regular file");
-  }
-  const size_t n = static_cast<size_t>(st.st_size);
-  if (n == 0) {
-    ::close(fd);
-    return parse_trace({}, path);
-  }
-  // mmap rather than read: traces of long jobs run to gigabytes and are read once.
-  void* p = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (p == MAP_FAILED) return unreadable(std::strerror(errno));
-  Trace t = parse_trace({static_cast<const uint8_t*>(p), n}, path);
-  ::munmap(p, n);
-  return t;
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(data_, size_);
+}
+
+Trace read_trace(const std::string& path) {
+  const MappedFile file(path);
+  if (!file.error().empty()) {
+    Trace t;
+    t.path = path;
+    t.error = ReadError{0, "cannot read " + path + ": " + file.error(), false};
+    return t;
+  }
+  return parse_trace(file.bytes(), path);
 }
 
 }  // namespace cumemtrace

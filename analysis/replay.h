@@ -126,6 +126,8 @@ class Replayer {
   std::vector<LiveAlloc> live(int32_t device, bool all = false) const;
 
  private:
+  friend struct ReplayerCheckpoint;  // checkpoint.cpp: saves and restores the live state
+
   struct Handle {
     LiveAlloc alloc;
     uint32_t references = 1;  // cuMemCreate's, plus one per retain (kRetain)

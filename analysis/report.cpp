@@ -373,6 +373,8 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
 
 namespace {
 
+}  // namespace
+
 LiveReport live_report(const Trace& trace, const Stacks& stacks, const Replayer& r, uint64_t at_ns,
                        uint64_t events_applied) {
   LiveReport lr;
@@ -394,8 +396,6 @@ LiveReport live_report(const Trace& trace, const Stacks& stacks, const Replayer&
   }
   return lr;
 }
-
-}  // namespace
 
 LiveReport build_live(const Trace& trace, uint64_t at_ns) { return std::move(build_live(trace, std::vector{at_ns})[0]); }
 

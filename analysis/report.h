@@ -223,6 +223,10 @@ struct LiveReport {
   std::vector<LiveDevice> devices;
 };
 
+// The live report of `r`, a replay of the trace's first `events_applied` events, at `at_ns`.
+LiveReport live_report(const Trace& trace, const Stacks& stacks, const Replayer& r, uint64_t at_ns,
+                       uint64_t events_applied);
+
 // What was live just after the events with time_ns <= at_ns (applied in file order).
 LiveReport build_live(const Trace& trace, uint64_t at_ns);
 // The same for many moments (any order, repeats allowed), in the order given: one replay

@@ -3,7 +3,8 @@
 # memory"): `report`, and `live` with 20 moments spread over the trace, on a trace of
 # EVENTS events written by the real tracer (bench/mixed_events under libcumemtrace.so:
 # sizes log-uniform 512 B-64 MiB, a live set of ~2,000 freed in random order, 64 call
-# paths, periodic snapshots; fixed seed).
+# paths, periodic snapshots; fixed seed); then `index`, and one moment at 95 % of the
+# trace with `live` from the index and without it.
 #   bench/run_analyzer.sh [EVENTS]     default 10000000
 # Environment: BUILD (default ./build), CLI (default $BUILD/bin/cumemtrace: point it at
 # another build to compare), TRACE (reuse this trace when it exists, else write it there).
@@ -17,6 +18,8 @@ cli=${CLI:-$build/bin/cumemtrace}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 trace=${TRACE:-$work/mixed.trace}
+# `live` would use an index beside the trace: the rows without one would not be.
+if [ -e "$trace.idx" ]; then echo "$trace.idx exists: move it away first" >&2; exit 1; fi
 if [ ! -s "$trace" ]; then
   echo "writing $events events to $trace ..." >&2
   LD_PRELOAD=$build/lib/libcumemtrace.so CUMEMTRACE_OUTPUT=$trace "$build/bench/mixed_events" "$events" >/dev/null
@@ -44,3 +47,11 @@ echo "| command | events | wall s | user s | events/s (user) | max RSS |"
 echo "|---|---:|---:|---:|---:|---:|"
 measure report "$cli" report "$trace"
 measure "live, 20 moments" "$cli" live "$trace" --at "$moments"
+# The checkpoint index: made once, then one moment deep in the trace from it.
+measure index "$cli" index -o "$work/mixed.idx" "$trace"
+late=$(python3 -c 'import sys; print("%.6f s" % (int(sys.argv[1]) * 0.95 / 1e9))' "$duration")
+measure "live, 1 moment at 95 %, no index" "$cli" live "$trace" --at "$late"
+cp "$work/mixed.idx" "$trace.idx"
+measure "live, 1 moment at 95 %, from the index" "$cli" live "$trace" --at "$late"
+echo "index: $(stat -c %s "$work/mixed.idx") bytes"
+rm -f "$trace.idx"

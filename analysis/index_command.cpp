@@ -1,0 +1,52 @@
+// `cumemtrace index`: docs/cli.md.
+#include <iostream>
+#include <optional>
+
+#include "checkpoint.h"
+#include "commands.h"
+#include "escape.h"
+#include "output_file.h"
+#include "progress.h"
+#include "reader_chunks.h"
+#include "trace_check.h"
+
+namespace cumemtrace {
+
+int cmd_index(const std::string& path, const std::string& output, uint64_t every) {
+  const std::string out = output.empty() ? path + ".idx" : output;
+  if (names_an_input(out, {path})) {
+    std::cerr << "cumemtrace index: " << printable(out) << " is the input trace\n";
+    return 2;
+  }
+  std::optional<ProgressScope> progress(std::in_place, "cumemtrace index");
+  const MappedFile file(path);
+  std::vector<ChunkEnd> ends;
+  Trace t;
+  if (file.error().empty()) {
+    t = parse_trace_chunks(file.bytes(), path, ends);
+  } else {
+    t.path = path;
+    t.error = ReadError{0, "cannot read " + path + ": " + file.error(), false};
+  }
+  progress->clear();
+  if (!check_trace(t)) return 1;
+  IndexStats stats;
+  std::string index;
+  const std::string why = make_index(t, file.bytes(), ends, every, index, stats);
+  progress.reset();
+  if (!why.empty()) {
+    std::cerr << "cumemtrace index: no index for " << printable(path) << ": " << why << "\n";
+    return 1;
+  }
+  OutputFile f(out, {path});
+  if (f.ok()) f.stream().write(index.data(), std::streamsize(index.size()));
+  if (!f.ok() || !f.commit()) {
+    std::cerr << "cumemtrace index: " << f.error() << "\n";
+    return 1;
+  }
+  std::cout << printable(out) << ": " << stats.checkpoints << " checkpoints over " << t.events.size()
+            << " events (one at least every " << every << " events), " << stats.index_bytes << " bytes\n";
+  return 0;
+}
+
+}  // namespace cumemtrace

@@ -1,0 +1,52 @@
+// Reading a sealed trace (format >= 1.2) by its chunks: where each chunk ends, and reading
+// from one chunk's end onwards. The checkpoint index (checkpoint.h) uses both: a chunk
+// end is a place where reading can start again, since a chunk is whole and sealed.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cumemtrace/reader.h"
+
+namespace cumemtrace {
+
+// The byte just past a chunk's ChecksumRecord, and how many events the chunks up to and
+// including it hold.
+struct ChunkEnd {
+  uint64_t byte_offset = 0;
+  uint64_t events_before = 0;
+};
+
+// parse_trace, noting the end of every sealed chunk in `ends` (none for older formats).
+Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::vector<ChunkEnd>& ends);
+
+// The events of a sealed trace from `offset` (a ChunkEnd::byte_offset of the same bytes)
+// on, and whatever other records follow it, until the end of the file or the first chunk
+// after which the last event read is later than `stop_after_ns`. The header is read from
+// the start of `bytes` as usual; damage after `offset` is reported as parse_trace does.
+Trace parse_trace_from(std::span<const uint8_t> bytes, std::string path, uint64_t offset,
+                       uint64_t stop_after_ns = std::numeric_limits<uint64_t>::max());
+
+// A trace file mapped read-only (read_trace's way of reading). `bytes()` is empty and
+// `error()` says why when the file could not be mapped (an empty file maps to nothing).
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t*>(data_), size_}; }
+  const std::string& error() const { return error_; }
+  uint64_t mtime_ns() const { return mtime_ns_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  uint64_t mtime_ns_ = 0;
+  std::string error_;
+};
+
+}  // namespace cumemtrace

@@ -12,9 +12,10 @@
 namespace cumemtrace {
 namespace {
 
-constexpr char kMagic[8] = {'C', 'U', 'M', 'T', 'I', 'D', 'X', '1'};
+constexpr char kMagic[8] = {'C', 'U', 'M', 'T', 'I', 'D', 'X', '2'};
+// Version 1 named its trace by the first 64 KiB only, so a change further in went unseen.
+constexpr char kMagicV1[8] = {'C', 'U', 'M', 'T', 'I', 'D', 'X', '1'};
 constexpr size_t kFixedHeader = 8 + 3 * 8;
-constexpr uint64_t kHeadBytes = 64 << 10;
 constexpr size_t kSealBytes = ChunkHasher::kSealBytes;
 
 // Little-endian values appended to a string; Source reads them back, bounds-checked: a
@@ -73,9 +74,11 @@ struct Source {
 
 uint64_t hash(std::span<const uint8_t> b) { return XXH3_64bits(b.data(), b.size()); }
 
-uint64_t head_hash(std::span<const uint8_t> trace) {
-  return hash(trace.first(std::min<uint64_t>(trace.size(), kHeadBytes)));
-}
+// The whole file, not a part: a byte changed anywhere between two checkpoints or after the
+// last would otherwise go unseen, and `live` would answer from the old state without a word
+// (the attack on the index). XXH3 reads ~1 GB in a few tenths of a second, which the
+// second `live` reads from the page cache: far below replaying it.
+uint64_t trace_hash(std::span<const uint8_t> trace) { return hash(trace); }
 
 void put_alloc(Sink& o, const LiveAlloc& a) {
   o.put(a.address), o.put(a.size), o.put(a.handle), o.put(a.time_ns), o.put(a.stack_id), o.put(a.tid);
@@ -329,7 +332,7 @@ std::string make_index(const Trace& t, std::span<const uint8_t> bytes, const std
   }
 
   Sink dir;
-  dir.put(uint64_t(bytes.size())), dir.put(head_hash(bytes)), dir.put(uint64_t(ev.size()));
+  dir.put(uint64_t(bytes.size())), dir.put(trace_hash(bytes)), dir.put(uint64_t(ev.size()));
   std::string error;
   const std::optional<uint64_t> end = parse_moment("end", t, error);
   const std::optional<uint64_t> peak = parse_moment("peak", t, error);
@@ -361,6 +364,8 @@ std::string load_index(const std::string& index_path, std::span<const uint8_t> t
   auto file = std::make_shared<const MappedFile>(index_path);
   if (!file->error().empty()) return "cannot read it: " + file->error();
   const auto b = file->bytes();
+  if (b.size() >= sizeof kMagicV1 && std::memcmp(b.data(), kMagicV1, sizeof kMagicV1) == 0)
+    return "it is an index of an older format (re-run `cumemtrace index`)";
   if (b.size() < kFixedHeader + 8 || std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
     return "not a cumemtrace index";
   uint64_t dir_offset, dir_bytes, dir_hash, raw_dir;
@@ -376,7 +381,7 @@ std::string load_index(const std::string& index_path, std::span<const uint8_t> t
     return "the index is damaged";
   Source in{dir.data(), dir.size()};
   TraceIndex x;
-  x.trace_bytes = in.get<uint64_t>(), x.head_hash = in.get<uint64_t>(), x.events = in.get<uint64_t>();
+  x.trace_bytes = in.get<uint64_t>(), x.trace_hash = in.get<uint64_t>(), x.events = in.get<uint64_t>();
   x.end_ns = in.get<uint64_t>();
   const bool has_peak = in.get<uint8_t>();
   const uint64_t peak = in.get<uint64_t>();
@@ -394,7 +399,7 @@ std::string load_index(const std::string& index_path, std::span<const uint8_t> t
   }
   if (!in.ok || in.pos != in.n || x.checkpoints.empty() || x.checkpoints.front().events_before != 0)
     return "the index is damaged";
-  if (x.trace_bytes != trace_bytes.size() || x.head_hash != head_hash(trace_bytes))
+  if (x.trace_bytes != trace_bytes.size() || x.trace_hash != trace_hash(trace_bytes))
     return "it is the index of another version of the trace (re-run `cumemtrace index`)";
   for (const auto& c : x.checkpoints)
     if (c.byte_offset != 0 && seal_before(trace_bytes, c.byte_offset) != c.seal)

@@ -15,12 +15,13 @@
 //
 // Only a trace that read without damage, is sealed (format >= 1.2) and whose events are
 // in time order (the tracer writes them so) gets an index. The index names the trace by
-// its size, a hash of its first 64 KiB and, per checkpoint, the checksum record ending at
+// its size, a hash of the whole file and, per checkpoint, the checksum record ending at
 // its offset (that record hashes the chunk before it): an index of another version of the
-// file (appended to by `symbolize`, rewritten by a new run) is refused, and `live` reads
-// the whole trace instead.
+// file (appended to by `symbolize`, rewritten by a new run, changed anywhere) is refused,
+// and `live` reads the whole trace instead.
 //
-// File layout (little-endian): "CUMTIDX1", u64 offset and u64 bytes of the directory,
+// File layout (little-endian): "CUMTIDX2" ("CUMTIDX1", which hashed only the first 64 KiB,
+// is refused as an older format), u64 offset and u64 bytes of the directory,
 // u64 XXH3 of the directory; then each checkpoint's state (zstd) and the directory
 // (zstd): the trace's identity, moments, records and the checkpoint list, each state
 // with its offset, sizes and XXH3. `cumemtrace index` writes it as every file the CLI
@@ -53,7 +54,7 @@ struct Checkpoint {
 
 struct TraceIndex {
   uint64_t trace_bytes = 0;
-  uint64_t head_hash = 0;  // XXH3 of the trace's first min(size, 64 KiB) bytes
+  uint64_t trace_hash = 0;  // XXH3 of the whole trace file
   uint64_t events = 0;
   uint64_t end_ns = 0;                 // parse_moment("end") of the whole trace
   std::optional<uint64_t> peak_ns;     // parse_moment("peak"), when some memory was live

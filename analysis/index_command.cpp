@@ -44,8 +44,12 @@ int cmd_index(const std::string& path, const std::string& output, uint64_t every
     std::cerr << "cumemtrace index: " << f.error() << "\n";
     return 1;
   }
-  std::cout << printable(out) << ": " << stats.checkpoints << " checkpoints over " << t.events.size()
-            << " events (one at least every " << every << " events), " << stats.index_bytes << " bytes\n";
+  std::cout << printable(out) << ": " << stats.checkpoints << (stats.checkpoints == 1 ? " checkpoint" : " checkpoints")
+            << " over " << t.events.size() << " events (at chunk ends, at least " << every << " events apart), "
+            << stats.index_bytes << " bytes\n";
+  if (stats.checkpoints == 1)
+    std::cerr << "cumemtrace index: only the start of the trace: it has fewer than " << every
+              << " events or one chunk, so `live` gains nothing from this index\n";
   return 0;
 }
 

@@ -70,8 +70,9 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
   if (struct stat st; ::stat(index_path.c_str(), &st) == 0) {
     const MappedFile file(path);
     TraceIndex index;
-    std::string why = file.error().empty() ? load_index(index_path, file.bytes(), index) : "cannot read the trace";
-    if (why.empty()) {
+    // A trace that cannot be read: the whole read below says why, once.
+    std::string why = file.error().empty() ? load_index(index_path, file.bytes(), index) : std::string();
+    if (file.error().empty() && why.empty()) {
       Trace meta = index.meta;
       meta.path = path;
       const KnownMoments known{index.end_ns, index.peak_ns};
@@ -84,7 +85,8 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
       }
     }
     progress->clear();
-    std::cerr << "cumemtrace live: not using " << printable(index_path) << ": " << why << "; reading the whole trace\n";
+    if (file.error().empty())
+      std::cerr << "cumemtrace live: not using " << printable(index_path) << ": " << why << "; reading the whole trace\n";
   }
   Trace t = read_trace(path);
   progress->clear();

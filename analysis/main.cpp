@@ -121,6 +121,16 @@ const CLI::Validator kCount(
                                                                      : "a count (0 or more), not '" + v + "'";
     },
     "COUNT");
+const CLI::Validator kPositiveCount(
+    [](std::string& v) {
+      long long n = 0;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      return ec == std::errc() && p == v.data() + v.size() && n > 0 ? std::string()
+                                                                    : "a count (1 or more), not '" + v + "'";
+    },
+    "COUNT");
+const CLI::Validator kNonEmpty([](std::string& v) { return v.empty() ? std::string("an empty name") : std::string(); },
+                               "FILE");
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "run") return parse_run(argc, argv);
@@ -161,8 +171,11 @@ int main(int argc, char** argv) {
   int64_t index_every = 500'000;
   auto* idx = app.add_subcommand("index", "Write TRACE.idx: checkpoints that let `live --at` start near a moment");
   idx->add_option("trace", index_path, "Trace file")->required();
-  idx->add_option("-o,--output", index_out, "Index file (default TRACE.idx, where `live` looks for it)");
-  idx->add_option("--every", index_every, "Events between checkpoints, at least")->capture_default_str()->check(kCount);
+  idx->add_option("-o,--output", index_out, "Index file (default TRACE.idx, where `live` looks for it)")
+      ->check(kNonEmpty);
+  idx->add_option("--every", index_every, "Events between checkpoints, at least (they fall at chunk ends)")
+      ->capture_default_str()
+      ->check(kPositiveCount);
 
   std::vector<std::string> sym_paths;
   auto* sym = app.add_subcommand("symbolize", "Append symbols to traces (needs the modules' files)");

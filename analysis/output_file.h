@@ -2,7 +2,10 @@
 // It is written to a private temporary beside the name given and renamed onto it only when
 // whole, so a symlink at that name is replaced rather than written through, a reader never
 // sees half a file, and a failed write leaves what was there. The file is created 0600, as
-// traces are: it carries command lines, host names and source paths.
+// traces are: it carries command lines, host names and source paths. A character device,
+// FIFO or socket at the name, directly or through a symlink (/dev/null, /dev/stdout on a
+// pipe or terminal), and a symlink into /proc (/dev/stdout on a file) are written through
+// instead, never replaced; a directory or a block device is refused.
 #pragma once
 
 #include <memory>

@@ -301,6 +301,52 @@ TEST_CASE("an index of another version of its trace, or a damaged one, is refuse
   std::remove(x.index_path.c_str());
 }
 
+TEST_CASE("a byte changed anywhere in the trace, past its first 64 KiB and between checkpoints, makes the index stale") {
+  const RandomJob job(11, 3000);  // ~300 KB: one sealed chunk per record
+  Indexed x = index_of(job.b, "middle", 200);
+  REQUIRE(x.error.empty());
+  REQUIRE(x.index.checkpoints.size() > 4);
+  const uint64_t size = MappedFile(x.path).bytes().size();
+  // The byte just after a checkpoint late in the file: the next chunk's first record, which
+  // no checkpoint's checksum record covers.
+  const Checkpoint& late = x.index.checkpoints[x.index.checkpoints.size() - 2];
+  REQUIRE(late.byte_offset > (64u << 10));
+  REQUIRE(late.byte_offset + 8 < size);
+  {
+    std::fstream f(x.path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(std::streamoff(late.byte_offset + 8));
+    const char c = char(f.get());
+    f.seekp(std::streamoff(late.byte_offset + 8));
+    f.put(char(c ^ 0x40));
+  }
+  REQUIRE(MappedFile(x.path).bytes().size() == size);
+  TraceIndex again;
+  CHECK(load_index(x.index_path, MappedFile(x.path).bytes(), again) ==
+        "it is the index of another version of the trace (re-run `cumemtrace index`)");
+  std::remove(x.path.c_str());
+  std::remove(x.index_path.c_str());
+}
+
+TEST_CASE("cumemtrace index: --every 1 or more, -o not empty, a lone checkpoint is said") {
+  const RandomJob job(5, 40);
+  const std::string trace = temp("opts.trace"), cli = CUMEMTRACE_CLI;
+  job.b.write(trace);
+  CHECK(test::shell(cli + " index --every 0 " + trace + " 2>/dev/null").status == 2);
+  CHECK(test::shell(cli + " index -o '' " + trace + " 2>/dev/null").status == 2);
+  const auto one = test::shell(cli + " index --every 100000 " + trace + " 2>&1");
+  CHECK(one.status == 0);
+  CHECK(one.out.find(": 1 checkpoint over " + std::to_string(read_trace(trace).events.size()) +
+                     " events (at chunk ends, at least 100000 events apart), ") != std::string::npos);
+  CHECK(one.out.find("cumemtrace index: only the start of the trace: it has fewer than 100000 events or one chunk, "
+                     "so `live` gains nothing from this index\n") != std::string::npos);
+  // A trace that cannot be read, with an index beside it: one message, the reader's.
+  std::remove(trace.c_str());
+  const auto gone = test::shell(cli + " live " + trace + " --at end 2>&1");
+  CHECK(gone.status == 1);
+  CHECK(gone.out.find("not using") == std::string::npos);
+  std::remove((trace + ".idx").c_str());
+}
+
 TEST_CASE("cumemtrace index, then live: the same output, and a stale index is said and not used") {
   const RandomJob job(99, 400);
   const std::string trace = temp("cli.trace");

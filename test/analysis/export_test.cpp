@@ -379,6 +379,21 @@ TEST_CASE("export and html output files: a symlink is replaced not followed, an 
   r = test::shell(cli + "--format chrome " + path + " -o /proc/cumemtrace-no/x.json 2>&1");
   CHECK(r.status == 1);
   CHECK(r.out.find("trace events to") == std::string::npos);
+  // A device at the name, through a symlink: written through, the link and the device kept
+  // (renaming onto it had replaced /dev/null itself when run as root); a failed write is an
+  // error; a directory is refused.
+  const std::string to_null = tmp_path("null-link"), to_full = tmp_path("full-link"), a_dir = tmp_path("a-dir");
+  REQUIRE(test::shell("ln -sf /dev/null " + to_null + " && ln -sf /dev/full " + to_full + " && mkdir -p " + a_dir).status == 0);
+  CHECK(test::shell(cli + "--format folded " + path + " -o " + to_null + " >/dev/null").status == 0);
+  CHECK(test::shell("test -L " + to_null + " && test -c /dev/null").status == 0);
+  r = test::shell(cli + "--format folded " + path + " -o " + to_full + " 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.out == "cumemtrace export: writing " + to_full + " failed\n");
+  CHECK(test::shell("test -L " + to_full).status == 0);
+  r = test::shell(cli + "--format folded " + path + " -o " + a_dir + " 2>&1");
+  CHECK(r.status == 1);
+  CHECK(r.out == "cumemtrace export: " + a_dir + " is a directory\n");
+  test::shell("rm -rf " + to_null + " " + to_full + " " + a_dir);
   // An empty --at is an error, not the peak.
   CHECK(test::shell(cli + "--format folded --at '' " + path + " 2>/dev/null").status == 2);
 

@@ -278,26 +278,18 @@ struct ReplayerCheckpoint {
   }
 };
 
-std::string make_index(const Trace& t, std::span<const uint8_t> bytes, const std::vector<ChunkEnd>& ends,
-                       uint64_t every, std::string& index_bytes, IndexStats& stats) {
-  if (!t.header_ok) return "the trace is unreadable";
-  if (!t.damage.empty()) return "the trace is damaged or cut short (" + t.damage.front().message + ")";
-  if (!t.sealed) return "the trace has no checksummed chunks (format before 1.2)";
-  const auto& ev = t.events;
-  for (size_t i = 1; i < ev.size(); ++i)
-    if (ev[i].time_ns < ev[i - 1].time_ns)
-      return "its events are not in time order (event " + std::to_string(i) + ")";
+std::string make_index(std::span<const uint8_t> bytes, const std::string& path, uint64_t every, Trace& meta,
+                       std::string& index_bytes, IndexStats& stats) {
   every = std::max<uint64_t>(every, 1);
-
   Sink file;
   file.s.append(kMagic, sizeof kMagic);
   file.s.append(3 * 8, '\0');  // the directory's place, filled in below
   std::vector<Checkpoint> cps;
-  auto add = [&](const Replayer& r, uint64_t events_before, uint64_t offset) -> bool {
+  auto add = [&](const Replayer& r, uint64_t events_before, uint64_t offset, uint64_t time_ns) -> bool {
     Checkpoint c;
     c.events_before = events_before;
     c.byte_offset = offset;
-    c.time_ns = events_before ? ev[events_before - 1].time_ns : 0;
+    c.time_ns = time_ns;
     c.seal = seal_before(bytes, offset);
     const std::string raw = ReplayerCheckpoint::save(r);
     const std::string packed = compress(raw);
@@ -311,32 +303,48 @@ std::string make_index(const Trace& t, std::span<const uint8_t> bytes, const std
     return true;
   };
 
-  Replayer r(t.granule());
-  if (!add(r, 0, 0)) return "compression failed";
-  size_t next_end = 0;
-  uint64_t due = every;
-  for (size_t i = 0; i <= ev.size(); ++i) {
-    if (i >= due) {
-      // The last chunk end with exactly i events before it: reading resumes there.
-      while (next_end < ends.size() && ends[next_end].events_before < i) ++next_end;
-      size_t k = next_end;
-      while (k + 1 < ends.size() && ends[k + 1].events_before == i) ++k;
-      if (k < ends.size() && ends[k].events_before == i) {
-        if (!add(r, i, ends[k].byte_offset)) return "compression failed";
-        due = i + every;
-      }
+  // One pass, chunk by chunk: each chunk's events are replayed and dropped, and a chunk
+  // end at least `every` events after the last checkpoint gets the next one.
+  std::optional<Replayer> r;
+  uint64_t granule = 0, applied = 0, last_ns = 0, due = every;
+  std::string why;
+  const ChunkCallback on_chunk = [&](const Trace& t, const ChunkEnd& end) {
+    if (!why.empty()) return;
+    if (!r) {
+      granule = t.granule();
+      r.emplace(granule);
+      if (!add(*r, 0, 0, 0)) why = "compression failed";
     }
-    if (i == ev.size()) break;
-    if ((i & 0xfff) == 0) progress("indexing", i, ev.size());
-    r.apply(ev[i], i);
+    for (size_t k = 0; k < t.events.size() && why.empty(); ++k, ++applied) {
+      const Event e = t.events[k];
+      if (applied && e.time_ns < last_ns) why = "its events are not in time order (event " + std::to_string(applied) + ")";
+      last_ns = e.time_ns;
+      r->apply(e, applied);
+    }
+    if (why.empty() && end.events_before >= due) {
+      if (!add(*r, end.events_before, end.byte_offset, last_ns)) why = "compression failed";
+      due = end.events_before + every;
+    }
+  };
+  meta = parse_trace_streaming(bytes, path, on_chunk);
+  const Trace& t = meta;
+  if (!t.header_ok) return "the trace is unreadable";
+  if (!t.damage.empty()) return "the trace is damaged or cut short (" + t.damage.front().message + ")";
+  if (!t.sealed) return "the trace has no checksummed chunks (format before 1.2)";
+  if (!why.empty()) return why;
+  if (!r) {  // sealed, yet no chunk: the start is the only checkpoint
+    r.emplace(t.granule());
+    if (!add(*r, 0, 0, 0)) return "compression failed";
+  } else if (t.granule() != granule) {
+    return "its process record comes after its first events";  // the replay took another granule
   }
 
   Sink dir;
-  dir.put(uint64_t(bytes.size())), dir.put(trace_hash(bytes)), dir.put(uint64_t(ev.size()));
-  std::string error;
-  const std::optional<uint64_t> end = parse_moment("end", t, error);
-  const std::optional<uint64_t> peak = parse_moment("peak", t, error);
-  dir.put(end.value_or(0)), dir.put(uint8_t(peak.has_value())), dir.put(peak.value_or(0));
+  dir.put(uint64_t(bytes.size())), dir.put(trace_hash(bytes)), dir.put(applied);
+  // What parse_moment gives for "end" and "peak" over the whole trace (live_time.h).
+  const uint64_t end = applied ? std::max(last_moment(t), last_ns) : last_moment(t);
+  const std::optional<uint64_t> peak = peak_moment_of(*r);
+  dir.put(end), dir.put(uint8_t(peak.has_value())), dir.put(peak.value_or(0));
   put_meta(dir, t);
   dir.put(uint64_t(cps.size()));
   for (const auto& c : cps) {
@@ -355,6 +363,7 @@ std::string make_index(const Trace& t, std::span<const uint8_t> bytes, const std
   file.put(raw_dir);
 
   stats.checkpoints = cps.size();
+  stats.events = applied;
   stats.index_bytes = file.s.size();
   index_bytes = std::move(file.s);
   return {};

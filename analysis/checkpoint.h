@@ -66,14 +66,17 @@ struct TraceIndex {
 struct IndexStats {
   uint64_t checkpoints = 0;
   uint64_t index_bytes = 0;
+  uint64_t events = 0;
 };
 
-// Makes the index of the trace `t` (read from `bytes`, whose chunk ends are `ends`) in
-// `index_bytes`: a checkpoint at the first chunk end at least `every` events after the
-// last. Returns "" or why there can be no index (damage, an unsealed trace, events out of
-// time order).
-std::string make_index(const Trace& t, std::span<const uint8_t> bytes, const std::vector<ChunkEnd>& ends,
-                       uint64_t every, std::string& index_bytes, IndexStats& stats);
+// Makes the index of the trace in `bytes` (read from `path`) in `index_bytes`: a
+// checkpoint at the first chunk end at least `every` events after the last. The trace is
+// read chunk by chunk (reader_chunks.h: parse_trace_streaming), so memory holds the live
+// state, the records and one chunk's events, not every event. `meta` gets the trace as
+// read, without its events (for check_trace). Returns "" or why there can be no index
+// (damage, an unsealed trace, events out of time order).
+std::string make_index(std::span<const uint8_t> bytes, const std::string& path, uint64_t every, Trace& meta,
+                       std::string& index_bytes, IndexStats& stats);
 
 // Reads the index at `index_path` and checks that it is the index of `trace_bytes`.
 // Returns "" or why it cannot be used.

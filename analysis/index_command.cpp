@@ -20,20 +20,17 @@ int cmd_index(const std::string& path, const std::string& output, uint64_t every
   }
   std::optional<ProgressScope> progress(std::in_place, "cumemtrace index");
   const MappedFile file(path);
-  std::vector<ChunkEnd> ends;
   Trace t;
+  IndexStats stats;
+  std::string index, why;
   if (file.error().empty()) {
-    t = parse_trace_chunks(file.bytes(), path, ends);
+    why = make_index(file.bytes(), path, every, t, index, stats);
   } else {
     t.path = path;
     t.error = ReadError{0, "cannot read " + path + ": " + file.error(), false};
   }
-  progress->clear();
-  if (!check_trace(t)) return 1;
-  IndexStats stats;
-  std::string index;
-  const std::string why = make_index(t, file.bytes(), ends, every, index, stats);
   progress.reset();
+  if (!check_trace(t)) return 1;
   if (!why.empty()) {
     std::cerr << "cumemtrace index: no index for " << printable(path) << ": " << why << "\n";
     return 1;
@@ -45,7 +42,7 @@ int cmd_index(const std::string& path, const std::string& output, uint64_t every
     return 1;
   }
   std::cout << printable(out) << ": " << stats.checkpoints << (stats.checkpoints == 1 ? " checkpoint" : " checkpoints")
-            << " over " << t.events.size() << " events (at chunk ends, at least " << every << " events apart), "
+            << " over " << stats.events << " events (at chunk ends, at least " << every << " events apart), "
             << stats.index_bytes << " bytes\n";
   if (stats.checkpoints == 1)
     std::cerr << "cumemtrace index: only the start of the trace: it has fewer than " << every

@@ -15,6 +15,10 @@ std::string trimmed(const std::string& s) {
   return s.substr(a, b - a);
 }
 
+std::optional<uint64_t> peak_moment(const Trace& t) { return peak_moment_of(replay(t)); }
+
+}  // namespace
+
 uint64_t last_moment(const Trace& t) {
   uint64_t last = t.process ? t.process->start_monotonic_ns : 0;
   for (const auto& e : t.events) last = std::max(last, e.time_ns);
@@ -23,16 +27,13 @@ uint64_t last_moment(const Trace& t) {
   return last;
 }
 
-std::optional<uint64_t> peak_moment(const Trace& t) {
-  const Replayer r = replay(t);
+std::optional<uint64_t> peak_moment_of(const Replayer& r) {
   const DeviceState* best = nullptr;
   for (const auto& [d, s] : r.devices())
     if (s.peak_bytes && (!best || s.peak_bytes > best->peak_bytes)) best = &s;
   if (!best) return std::nullopt;
   return best->peak_time_ns;
 }
-
-}  // namespace
 
 std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,
                                      const KnownMoments* known) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cumemtrace/reader.h"
+#include "replay.h"
 
 namespace cumemtrace {
 
@@ -18,6 +19,13 @@ struct KnownMoments {
   uint64_t end_ns = 0;
   std::optional<uint64_t> peak_ns;
 };
+
+// "peak" after a replay of every event: the time of the highest peak of any device, or
+// nullopt when no device memory was ever live. "end" of `trace` without its events, and
+// with them when they are there (the index reads them chunk by chunk: it takes the max
+// with the latest event's time itself).
+std::optional<uint64_t> peak_moment_of(const Replayer& whole);
+uint64_t last_moment(const Trace& trace);
 
 // The moment in ns, or nullopt with `error` saying why `text` is not one.
 std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,

@@ -93,6 +93,7 @@ class Parser {
   // reader_chunks.h: note each sealed chunk's end; or start at a chunk end and stop after
   // the first chunk that ends past a moment.
   std::vector<ChunkEnd>* chunk_ends = nullptr;
+  const ChunkCallback* on_chunk = nullptr;  // parse_trace_streaming
   uint64_t resume_at = 0;
   uint64_t stop_after_ns = ~uint64_t(0);
 
@@ -210,7 +211,12 @@ class Parser {
       pos = m + sizeof r;
       t_.records_end = pos;
       search = pos + sizeof(RecordHeader);
-      if (chunk_ends) chunk_ends->push_back({pos, t_.events.size()});
+      if (chunk_ends) chunk_ends->push_back({pos, dropped_ + t_.events.size()});
+      if (on_chunk) {
+        (*on_chunk)(t_, ChunkEnd{pos, dropped_ + t_.events.size()});
+        dropped_ += t_.events.size();
+        t_.events.clear();
+      }
       if (!t_.events.empty() && t_.events.back().time_ns > stop_after_ns) return;
     }
     if (pos < size) {
@@ -223,6 +229,8 @@ class Parser {
       }
     }
   }
+
+  uint64_t dropped_ = 0;  // events handed to on_chunk and dropped
 
   static std::string damage_message(uint64_t from, uint64_t to) {
     return "damaged bytes " + std::to_string(from) + "-" + std::to_string(to) + " (" + std::to_string(to - from) +
@@ -471,7 +479,7 @@ class Parser {
     AllocatorMap m;
     m.time_ns = r.time_ns;
     m.device = r.device;
-    m.events_before = t_.events.size();
+    m.events_before = dropped_ + t_.events.size();
     if (!c.string(m.allocator) || r.segment_bytes < 40 || r.block_bytes < 12) return false;
     if (uint64_t(r.segment_count) * r.segment_bytes + uint64_t(r.block_count) * r.block_bytes > c.left()) return false;
     std::vector<format::AllocatorSegment> raw(r.segment_count);
@@ -583,23 +591,32 @@ Trace parse_trace(std::span<const uint8_t> bytes, std::string path, bool verify)
   return t;
 }
 
-Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::vector<ChunkEnd>& ends) {
+namespace {
+// A verifying read, its Parser set up by `setup` first (reader_chunks.h's ways of reading).
+template <class Setup>
+Trace parse_verified(std::span<const uint8_t> bytes, std::string path, Setup setup) {
   Trace t;
   t.path = std::move(path);
   Parser p(bytes, t, true);
-  p.chunk_ends = &ends;
+  setup(p);
   p.run();
   return t;
 }
+}  // namespace
+
+Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::vector<ChunkEnd>& ends) {
+  return parse_verified(bytes, std::move(path), [&](Parser& p) { p.chunk_ends = &ends; });
+}
+
+Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk) {
+  return parse_verified(bytes, std::move(path), [&](Parser& p) { p.on_chunk = &on_chunk; });
+}
 
 Trace parse_trace_from(std::span<const uint8_t> bytes, std::string path, uint64_t offset, uint64_t stop_after_ns) {
-  Trace t;
-  t.path = std::move(path);
-  Parser p(bytes, t, true);
-  p.resume_at = std::min<uint64_t>(offset, bytes.size());
-  p.stop_after_ns = stop_after_ns;
-  p.run();
-  return t;
+  return parse_verified(bytes, std::move(path), [&](Parser& p) {
+    p.resume_at = std::min<uint64_t>(offset, bytes.size());
+    p.stop_after_ns = stop_after_ns;
+  });
 }
 
 MappedFile::MappedFile(const std::string& path) {

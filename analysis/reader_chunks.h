@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -22,6 +23,15 @@ struct ChunkEnd {
 
 // parse_trace, noting the end of every sealed chunk in `ends` (none for older formats).
 Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::vector<ChunkEnd>& ends);
+
+// A sealed trace read chunk by chunk, so that memory holds one chunk's events rather than
+// the whole trace's (`cumemtrace index` on 10^8 events): after each sealed chunk,
+// `on_chunk` gets the Trace read so far, whose `events` are that chunk's only, and where
+// the chunk ends (events counted from the start of the trace); the events are dropped
+// after the call. The Trace returned holds every other record, and no events unless the
+// trace has no sealed chunks (format < 1.2: nothing is handed over, all stay in it).
+using ChunkCallback = std::function<void(const Trace& read_so_far, const ChunkEnd& end)>;
+Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk);
 
 // The events of a sealed trace from `offset` (a ChunkEnd::byte_offset of the same bytes)
 // on, and whatever other records follow it, until the end of the file or the first chunk

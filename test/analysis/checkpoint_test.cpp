@@ -147,10 +147,9 @@ Indexed index_of(const TraceBuilder& b, const std::string& name, uint64_t every)
   Indexed x{temp(name + ".trace"), temp(name + ".trace.idx"), {}, {}, {}};
   b.write(x.path);
   const MappedFile file(x.path);
-  std::vector<ChunkEnd> ends;
-  const Trace t = parse_trace_chunks(file.bytes(), x.path, ends);
+  Trace meta;
   std::string bytes;
-  x.error = make_index(t, file.bytes(), ends, every, bytes, x.stats);
+  x.error = make_index(file.bytes(), x.path, every, meta, bytes, x.stats);
   std::ofstream(x.index_path, std::ios::binary | std::ios::trunc) << bytes;
   if (x.error.empty()) x.error = load_index(x.index_path, file.bytes(), x.index);
   return x;
@@ -299,6 +298,39 @@ TEST_CASE("an index of another version of its trace, or a damaged one, is refuse
   CHECK(load_index(x.index_path, MappedFile(x.path).bytes(), flipped) == "the index is damaged");
   std::remove(x.path.c_str());
   std::remove(x.index_path.c_str());
+}
+
+TEST_CASE("read chunk by chunk: every event handed over once, in order, at the chunk ends a whole read finds") {
+  const RandomJob job(21, 300);
+  const std::string path = temp("stream.trace");
+  job.b.write(path);
+  const MappedFile file(path);
+  std::vector<ChunkEnd> ends;
+  const Trace whole = parse_trace_chunks(file.bytes(), path, ends);
+  REQUIRE(whole.events.size() > 250);
+  std::vector<ChunkEnd> seen;
+  std::vector<uint64_t> times, addresses;
+  size_t most_at_once = 0;
+  const Trace streamed = parse_trace_streaming(file.bytes(), path, [&](const Trace& t, const ChunkEnd& end) {
+    seen.push_back(end);
+    most_at_once = std::max(most_at_once, t.events.size());
+    for (size_t k = 0; k < t.events.size(); ++k) times.push_back(t.events[k].time_ns), addresses.push_back(t.events[k].address);
+  });
+  CHECK(streamed.events.size() == 0);
+  CHECK(most_at_once == 1);  // TraceBuilder seals every record on its own
+  REQUIRE(seen.size() == ends.size());
+  for (size_t k = 0; k < ends.size(); ++k) {
+    CHECK(seen[k].byte_offset == ends[k].byte_offset);
+    CHECK(seen[k].events_before == ends[k].events_before);
+  }
+  REQUIRE(times.size() == whole.events.size());
+  for (size_t k = 0; k < times.size(); ++k) {
+    CHECK(times[k] == whole.events[k].time_ns);
+    CHECK(addresses[k] == whole.events[k].address);
+  }
+  CHECK(streamed.stack_nodes.size() == whole.stack_nodes.size());
+  CHECK(streamed.symbols.size() == whole.symbols.size());
+  std::remove(path.c_str());
 }
 
 TEST_CASE("a byte changed anywhere in the trace, past its first 64 KiB and between checkpoints, makes the index stale") {

@@ -309,7 +309,9 @@ std::string make_index(std::span<const uint8_t> bytes, const std::string& path, 
   uint64_t granule = 0, applied = 0, last_ns = 0, due = every;
   std::string why;
   const ChunkCallback on_chunk = [&](const Trace& t, const ChunkEnd& end) {
-    if (!why.empty()) return;
+    // The replay starts with the first events, by when the tracer has written its process
+    // record (the granule); chunks before them hold no events to replay.
+    if (!why.empty() || (!r && t.events.size() == 0)) return;
     if (!r) {
       granule = t.granule();
       r.emplace(granule);
@@ -332,7 +334,7 @@ std::string make_index(std::span<const uint8_t> bytes, const std::string& path, 
   if (!t.damage.empty()) return "the trace is damaged or cut short (" + t.damage.front().message + ")";
   if (!t.sealed) return "the trace has no checksummed chunks (format before 1.2)";
   if (!why.empty()) return why;
-  if (!r) {  // sealed, yet no chunk: the start is the only checkpoint
+  if (!r) {  // sealed, yet no events: the start is the only checkpoint
     r.emplace(t.granule());
     if (!add(*r, 0, 0, 0)) return "compression failed";
   } else if (t.granule() != granule) {

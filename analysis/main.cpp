@@ -113,22 +113,19 @@ const CLI::Validator kPercent(
 }  // namespace
 
 // CLI11 names the option in its message: "--top: a count (0 or more), not '-1'".
-const CLI::Validator kCount(
-    [](std::string& v) {
-      long long n = -1;
-      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      return ec == std::errc() && p == v.data() + v.size() && n >= 0 ? std::string()
-                                                                     : "a count (0 or more), not '" + v + "'";
-    },
-    "COUNT");
-const CLI::Validator kPositiveCount(
-    [](std::string& v) {
-      long long n = 0;
-      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      return ec == std::errc() && p == v.data() + v.size() && n > 0 ? std::string()
-                                                                    : "a count (1 or more), not '" + v + "'";
-    },
-    "COUNT");
+CLI::Validator count_at_least(long long least) {
+  return CLI::Validator(
+      [least](std::string& v) {
+        long long n = 0;
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        return ec == std::errc() && p == v.data() + v.size() && n >= least
+                   ? std::string()
+                   : "a count (" + std::to_string(least) + " or more), not '" + v + "'";
+      },
+      "COUNT");
+}
+const CLI::Validator kCount = count_at_least(0);
+const CLI::Validator kPositiveCount = count_at_least(1);
 const CLI::Validator kNonEmpty([](std::string& v) { return v.empty() ? std::string("an empty name") : std::string(); },
                                "FILE");
 

@@ -68,25 +68,25 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
   // TRACE.idx, when `cumemtrace index` made one for this very file (checkpoint.h).
   const std::string index_path = path + ".idx";
   if (struct stat st; ::stat(index_path.c_str(), &st) == 0) {
-    const MappedFile file(path);
-    TraceIndex index;
-    // A trace that cannot be read: the whole read below says why, once.
-    std::string why = file.error().empty() ? load_index(index_path, file.bytes(), index) : std::string();
-    if (file.error().empty() && why.empty()) {
-      Trace meta = index.meta;
-      meta.path = path;
-      const KnownMoments known{index.end_ns, index.peak_ns};
-      const auto ats = moments(parts, meta, &known);
-      if (!ats) return 2;
-      if (auto lives = build_live_indexed(path, file.bytes(), index, meta, *ats, why)) {
-        progress.reset();  // the bar's line ends before the output
-        print(*lives, meta.process ? meta.process->start_monotonic_ns : 0, json);
-        return 0;
+    // A trace that cannot be mapped: the whole read below says why, once.
+    if (const MappedFile file(path); file.error().empty()) {
+      TraceIndex index;
+      std::string why = load_index(index_path, file.bytes(), index);
+      if (why.empty()) {
+        Trace meta = index.meta;
+        meta.path = path;
+        const KnownMoments known{index.end_ns, index.peak_ns};
+        const auto ats = moments(parts, meta, &known);
+        if (!ats) return 2;
+        if (auto lives = build_live_indexed(path, file.bytes(), index, meta, *ats, why)) {
+          progress.reset();  // the bar's line ends before the output
+          print(*lives, meta.process ? meta.process->start_monotonic_ns : 0, json);
+          return 0;
+        }
       }
-    }
-    progress->clear();
-    if (file.error().empty())
+      progress->clear();
       std::cerr << "cumemtrace live: not using " << printable(index_path) << ": " << why << "; reading the whole trace\n";
+    }
   }
   Trace t = read_trace(path);
   progress->clear();

@@ -30,6 +30,15 @@ constexpr uint64_t MiB = 1ull << 20;
 
 std::string temp(const std::string& name) { return "/tmp/cumemtrace-checkpoint-" + std::to_string(getpid()) + "-" + name; }
 
+// XORs the byte at `offset` of the file at `path` with `mask`, in place.
+void flip_byte(const std::string& path, uint64_t offset, char mask) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(std::streamoff(offset));
+  const char c = char(f.get());
+  f.seekp(std::streamoff(offset));
+  f.put(char(c ^ mask));
+}
+
 // A random job on two devices: allocations and frees (some of addresses never seen, some
 // at addresses still live), failures, VMM handles created, retained, mapped, unmapped and
 // released in any order, reservations, graph nodes captured and freed, an imported handle
@@ -280,14 +289,7 @@ TEST_CASE("an index of another version of its trace, or a damaged one, is refuse
   job.b.write(x.path);
   CHECK(load_index(x.index_path, MappedFile(x.path).bytes(), again).empty());
   // A flipped byte in a checkpoint's state: found when it is read.
-  const uint64_t at = again.checkpoints[2].state_offset + 3;
-  {
-    std::fstream f(x.index_path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(std::streamoff(at));
-    const char c = char(f.get());
-    f.seekp(std::streamoff(at));
-    f.put(char(c ^ 1));
-  }
+  flip_byte(x.index_path, again.checkpoints[2].state_offset + 3, 1);
   TraceIndex flipped;
   REQUIRE(load_index(x.index_path, MappedFile(x.path).bytes(), flipped).empty());
   std::string why;
@@ -344,13 +346,7 @@ TEST_CASE("a byte changed anywhere in the trace, past its first 64 KiB and betwe
   const Checkpoint& late = x.index.checkpoints[x.index.checkpoints.size() - 2];
   REQUIRE(late.byte_offset > (64u << 10));
   REQUIRE(late.byte_offset + 8 < size);
-  {
-    std::fstream f(x.path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(std::streamoff(late.byte_offset + 8));
-    const char c = char(f.get());
-    f.seekp(std::streamoff(late.byte_offset + 8));
-    f.put(char(c ^ 0x40));
-  }
+  flip_byte(x.path, late.byte_offset + 8, 0x40);
   REQUIRE(MappedFile(x.path).bytes().size() == size);
   TraceIndex again;
   CHECK(load_index(x.index_path, MappedFile(x.path).bytes(), again) ==

@@ -32,15 +32,15 @@ struct Single {
   uint64_t bytes = 0;
   uint32_t stack = 0;
 };
-std::map<int32_t, Single> largest_singles(const Trace& t) {
+std::map<int32_t, Single> largest_singles(const EventSource& events) {
   std::map<int32_t, Single> out;
-  for (const auto& e : t.events) {
+  events.scan([&](const Event& e, size_t) {
     if (e.op != format::Op::kAlloc || e.result != 0 || (e.flags & format::kEventCaptured) ||
         !format::holds_device_memory(e.kind))
-      continue;
+      return;
     Single& s = out[e.device];
     if (e.size > s.bytes) s = {e.size, e.stack_id};
-  }
+  });
   return out;
 }
 
@@ -117,10 +117,13 @@ bool TraceCheck::ok() const {
   return std::all_of(results.begin(), results.end(), [](const LimitResult& r) { return r.ok; });
 }
 
-TraceCheck check_trace(const Trace& trace, const Report& rep, const std::vector<Limit>& limits) {
+TraceCheck check_trace(const Trace& trace, const EventSource& events, const Report& rep,
+                       const std::vector<Limit>& limits) {
   TraceCheck tc;
   tc.path = rep.path;
-  const auto singles = largest_singles(trace);
+  // A third read of the events, only when a limit needs it.
+  const bool single = std::any_of(limits.begin(), limits.end(), [](const Limit& l) { return l.what == Limit::What::kSingle; });
+  const auto singles = single ? largest_singles(events) : std::map<int32_t, Single>{};
   const Stacks stacks(trace);
   for (const auto& l : limits) {
     for (const auto& d : rep.devices) {

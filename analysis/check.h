@@ -44,6 +44,7 @@ struct TraceCheck {
 
 // One result per (limit, device it applies to); the largest single allocation per device
 // is read from the trace's events.
-TraceCheck check_trace(const Trace& trace, const Report& rep, const std::vector<Limit>& limits);
+TraceCheck check_trace(const Trace& trace, const EventSource& events, const Report& rep,
+                       const std::vector<Limit>& limits);
 
 }  // namespace cumemtrace

@@ -83,7 +83,8 @@ int run_check(const CheckOptions& given) {
   const std::vector<std::string> traces = per_trace ? opt.traces : std::vector<std::string>{};
   auto checked = parallel_map(traces.size(), [&](size_t i) {
     Checked out;
-    Trace t = read_trace(traces[i]);
+    TraceFile file(traces[i]);
+    Trace& t = file.trace();
     if (!t.header_ok) {
       out.unreadable = "cumemtrace check: " + traces[i] + ": " + (t.error ? t.error->message : "unreadable");
       return out;
@@ -93,8 +94,8 @@ int run_check(const CheckOptions& given) {
     ReportOptions ro;
     ro.extra_symbols = &symbols;
     ro.frames = 1;
-    Report rep = build_report(t, ro);
-    if (!opt.limits.empty()) out.check = check_trace(t, rep, opt.limits);
+    Report rep = build_report(t, file.events(), ro);
+    if (!opt.limits.empty()) out.check = check_trace(t, file.events(), rep, opt.limits);
     if (opt.max_rank_imbalance) {
       out.devices = std::move(t.devices);
       out.report = std::move(rep);

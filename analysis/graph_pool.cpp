@@ -5,17 +5,25 @@
 
 namespace cumemtrace {
 
-GraphPoolFigures graph_pool_figures(const Trace& t, int32_t device, uint64_t peak_ns) {
+void GraphPoolCalls::observe(const Event& e) {
+  if (e.result != 0) return;
+  if (e.op != format::Op::kGraphLaunch && e.op != format::Op::kGraphExecDestroy && e.op != format::Op::kGraphMemTrim)
+    return;
+  Device& d = devices[e.device];
+  if (e.op == format::Op::kGraphLaunch) ++d.launches;
+  else if (e.op == format::Op::kGraphExecDestroy) ++d.exec_destroys;
+  else ++d.trims;
+  if (e.size != format::kUnknown64) d.readings.push_back({true, e.size, e.time_ns});
+}
+
+GraphPoolFigures graph_pool_figures(const Trace& t, const GraphPoolCalls& calls, int32_t device, uint64_t peak_ns) {
   GraphPoolFigures f;
   std::vector<GraphPoolReading> readings;
-  for (const auto& e : t.events) {
-    if (e.device != device || e.result != 0) continue;
-    if (e.op != format::Op::kGraphLaunch && e.op != format::Op::kGraphExecDestroy && e.op != format::Op::kGraphMemTrim)
-      continue;
-    if (e.op == format::Op::kGraphLaunch) ++f.launches;
-    else if (e.op == format::Op::kGraphExecDestroy) ++f.exec_destroys;
-    else ++f.trims;
-    if (e.size != format::kUnknown64) readings.push_back({true, e.size, e.time_ns});
+  if (auto it = calls.devices.find(device); it != calls.devices.end()) {
+    f.launches = it->second.launches;
+    f.exec_destroys = it->second.exec_destroys;
+    f.trims = it->second.trims;
+    readings = it->second.readings;
   }
   for (const auto& s : t.snapshots) {
     const DeviceSnapshot* d = s.find(device);

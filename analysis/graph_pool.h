@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <vector>
 
 #include "cumemtrace/reader.h"
 
@@ -35,7 +37,18 @@ struct GraphPoolFigures {
   bool shown() const { return highest.reserved > 0 || launches > 0 || trims > 0; }
 };
 
+// The graph launches, executable destroys and trims of a trace, per device, gathered as
+// its events are read (one reading per call that read the reserve).
+struct GraphPoolCalls {
+  struct Device {
+    uint64_t launches = 0, exec_destroys = 0, trims = 0;
+    std::vector<GraphPoolReading> readings;  // in file order
+  };
+  std::map<int32_t, Device> devices;
+  void observe(const Event& e);
+};
+
 // `peak_ns`: the moment of the device's peak of tracked bytes (0: no peak).
-GraphPoolFigures graph_pool_figures(const Trace& t, int32_t device, uint64_t peak_ns);
+GraphPoolFigures graph_pool_figures(const Trace& t, const GraphPoolCalls& calls, int32_t device, uint64_t peak_ns);
 
 }  // namespace cumemtrace

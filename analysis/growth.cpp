@@ -53,37 +53,60 @@ std::string_view class_name(GrowthSite::Class c) {
   return "varies";
 }
 
-Growth analyze_growth(const Trace& trace, const Stacks& stacks, size_t frames) {
-  Growth g;
+GrowthScan::GrowthScan(const Trace& trace) {
   std::map<std::string, std::vector<uint64_t>> by_name;
   for (const auto& m : trace.marks) by_name[m.name].push_back(m.time_ns);
   for (const auto& [name, times] : by_name)
-    if (times.size() >= 2 && times.size() > g.iterations) g.mark = name, g.iterations = times.size();
-  if (!g.mark.empty()) {
-    g.boundaries_ns = by_name[g.mark];
+    if (times.size() >= 2 && times.size() > g_.iterations) g_.mark = name, g_.iterations = times.size();
+  if (!g_.mark.empty()) {
+    given_ = by_name[g_.mark];
   } else {
-    g.iterations = 0;
-    for (const auto& s : trace.snapshots) g.boundaries_ns.push_back(s.time_ns);
+    g_.iterations = 0;
+    for (const auto& s : trace.snapshots) given_.push_back(s.time_ns);
   }
-  uint64_t end = 0;
-  for (const auto& e : trace.events) end = std::max(end, e.time_ns);
-  if (trace.end) end = std::max(end, trace.end->time_ns);
-  if (g.boundaries_ns.empty() || g.boundaries_ns.back() < end) g.boundaries_ns.push_back(end);
-  std::sort(g.boundaries_ns.begin(), g.boundaries_ns.end());
+  if (!given_.empty()) given_last_ = given_.back();
+  std::sort(given_.begin(), given_.end());
+  first_after_.assign(given_.size(), kNoEvent);
+  if (trace.end) end_ = trace.end->time_ns;
+}
 
-  // One replay, stopping after the last event at or before each boundary (all devices).
-  std::vector<std::pair<size_t, int32_t>> stops;
-  std::vector<size_t> stop_of(g.boundaries_ns.size(), kNoEvent);
-  std::map<int32_t, bool> devices;
-  for (const auto& e : trace.events) devices[e.device] = true;
-  size_t i = 0;
-  for (size_t k = 0; k < g.boundaries_ns.size(); ++k) {
-    while (i < trace.events.size() && trace.events[i].time_ns <= g.boundaries_ns[k]) ++i;
-    if (i == 0) continue;
-    stop_of[k] = stops.size();
-    for (const auto& [d, unused] : devices) stops.emplace_back(i - 1, d);
+void GrowthScan::observe(const Event& e, size_t index) {
+  end_ = std::max(end_, e.time_ns);
+  if (e.device != last_device_) devices_[last_device_ = e.device] = true;
+  // A boundary's prefix ends at the first event later than it, even when a later event is
+  // earlier again (events out of time order): the live set at a prefix of the file.
+  for (; cursor_ < given_.size() && e.time_ns > given_[cursor_]; ++cursor_) first_after_[cursor_] = index;
+  if (e.op == format::Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) && !given_.empty() &&
+      e.time_ns > given_.front()) {
+    const std::tuple<uint32_t, int, int32_t> key{e.stack_id, int(e.kind), e.device};
+    auto [it, fresh] = within_of_.try_emplace(key, within_.size());
+    if (fresh) within_.emplace_back(key, 0);
+    ++within_[it->second].second;
   }
-  const auto lives = live_after(trace, stops);
+}
+
+std::vector<std::pair<size_t, int32_t>> GrowthScan::stops(size_t events) {
+  // The trace's end is the last boundary unless a record's boundary comes at or after it;
+  // every later allocation counted above then falls within (end bounds every event).
+  g_.boundaries_ns = given_;
+  if (given_.empty() || given_last_ < end_) g_.boundaries_ns.push_back(end_);
+  std::sort(g_.boundaries_ns.begin(), g_.boundaries_ns.end());
+  std::vector<std::pair<size_t, int32_t>> out;
+  stop_of_.assign(g_.boundaries_ns.size(), kNoEvent);
+  for (size_t k = 0; k < g_.boundaries_ns.size(); ++k) {
+    const uint64_t b = g_.boundaries_ns[k];
+    const size_t at = size_t(std::lower_bound(given_.begin(), given_.end(), b) - given_.begin());
+    size_t i = at < given_.size() && given_[at] == b ? first_after_[at] : kNoEvent;
+    if (i == kNoEvent) i = events;  // no event is later than it
+    if (i == 0) continue;
+    stop_of_[k] = out.size();
+    for (const auto& [d, unused] : devices_) out.emplace_back(i - 1, d);
+  }
+  return out;
+}
+
+Growth GrowthScan::finish(const Stacks& stacks, size_t frames, std::span<const std::vector<LiveAlloc>> lives) {
+  Growth g = std::move(g_);
   std::map<Key, GrowthSite> sites;
   std::unordered_map<uint32_t, uint64_t> call_ip;  // call-site node -> its frame's address
   auto site = [&](uint32_t stack, format::Kind kind, int32_t device) -> GrowthSite& {
@@ -103,18 +126,16 @@ Growth analyze_growth(const Trace& trace, const Stacks& stacks, size_t frames) {
     return s;
   };
   for (size_t k = 0; k < g.boundaries_ns.size(); ++k) {
-    if (stop_of[k] == kNoEvent) continue;
-    for (size_t d = 0; d < devices.size(); ++d)
-      for (const auto& a : lives[stop_of[k] + d]) {
+    if (stop_of_[k] == kNoEvent) continue;
+    for (size_t d = 0; d < devices_.size(); ++d)
+      for (const auto& a : lives[stop_of_[k] + d]) {
         GrowthSite& s = site(a.stack_id, a.kind, a.device);
         s.bytes_at[k] += a.size;
         if (k + 1 == g.boundaries_ns.size()) ++s.count_at_end;
       }
   }
-  for (const auto& e : trace.events)
-    if (e.op == format::Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) &&
-        e.time_ns > g.boundaries_ns.front() && e.time_ns <= g.boundaries_ns.back())
-      ++site(e.stack_id, e.kind, e.device).allocations_within;
+  for (const auto& [key, count] : within_)
+    site(std::get<0>(key), format::Kind(std::get<1>(key)), std::get<2>(key)).allocations_within += count;
   for (auto& [key, s] : sites) {
     s.cls = classify(s, s.growth_per_iteration);
     s.frames = stacks.frames(s.node, frames);

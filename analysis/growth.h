@@ -17,12 +17,18 @@
 //   varies        anything else (shrinks, grows unevenly)
 #pragma once
 
+#include <climits>
 #include <cstdint>
+#include <map>
+#include <span>
+#include <tuple>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cumemtrace/reader.h"
+#include "replay.h"
 #include "stacks.h"
 
 namespace cumemtrace {
@@ -49,6 +55,34 @@ struct Growth {
   std::vector<GrowthSite> sites;  // leaks first (by growth), then one-time, cache-growth, transient, varies
 };
 
-Growth analyze_growth(const Trace& trace, const Stacks& stacks, size_t frames);
+// Growth worked out in two passes over the events (event_source.h), with the other
+// readers of the same passes: the first (observe, every event in file order) finds where
+// each boundary falls and counts allocations per stack; stops() then names the moments
+// whose live sets the second pass copies, and finish() classifies from those live sets.
+class GrowthScan {
+ public:
+  explicit GrowthScan(const Trace& trace);  // boundaries from its marks or snapshots
+  void observe(const Event& e, size_t index);
+  // (event index, device): just after the last event at or before each boundary, on
+  // each device the events touched; `events`: how many observe() saw.
+  std::vector<std::pair<size_t, int32_t>> stops(size_t events);
+  // `lives`: the live sets at stops(), in its order.
+  Growth finish(const Stacks& stacks, size_t frames, std::span<const std::vector<LiveAlloc>> lives);
+
+ private:
+  Growth g_;
+  uint64_t given_last_ = 0;          // the last boundary from records, as they came
+  std::vector<uint64_t> given_;      // the boundaries from records, sorted
+  std::vector<size_t> first_after_;  // per given_: the first event later than it (the prefix it ends)
+  size_t cursor_ = 0;
+  uint64_t end_ = 0;                 // the latest event or End record
+  std::map<int32_t, bool> devices_;
+  int32_t last_device_ = INT32_MIN;
+  // Successful device-memory allocations after the first boundary, per (stack, kind,
+  // device) in the order first seen (the first one names a site, as in file order).
+  std::map<std::tuple<uint32_t, int, int32_t>, size_t> within_of_;
+  std::vector<std::pair<std::tuple<uint32_t, int, int32_t>, uint64_t>> within_;
+  std::vector<size_t> stop_of_;  // per boundary: its first stop, or kNoEvent
+};
 
 }  // namespace cumemtrace

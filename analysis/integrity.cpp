@@ -9,9 +9,10 @@ using format::Op;
 
 bool allocates(Op op) { return op == Op::kAlloc || op == Op::kReserve || op == Op::kMap; }
 
-// Why `e` cannot be true, or empty. Only allocations are judged by size: a free's size
-// is whatever the tracker recorded for it.
-std::string impossible(const Trace& t, const Event& e) {
+}  // namespace
+
+// Only allocations are judged by size: a free's size is whatever the tracker recorded for it.
+std::string impossible_event(const Trace& t, const Event& e) {
   const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
   if (e.time_ns < start)
     return "time " + std::to_string(e.time_ns) + " ns is before the trace began (" + std::to_string(start) + " ns)";
@@ -27,37 +28,16 @@ std::string impossible(const Trace& t, const Event& e) {
   return {};
 }
 
-}  // namespace
-
-Integrity check_integrity(const Trace& trace) {
+Integrity check_records(const Trace& trace, uint64_t events_read) {
   Integrity in;
   in.sealed = trace.sealed;
   in.sealed_chunks = trace.sealed_chunks;
   in.damage = trace.damage;
-  if (trace.end && trace.end->events_written != trace.events.size())
-    in.end_mismatch = EndMismatch{trace.end->events_written, trace.events.size()};
+  if (trace.end && trace.end->events_written != events_read)
+    in.end_mismatch = EndMismatch{trace.end->events_written, events_read};
   if (trace.end) in.events_dropped = trace.end->events_dropped;
   for (const auto& s : trace.snapshots) in.events_dropped = std::max(in.events_dropped, s.events_dropped);
-  for (size_t i = 0; i < trace.events.size(); ++i)
-    if (std::string why = impossible(trace, trace.events[i]); !why.empty())
-      in.impossible.push_back(ImpossibleEvent{i, trace.events[i], std::move(why)});
   return in;
-}
-
-Trace without_impossible(const Trace& trace, const Integrity& integrity) {
-  Trace t = trace;
-  if (integrity.impossible.empty()) return t;
-  EventLog kept;
-  size_t next = 0;
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    if (next < integrity.impossible.size() && integrity.impossible[next].index == i) {
-      ++next;
-      continue;
-    }
-    kept.push_back(trace.events[i]);
-  }
-  t.events = std::move(kept);
-  return t;
 }
 
 }  // namespace cumemtrace

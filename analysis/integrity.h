@@ -15,7 +15,7 @@
 namespace cumemtrace {
 
 struct ImpossibleEvent {
-  size_t index = 0;  // into Trace::events
+  size_t index = 0;  // the event's place among all the trace's events (0: the first)
   Event event;
   std::string why;
 };
@@ -37,9 +37,11 @@ struct Integrity {
   bool incomplete() const { return !damage.empty() || end_mismatch || events_dropped || !impossible.empty(); }
 };
 
-Integrity check_integrity(const Trace& trace);
-
-// The trace without its impossible events (a copy only when there are some).
-Trace without_impossible(const Trace& trace, const Integrity& integrity);
+// In two parts, for a command that reads the events as they come (event_source.h): what
+// the records other than events say, given how many events were read; then each event's
+// verdict (the report fills Integrity::impossible with them).
+Integrity check_records(const Trace& trace, uint64_t events_read);
+// Why `e` cannot be true, or empty.
+std::string impossible_event(const Trace& trace, const Event& e);
 
 }  // namespace cumemtrace

@@ -94,6 +94,9 @@ class Parser {
   // the first chunk that ends past a moment.
   std::vector<ChunkEnd>* chunk_ends = nullptr;
   const ChunkCallback* on_chunk = nullptr;  // parse_trace_streaming
+  const EventCallback* on_event = nullptr;  // parse_trace_events
+  const MappedFile* mapped = nullptr;       // where b_ is mapped from: pages behind are given back
+  bool quiet = false;  // no "reading" progress: the caller's pass says its own
   uint64_t resume_at = 0;
   uint64_t stop_after_ns = ~uint64_t(0);
 
@@ -158,7 +161,7 @@ class Parser {
       }
       off += sizeof h + h.payload_bytes;
       t_.records_end = off;
-      if (off - reported_ >= (1u << 20)) {  // a clock read per MiB, not per record
+      if (!quiet && off - reported_ >= (1u << 20)) {  // a clock read per MiB, not per record
         reported_ = off;
         progress("reading", off, b_.size());
       }
@@ -211,6 +214,7 @@ class Parser {
       pos = m + sizeof r;
       t_.records_end = pos;
       search = pos + sizeof(RecordHeader);
+      if (mapped) mapped->release_before(pos);  // never read again: the next marker is past it
       if (chunk_ends) chunk_ends->push_back({pos, dropped_ + t_.events.size()});
       if (on_chunk) {
         (*on_chunk)(t_, ChunkEnd{pos, dropped_ + t_.events.size()});
@@ -230,7 +234,7 @@ class Parser {
     }
   }
 
-  uint64_t dropped_ = 0;  // events handed to on_chunk and dropped
+  uint64_t dropped_ = 0;  // events handed to on_chunk or on_event, and not kept
 
   static std::string damage_message(uint64_t from, uint64_t to) {
     return "damaged bytes " + std::to_string(from) + "-" + std::to_string(to) + " (" + std::to_string(to - from) +
@@ -376,7 +380,12 @@ class Parser {
         EventPython py{};  // 1.6: only events with Python frames carry it
         c.fixed(py);
         e.python_stack_id = py.python_stack_id;
-        t_.events.push_back(e);
+        if (on_event) {
+          (*on_event)(e);
+          ++dropped_;
+        } else {
+          t_.events.push_back(e);
+        }
         return {};
       }
       case RecordType::kSnapshot: return snapshot(c);
@@ -608,8 +617,21 @@ Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::
   return parse_verified(bytes, std::move(path), [&](Parser& p) { p.chunk_ends = &ends; });
 }
 
-Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk) {
-  return parse_verified(bytes, std::move(path), [&](Parser& p) { p.on_chunk = &on_chunk; });
+Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk,
+                            bool quiet) {
+  return parse_verified(bytes, std::move(path), [&](Parser& p) {
+    p.on_chunk = &on_chunk;
+    p.quiet = quiet;
+  });
+}
+
+Trace parse_trace_events(std::span<const uint8_t> bytes, std::string path, const EventCallback& on_event, bool quiet,
+                         const MappedFile* mapped) {
+  return parse_verified(bytes, std::move(path), [&](Parser& p) {
+    p.on_event = &on_event;
+    p.quiet = quiet;
+    p.mapped = mapped;
+  });
 }
 
 Trace parse_trace_from(std::span<const uint8_t> bytes, std::string path, uint64_t offset, uint64_t stop_after_ns) {
@@ -645,6 +667,16 @@ MappedFile::MappedFile(const std::string& path) {
     mtime_ns_ = uint64_t(st.st_mtim.tv_sec) * 1'000'000'000ull + uint64_t(st.st_mtim.tv_nsec);
   }
   ::close(fd);
+}
+
+void MappedFile::release_before(uint64_t offset) const {
+  const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+  const uint64_t end = std::min<uint64_t>(offset, size_) / page * page;
+  if (end < released_) released_ = 0;  // a new read from the start: give back behind it again
+  if (!data_ || end < released_ + (64u << 20)) return;
+  // Advice only: a failure leaves the pages where they are, which is harmless.
+  ::madvise(static_cast<uint8_t*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
 }
 
 MappedFile::~MappedFile() {

@@ -30,8 +30,21 @@ Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::
 // the chunk ends (events counted from the start of the trace); the events are dropped
 // after the call. The Trace returned holds every other record, and no events unless the
 // trace has no sealed chunks (format < 1.2: nothing is handed over, all stay in it).
+// `quiet`: no "reading" progress (progress.h), for a pass whose callback says its own.
 using ChunkCallback = std::function<void(const Trace& read_so_far, const ChunkEnd& end)>;
-Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk);
+Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk,
+                            bool quiet = false);
+
+// A trace of any format read with its events handed to `on_event` one by one, in file
+// order, as they are read, and kept nowhere: the Trace returned holds every other record.
+// The events are those parse_trace would keep (a sealed chunk's, or an older format's
+// readable records). `quiet` as above. `mapped`: the file `bytes` are mapped from, whose
+// pages behind each sealed chunk read are given back (MappedFile::release_before), so
+// that reading a trace of any length holds a bounded part of it.
+class MappedFile;
+using EventCallback = std::function<void(const Event& e)>;
+Trace parse_trace_events(std::span<const uint8_t> bytes, std::string path, const EventCallback& on_event,
+                         bool quiet = false, const MappedFile* mapped = nullptr);
 
 // The events of a sealed trace from `offset` (a ChunkEnd::byte_offset of the same bytes)
 // on, and whatever other records follow it, until the end of the file or the first chunk
@@ -51,10 +64,16 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t*>(data_), size_}; }
   const std::string& error() const { return error_; }
   uint64_t mtime_ns() const { return mtime_ns_; }
+  // Drops the pages before `offset` from this process (madvise MADV_DONTNEED): a reader
+  // done with them stops holding them in its RSS; a later read faults them in again from
+  // the page cache. Does nothing until at least 64 MiB more can go; an offset before the
+  // last one given starts over (the next pass of a reader).
+  void release_before(uint64_t offset) const;
 
  private:
   void* data_ = nullptr;
   size_t size_ = 0;
+  mutable uint64_t released_ = 0;
   uint64_t mtime_ns_ = 0;
   std::string error_;
 };

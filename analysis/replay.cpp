@@ -304,33 +304,27 @@ Replayer replay_until(const Trace& trace, uint64_t t) {
 }
 
 std::vector<std::vector<LiveAlloc>> live_after(const Trace& trace, const std::vector<std::pair<size_t, int32_t>>& stops) {
+  return live_after(MemoryEvents(trace.events), trace.granule(), stops);
+}
+
+std::vector<std::vector<LiveAlloc>> live_after(const EventSource& events, uint64_t granule,
+                                               const std::vector<std::pair<size_t, int32_t>>& stops) {
   std::vector<std::vector<LiveAlloc>> out(stops.size());
   std::multimap<size_t, size_t> order;  // event index -> position in stops
   for (size_t i = 0; i < stops.size(); ++i) order.emplace(stops[i].first, i);
-  Replayer r(trace.granule(), /*live_set_only=*/true);
+  if (order.empty()) return out;
+  Replayer r(granule, /*live_set_only=*/true);
   auto stop = order.begin();
-  const size_t last = order.empty() ? 0 : order.rbegin()->first + 1;
-  for (size_t i = 0; i < trace.events.size() && stop != order.end(); ++i) {
+  const size_t last = order.rbegin()->first + 1;
+  // A source read from a file cannot stop early: past the last stop its events are skipped.
+  events.scan([&](const Event& e, size_t i) {
+    if (stop == order.end()) return;
     if ((i & 0xfff) == 0) progress("live sets", i, last);
-    r.apply(trace.events[i], i);
+    r.apply(e, i);
     for (; stop != order.end() && stop->first == i; ++stop)
       for (auto& a : r.live(stops[stop->second].second))
         if (format::holds_device_memory(a.kind)) out[stop->second].push_back(a);
-  }
-  return out;
-}
-
-std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, const Replayer& final) {
-  std::vector<std::pair<size_t, int32_t>> stops;
-  for (const auto& [d, s] : final.devices())
-    if (s.peak_event != kNoEvent) stops.emplace_back(s.peak_event, d);
-  auto lives = live_after(trace, stops);
-  std::map<int32_t, std::vector<LiveAlloc>> out;
-  // What was live at a peak is what made it: another process's memory mapped here
-  // (ipc-import) never did.
-  for (auto& live : lives)
-    std::erase_if(live, [](const LiveAlloc& a) { return a.kind == Kind::kIpcImport; });
-  for (size_t i = 0; i < stops.size(); ++i) out[stops[i].second] = std::move(lives[i]);
+  });
   return out;
 }
 

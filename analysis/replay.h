@@ -28,7 +28,7 @@
 // What was live *at* the peak needs the live set at one past moment. Copying the live
 // set at every new peak would be quadratic on a ramp-up (every allocation is a new peak),
 // so, as heaptrack's peak tracking does, the first pass only remembers the event index
-// of each device's peak and a second pass (live_at_peaks) replays up to those indices
+// of each device's peak and a second pass (live_after) replays up to those indices
 // and copies the live set there, once per device.
 #pragma once
 
@@ -39,6 +39,7 @@
 
 #include "cumemtrace/reader.h"
 #include "address_map.h"
+#include "event_source.h"
 #include "flat_fragmentation.h"
 #include "gap_ratio_front.h"
 
@@ -181,13 +182,12 @@ Replayer replay(const Trace& trace);
 // Replays the events with time_ns <= t (in file order).
 Replayer replay_until(const Trace& trace, uint64_t t);
 
-// Second pass: for each device with a peak in `final`, the allocations (kinds that
-// hold device memory) live on it just after its peak event.
-std::map<int32_t, std::vector<LiveAlloc>> live_at_peaks(const Trace& trace, const Replayer& final);
-
 // Second pass in general: for each (event index, device) stop, the allocations holding
 // device memory live on that device just after that event; keyed by the stop's position
 // in `stops`.
 std::vector<std::vector<LiveAlloc>> live_after(const Trace& trace, const std::vector<std::pair<size_t, int32_t>>& stops);
+// The same over events read from `events` (event_source.h), laid out in `granule`.
+std::vector<std::vector<LiveAlloc>> live_after(const EventSource& events, uint64_t granule,
+                                               const std::vector<std::pair<size_t, int32_t>>& stops);
 
 }  // namespace cumemtrace

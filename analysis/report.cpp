@@ -74,10 +74,46 @@ std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, co
   return out;
 }
 
-uint64_t context_bytes_until(const Trace& t, int32_t device, uint64_t until_ns) {
+// What the first pass over the events gathers besides the replay: everything the
+// report reads from single events, so that no other pass needs them (event_source.h).
+struct FirstPass {
+  explicit FirstPass(const Trace& t) : final(t.granule()), growth(t) {}
+  Replayer final;
+  std::map<std::pair<int32_t, uint16_t>, ApiCounts> by_api_id;  // (device, API id)
+  std::map<int32_t, std::vector<LiveAlloc>> graph_nodes;         // per device
+  std::vector<Event> contexts;                                   // successful creations
+  GraphPoolCalls graph_calls;
+  GrowthScan growth;
+  size_t kept = 0;             // events replayed (all but the impossible ones)
+  uint64_t last_kept_ns = 0;   // the time of the last of them
+
+  void observe(const Event& e) {
+    const size_t k = kept++;
+    final.apply(e, k);
+    last_kept_ns = e.time_ns;
+    growth.observe(e, k);
+    graph_calls.observe(e);
+    if (e.op == Op::kAlloc || e.op == Op::kFree) {
+      // Calls by the API the program used, so a user can check each allocation was seen
+      // once. Counted by API id, named once per id after (naming each event was most of the time).
+      ApiCounts& c = by_api_id[{e.device, e.api}];
+      if (e.flags & format::kEventRestored) --c.frees;  // that free failed
+      else if (e.op == Op::kFree) ++c.frees;
+      else if (e.result != 0) ++c.failed;
+      else ++c.allocs;
+      if (e.op == Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured))
+        graph_nodes[e.device].push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device,
+                                                  e.api, e.kind, e.python_stack_id});
+    } else if (e.op == Op::kContextCreate && e.result == 0) {
+      contexts.push_back(e);
+    }
+  }
+};
+
+uint64_t context_bytes_until(const std::vector<Event>& contexts, int32_t device, uint64_t until_ns) {
   uint64_t sum = 0;
-  for (const auto& e : t.events)
-    if (e.op == Op::kContextCreate && e.result == 0 && e.device == device && e.time_ns <= until_ns) sum += e.size;
+  for (const auto& e : contexts)
+    if (e.device == device && e.time_ns <= until_ns) sum += e.size;
   return sum;
 }
 
@@ -90,7 +126,8 @@ uint64_t footprint(const DeviceSnapshot& d) {
   return d.arena_bytes + (phys > mapped ? phys - mapped : 0) + d.live_bytes[int(Kind::kArray)];
 }
 
-NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64_t peak_ns) {
+NvmlSplit nvml_split(const Trace& t, const std::vector<Event>& contexts, int32_t device, uint64_t peak_bytes,
+                     uint64_t peak_ns) {
   NvmlSplit n;
   const Choice c = choose_reading(t, device, peak_bytes, peak_ns);
   const std::optional<Reading>& r = c.reading;
@@ -104,7 +141,7 @@ NvmlSplit nvml_split(const Trace& t, int32_t device, uint64_t peak_bytes, uint64
   n.device_bytes = d.device_bytes;
   n.process_used = d.nvml_process_used;
   n.footprint = footprint(d);
-  n.context = context_bytes_until(t, device, n.snapshot_time_ns);
+  n.context = context_bytes_until(contexts, device, n.snapshot_time_ns);
   // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
   const uint64_t pool = d.pool_reserved_bytes, async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
   n.pool_slack = pool != format::kUnknown64 && pool > async_live ? pool - async_live : 0;
@@ -144,30 +181,27 @@ void attach_snapshot(const Trace& t, FailedRow& row) {
 }
 
 // Each allocator map goes to the row of the nearest failed allocation before it on its
-// device (the first map after a failure wins), joined to what was live when it was given.
-void attach_allocator_maps(const Trace& t, const Replayer& final, const std::vector<size_t>& row_of,
-                           const Stacks& stacks, const ReportOptions& opt, std::vector<FailedRow>& rows) {
-  std::vector<std::pair<const AllocatorMap*, size_t>> picked;  // map, row
-  std::vector<std::pair<size_t, int32_t>> stops;
+// device (the first map after a failure wins); returns (map, row) and, for each, the stop
+// at which the second pass copies what was live when it was given.
+std::vector<std::pair<const AllocatorMap*, size_t>> pick_allocator_maps(
+    const Trace& t, const Replayer& final, const std::vector<size_t>& row_of, std::vector<FailedRow>& rows,
+    std::vector<std::pair<size_t, int32_t>>& stops) {
+  std::vector<std::pair<const AllocatorMap*, size_t>> picked;
   for (const auto& m : t.allocator_maps) {
     size_t row = kNoEvent;
     for (size_t i = 0; i < final.failed().size() && final.failed()[i].event_index < m.events_before; ++i)
       if (final.failed()[i].event.device == m.device) row = row_of[i];
     if (row == kNoEvent || rows[row].allocator_map) continue;
-    rows[row].allocator_map.emplace();  // taken; filled below
+    rows[row].allocator_map.emplace();  // taken; filled once the live sets are known
     picked.emplace_back(&m, row);
     stops.emplace_back(m.events_before - 1, m.device);
   }
-  const auto lives = live_after(t, stops);
-  for (size_t k = 0; k < picked.size(); ++k) {
-    FailedRow& row = rows[picked[k].second];
-    row.allocator_map = view_allocator_map(*picked[k].first, lives[k], row.size, stacks, opt.top);
-  }
+  return picked;
 }
 
-uint64_t last_time(const Trace& t) {
+uint64_t last_time(const Trace& t, const FirstPass& pass) {
   uint64_t last = 0;
-  if (!t.events.empty()) last = std::max(last, t.events.back().time_ns);
+  if (pass.kept) last = std::max(last, pass.last_kept_ns);
   if (!t.snapshots.empty()) last = std::max(last, t.snapshots.back().time_ns);
   if (t.end) last = std::max(last, t.end->time_ns);
   return last;
@@ -190,22 +224,20 @@ const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
 
 }  // namespace
 
-Report build_report(const Trace& read, const ReportOptions& opt) {
+Report build_report(const Trace& trace, const ReportOptions& opt) {
+  return build_report(trace, MemoryEvents(trace.events), opt);
+}
+
+Report build_report(const Trace& trace, const EventSource& all, const ReportOptions& opt) {
   Report rep;
-  rep.integrity = check_integrity(read);
-  // Impossible events are reported, never replayed.
-  std::optional<Trace> filtered;
-  if (!rep.integrity.impossible.empty()) filtered = without_impossible(read, rep.integrity);
-  const Trace& trace = filtered ? *filtered : read;
+  rep.integrity = check_records(trace, all.size());
   rep.path = trace.path;
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
   rep.error = trace.error;
-  rep.events = read.events.size();
+  rep.events = all.size();
   rep.unknown_records = trace.unknown_records;
   rep.start_ns = trace.process ? trace.process->start_monotonic_ns : 0;
-  const uint64_t last = last_time(trace);
-  rep.duration_ns = last > rep.start_ns ? last - rep.start_ns : 0;
   if (trace.end) rep.events_dropped = trace.end->events_dropped;
   else if (!trace.snapshots.empty()) rep.events_dropped = trace.snapshots.back().events_dropped;
 
@@ -213,27 +245,55 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
   stacks.set_symbols(opt.extra_symbols);
   rep.symbols = trace.symbols.size() + (opt.extra_symbols ? opt.extra_symbols->size() : 0);
 
-  const Replayer final = replay(trace);
-  const auto at_peak = live_at_peaks(trace, final);
+  // First pass: impossible events are reported, never replayed; the others are replayed
+  // and gathered (FirstPass), numbered as if the impossible ones were not there.
+  FirstPass pass(trace);
+  all.scan([&](const Event& e, size_t i) {
+    if ((i & 0xfff) == 0) progress("replaying", i, all.size());
+    if (std::string why = impossible_event(trace, e); !why.empty())
+      rep.integrity.impossible.push_back(ImpossibleEvent{i, e, std::move(why)});
+    else
+      pass.observe(e);
+  });
+  const Replayer& final = pass.final;
+  const uint64_t last = last_time(trace, pass);
+  rep.duration_ns = last > rep.start_ns ? last - rep.start_ns : 0;
 
+  // Second pass: every live set the report shows, copied in one replay (live_after) at
+  // stops gathered here: each device's peak, each failure's group, each allocator map,
+  // each growth boundary.
+  std::vector<std::pair<size_t, int32_t>> stops;
+  for (const auto& [d, s] : final.devices())
+    if (s.peak_event != kNoEvent) stops.emplace_back(s.peak_event, d);
+  const size_t peak_stops = stops.size();
+  std::vector<size_t> firsts, row_of;
+  rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
+  const size_t failure_stops = stops.size();
+  for (size_t i : firsts) stops.emplace_back(final.failed()[i].event_index, final.failed()[i].event.device);
+  const size_t map_stops = stops.size();
+  const auto maps = pick_allocator_maps(trace, final, row_of, rep.failed, stops);
+  const size_t growth_stops = stops.size();
+  for (const auto& stop : pass.growth.stops(pass.kept)) stops.push_back(stop);
+  std::vector<size_t> left_out;
+  for (const auto& x : rep.integrity.impossible) left_out.push_back(x.index);
+  std::vector<std::vector<LiveAlloc>> lives;
+  if (left_out.empty()) lives = live_after(all, trace.granule(), stops);
+  else lives = live_after(EventsWithout(all, std::move(left_out)), trace.granule(), stops);
+
+  // What was live at a peak is what made it: another process's memory mapped here
+  // (ipc-import) never did.
+  std::map<int32_t, std::vector<LiveAlloc>> at_peak;
+  for (size_t k = 0; k < peak_stops; ++k) {
+    std::erase_if(lives[k], [](const LiveAlloc& a) { return a.kind == Kind::kIpcImport; });
+    at_peak[stops[k].second] = std::move(lives[k]);
+  }
   // Every device the trace names, plus every device events touched (host: -1).
   std::map<int32_t, bool> ordinals;
   for (const auto& d : trace.devices) ordinals[d.ordinal] = true;
   for (const auto& [d, s] : final.devices()) ordinals[d] = true;
 
-  // Calls by the API the program used, so a user can check each allocation was seen once.
-  // Counted by API id, named once per id after (naming each event was most of the time).
-  std::map<std::pair<int32_t, uint16_t>, ApiCounts> by_api_id;
-  for (const auto& e : trace.events) {
-    if (e.op != format::Op::kAlloc && e.op != format::Op::kFree) continue;
-    ApiCounts& c = by_api_id[{e.device, e.api}];
-    if (e.flags & format::kEventRestored) --c.frees;  // that free failed
-    else if (e.op == format::Op::kFree) ++c.frees;
-    else if (e.result != 0) ++c.failed;
-    else ++c.allocs;
-  }
   std::map<int32_t, std::map<std::string, ApiCounts>> by_api;
-  for (const auto& [key, counts] : by_api_id) {
+  for (const auto& [key, counts] : pass.by_api_id) {
     ApiCounts& c = by_api[key.first][trace.api_name(key.second)];  // two ids may share a name
     c.allocs += counts.allocs;
     c.frees += counts.frees;
@@ -271,10 +331,10 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
       // Without a peak (nothing was ever live here) NVML is split at the trace's last
       // moment, so the device section and the failed allocations tell one story.
       const bool peak = s.peak_event != kNoEvent;
-      dr.nvml = peak ? nvml_split(trace, ordinal, s.peak_bytes, s.peak_time_ns)
-                     : nvml_split(trace, ordinal, 0, last);
+      dr.nvml = peak ? nvml_split(trace, pass.contexts, ordinal, s.peak_bytes, s.peak_time_ns)
+                     : nvml_split(trace, pass.contexts, ordinal, 0, last);
       dr.nvml.has_peak = peak;
-      dr.graph_pool = graph_pool_figures(trace, ordinal, peak ? s.peak_time_ns : 0);
+      dr.graph_pool = graph_pool_figures(trace, pass.graph_calls, ordinal, peak ? s.peak_time_ns : 0);
       if (auto p = at_peak.find(ordinal); p != at_peak.end()) {
         dr.top_sites = group_sites(p->second, stacks);
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
@@ -296,11 +356,8 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
         rep.reservations.push_back(std::move(rr));
       }
     }
-    std::vector<LiveAlloc> nodes;  // graph allocation nodes made on this device
-    for (const auto& e : trace.events)
-      if (e.op == format::Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured) && e.device == ordinal)
-        nodes.push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device, e.api, e.kind,
-                                  e.python_stack_id});
+    const auto graph = pass.graph_nodes.find(ordinal);  // graph allocation nodes made on this device
+    const std::vector<LiveAlloc> none, &nodes = graph == pass.graph_nodes.end() ? none : graph->second;
     if (!nodes.empty()) {
       dr.graph_nodes = nodes.size();
       for (const auto& a : nodes) dr.graph_node_bytes += a.size;
@@ -328,8 +385,7 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
     rep.leaks.push_back(std::move(g));
   }
 
-  for (const auto& e : trace.events) {
-    if (e.op != format::Op::kContextCreate || e.result != 0) continue;
+  for (const auto& e : pass.contexts) {
     ContextRow row{e.time_ns, e.device, e.size, trace.api_name(e.api), e.tid, {}, {}, {}};
     const CallSite cs = stacks.call_site(e.stack_id);
     row.library = cs.library;
@@ -340,11 +396,6 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
 
   // Failed allocations, identical ones grouped (report_failures.h); each row diagnosed
   // with what was live on its device at its first failure.
-  std::vector<size_t> firsts, row_of;
-  rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
-  std::vector<std::pair<size_t, int32_t>> stops;
-  for (size_t i : firsts) stops.emplace_back(final.failed()[i].event_index, final.failed()[i].event.device);
-  auto lives = live_after(trace, stops);
   for (size_t k = 0; k < rep.failed.size(); ++k) {
     FailedRow& row = rep.failed[k];
     attach_snapshot(trace, row);
@@ -361,19 +412,18 @@ Report build_report(const Trace& read, const ReportOptions& opt) {
     facts.async_live = row.snapshot_async_live;
     for (const auto& p : row.other_processes)
       if (p.used_bytes != format::kUnknown64) facts.other_processes_bytes += p.used_bytes;
-    facts.live = std::move(lives[k]);
+    facts.live = std::move(lives[failure_stops + k]);
     row.diagnosis = diagnose(facts, stacks);
     row.sites_at_failure = group_sites(facts.live, stacks);
     keep_top(row.sites_at_failure, stacks, opt);
   }
-  attach_allocator_maps(trace, final, row_of, stacks, opt, rep.failed);
-  rep.growth = analyze_growth(trace, stacks, opt.frames);
+  for (size_t k = 0; k < maps.size(); ++k) {
+    FailedRow& row = rep.failed[maps[k].second];
+    row.allocator_map = view_allocator_map(*maps[k].first, lives[map_stops + k], row.size, stacks, opt.top);
+  }
+  rep.growth = pass.growth.finish(stacks, opt.frames, std::span(lives).subspan(growth_stops));
   return rep;
 }
-
-namespace {
-
-}  // namespace
 
 LiveReport live_report(const Trace& trace, const Stacks& stacks, const Replayer& r, uint64_t at_ns,
                        uint64_t events_applied) {

@@ -14,6 +14,7 @@
 #include "allocator_map.h"
 #include "cumemtrace/reader.h"
 #include "diagnosis.h"
+#include "event_source.h"
 #include "graph_pool.h"
 #include "growth.h"
 #include "integrity.h"
@@ -203,6 +204,10 @@ struct Report {
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);
+// The same with the events read from `events` (event_source.h: a TraceFile's, so that a
+// trace of any length is reported in memory bounded by its live sets, not by its events);
+// `trace` holds the other records. Two passes over the events.
+Report build_report(const Trace& trace, const EventSource& events, const ReportOptions& opt);
 
 // `cumemtrace live`: the state at one moment.
 struct LiveDevice {

@@ -29,7 +29,8 @@ struct TraceReport {
 
 TraceReport report_one(const std::string& path, size_t top, size_t frames) {
   TraceReport out;
-  Trace t = read_trace(path);
+  TraceFile file(path);
+  Trace& t = file.trace();
   std::ostringstream errors;
   const bool readable = check_trace(t, errors);
   out.errors = errors.str();
@@ -42,7 +43,7 @@ TraceReport report_one(const std::string& path, size_t top, size_t frames) {
   opt.top = top;
   opt.frames = frames;
   opt.extra_symbols = &extra;
-  out.report = build_report(t, opt);
+  out.report = build_report(t, file.events(), opt);
   out.devices = std::move(t.devices);
   return out;
 }

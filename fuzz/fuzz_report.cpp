@@ -1,8 +1,11 @@
 // libFuzzer target: the report builder and both renderers, on any bytes the reader
-// accepts. The JSON must always be valid (dump() throws on invalid UTF-8).
+// accepts. The JSON must always be valid (dump() throws on invalid UTF-8), and the report
+// made from the events read again chunk by chunk (event_source.h, as `report` reads a
+// file) must be the one made from the trace read whole.
 #include <cstdint>
 #include <sstream>
 
+#include "event_source.h"
 #include "report.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -19,5 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t at = t.events.empty() ? 0 : t.events.back().time_ns;
   const std::string live = cumemtrace::to_json(cumemtrace::build_live(t, at)).dump();
   if (json.empty() || live.empty()) __builtin_trap();
+  const cumemtrace::TraceFile file({data, size}, "fuzz.trace", /*hold_bytes=*/0);
+  if (cumemtrace::to_json(cumemtrace::build_report(file.trace(), file.events(), opt)).dump() != json) __builtin_trap();
   return 0;
 }

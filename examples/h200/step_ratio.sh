@@ -5,7 +5,14 @@
 # drift on a shared machine hits all of them alike; a ratio is taken against the same
 # round's untraced run, and the summary gives every round's ratio (min-max is the spread).
 #
-#   examples/h200/step_ratio.sh OUTDIR      (env: ROUNDS=2 STEPS=40 PYTHON CUMEMTRACE_LIB)
+#   examples/h200/step_ratio.sh OUTDIR      (env: ROUNDS=2 STEPS=40 MODES PYTHON CUMEMTRACE_LIB)
+#
+# MODES: the allocator modes to run, default "default expandable async". CONFIGS: the
+# configurations per mode, default "untraced depth0 depth8 depth32"; "nopyN" is depth N
+# without Python frames (CUMEMTRACE_PYTHON=0), to tell their cost from the native stack's;
+# "nosnap" and "nozstd" are the default depth without periodic snapshots
+# (CUMEMTRACE_SNAPSHOT_MS=0) and without compression (CUMEMTRACE_COMPRESS=0), to tell the
+# writer thread's periodic work from the hooks'.
 #
 # Writes OUTDIR/step_ratio.jsonl (train.py's records of every run, labelled
 # MODE/CONFIG/rROUND) and OUTDIR/step_ratio.md (the table for docs/performance.md).
@@ -22,13 +29,18 @@ log=$out/step_ratio.jsonl
 traces=$(mktemp -d)
 trap 'rm -rf "$traces"' EXIT
 for ((r = 1; r <= rounds; ++r)); do
-  for mode in default expandable async; do
-    for cfg in untraced depth0 depth8 depth32; do
+  for mode in ${MODES:-default expandable async}; do
+    for cfg in ${CONFIGS:-untraced depth0 depth8 depth32}; do
       run="$mode/$cfg/r$r"
       if [[ $cfg == untraced ]]; then
         timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       else
-        LD_PRELOAD=$LIB CUMEMTRACE_DEPTH=${cfg#depth} CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
+        python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1
+        [[ $cfg == nopy* ]] && python=0 depth=${cfg#nopy}
+        [[ $cfg == nosnap ]] && depth=32 snapshot_ms=0
+        [[ $cfg == nozstd ]] && depth=32 compress=0
+        LD_PRELOAD=$LIB CUMEMTRACE_DEPTH=$depth CUMEMTRACE_PYTHON=$python CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms \
+          CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
           timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       fi
       echo "step_ratio: $run exit $?" >&2
@@ -52,11 +64,16 @@ for run, ms in mean.items():
         untraced[mode].append(ms)
     elif base:
         ratios[(mode, cfg)].append(ms / base)
-print("| allocator mode | untraced step (ms) | depth 0 | depth 8 | depth 32 (default) |")
-print("|---|---:|---:|---:|---:|")
+configs = list(dict.fromkeys(cfg for (mode, cfg) in ratios))  # in the order run
+names = {c: c.replace("depth", "depth ").replace("nopy", "no Python frames, depth ") for c in configs}
+names.update({"depth32": "depth 32 (default)", "nosnap": "no periodic snapshots", "nozstd": "uncompressed"})
+print("| allocator mode | untraced step (ms) | " + " | ".join(names[c] for c in configs) + " |")
+print("|---|---:|" + "---:|" * len(configs))
 for mode in ("default", "expandable", "async"):
+    if not untraced.get(mode):
+        continue
     cells = []
-    for cfg in ("depth0", "depth8", "depth32"):
+    for cfg in configs:
         v = sorted(ratios.get((mode, cfg), []))
         cells.append(f"{v[0]:.3f}–{v[-1]:.3f} ({len(v)})" if v else "–")
     u = sorted(untraced.get(mode, []))

@@ -5,9 +5,11 @@
 #include "allocator_frames.h"
 #include "catch.h"
 #include "report.h"
+#include "report_both.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
@@ -29,7 +31,7 @@ Report pytorch_like() {
   b.symbol(0x4100, "main", "train.cpp", 12);
   b.alloc(1'000'000, 0x7f0000000000, 64 * MiB, 4);
   b.end(2'000'000);
-  return build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  return report_both(b, "t.trace");
 }
 
 }  // namespace
@@ -83,7 +85,7 @@ TEST_CASE("a call site says which threads allocated what it holds") {
   by(2'000'000, 0x7f0000200000, 1, 4250);
   by(3'000'000, 0x7f0000400000, 2, 4250);
   b.end(4'000'000);
-  const Report r = build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  const Report r = report_both(b, "t.trace");
   const auto& sites = r.devices.at(0).top_sites;
   REQUIRE(sites.size() == 2);
   CHECK(sites[0].threads == std::set<uint32_t>{4242, 4250});  // 4 MiB from stack 1

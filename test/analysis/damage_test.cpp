@@ -5,11 +5,13 @@
 
 #include "catch.h"
 #include "report.h"
+#include "report_both.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
@@ -142,7 +144,7 @@ TEST_CASE("impossible events are flagged and left out of every figure") {
   early.time_ns = TraceBuilder::kStart - 1;  // before tracing began
   b.event(early);
   b.end(30);
-  const Report rep = build_report(parse_trace(span_of(b.bytes())), ReportOptions{});
+  const Report rep = report_both(b);
   REQUIRE(rep.integrity.impossible.size() == 2);
   CHECK(rep.integrity.impossible[0].index == 1);
   CHECK(rep.integrity.impossible[1].index == 2);
@@ -160,7 +162,7 @@ TEST_CASE("events dropped by the writer make the figures lower bounds, with the 
   b.alloc(10, 0x7000000000, 2 * MiB);
   b.snapshot(20, fmt::SnapshotReason::kExit, {{0, 6 * MiB, 6 * MiB}});
   b.end(30, std::nullopt, 7);
-  const Report rep = build_report(parse_trace(span_of(b.bytes())), ReportOptions{});
+  const Report rep = report_both(b);
   CHECK(rep.integrity.events_dropped == 7);
   REQUIRE(rep.devices.size() == 1);
   REQUIRE(rep.devices[0].exit_snapshot);
@@ -176,7 +178,7 @@ TEST_CASE("an allocation whose range runs past the end of the address space is i
   TraceBuilder b;
   b.process();  // no Device record: its size cannot be judged against the device
   b.alloc(10, 0xfffffffffff00000ull, 2 * MiB).alloc(20, 0x7000000000, MiB).end(30);
-  const Report rep = build_report(parse_trace(span_of(b.bytes())), ReportOptions{});
+  const Report rep = report_both(b);
   REQUIRE(rep.integrity.impossible.size() == 1);
   CHECK(rep.integrity.impossible[0].index == 0);
   CHECK(rep.integrity.impossible[0].why == "range at 0xfffffffffff00000 of 2097152 bytes runs past the end of memory");

@@ -4,11 +4,15 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
 #include <sstream>
 #include <string>
 
 #include "catch.h"
 #include "report.h"
+#include "report_both.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "symbolize.h"
@@ -19,7 +23,12 @@ namespace {
 
 std::string trace_path(const std::string& name) { return std::string(CUMEMTRACE_FAILING_TRACES) + "/" + name; }
 
-Report report_of(const std::string& name) { return build_report(read_trace(trace_path(name)), ReportOptions{}); }
+// Read both ways a command can read it (report_both.h).
+Report report_of(const std::string& name) {
+  std::ifstream in(trace_path(name), std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return cumemtrace::test::report_both(bytes, trace_path(name));
+}
 
 std::string text_of(const Report& rep) {
   std::ostringstream out;
@@ -141,4 +150,16 @@ TEST_CASE("failing-traces/nvml-claim-oom: NVML figures are stated once, consiste
   CHECK_FALSE(has(s, "NVML: no figures"));
   CHECK(has(s, "NVML (nvidia-smi) process usage (no peak: nothing was live)"));
   CHECK(has(s, "512.00 MiB (536,870,912 B) = footprint 0 B + context 512.00 MiB + untracked 0 B"));
+}
+
+TEST_CASE("a trace file reported from its mapping, events read again at each pass, is reported as when read whole") {
+  const std::string path = trace_path("buffer-drop-wrong-peak.trace");
+  const TraceFile file(path, /*hold_bytes=*/0);
+  CHECK(file.trace().events.empty());
+  const Trace whole = read_trace(path);
+  REQUIRE(file.events().size() == whole.events.size());
+  CHECK(to_json(build_report(file.trace(), file.events(), ReportOptions{})).dump() ==
+        to_json(build_report(whole, ReportOptions{})).dump());
+  const TraceFile held(path);  // 1 MB: under TraceFile::kHoldBytes, read whole
+  CHECK(held.trace().events.size() == whole.events.size());
 }

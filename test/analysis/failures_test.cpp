@@ -4,11 +4,13 @@
 
 #include "catch.h"
 #include "report.h"
+#include "report_both.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
@@ -20,7 +22,7 @@ constexpr int32_t kOom = 2;  // CUDA_ERROR_OUT_OF_MEMORY
 Report report_of(const TraceBuilder& b, size_t top) {
   ReportOptions opt;
   opt.top = top;
-  return build_report(parse_trace({reinterpret_cast<const uint8_t*>(b.bytes().data()), b.bytes().size()}), opt);
+  return report_both(b, {}, opt);
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include "catch.h"
 
 #include "report.h"
+#include "report_both.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 
 namespace {
@@ -39,7 +41,7 @@ TEST_CASE("growth classes: leak, one-time, cache-growth, transient and varies ov
   b.mark(40 * ms, "step");
   alloc(41, 2 * MiB, 1), alloc(43, 14 * MiB, 3);
   b.end(50 * ms);
-  const Report r = build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  const Report r = report_both(b, "t.trace");
   const Growth& g = r.growth;
   CHECK(g.mark == "step");
   CHECK(g.iterations == 4);
@@ -82,7 +84,7 @@ TEST_CASE("growth: a caching allocator's warm-up is left out, and every path thr
     b.alloc((12 + 10 * step) * ms, a += 4096 * MiB, grown[step] * MiB / 2, 4);
   }
   b.end(130 * ms);
-  const Report r = build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  const Report r = report_both(b, "t.trace");
   const Growth& g = r.growth;
   CHECK(g.iterations == 12);
   REQUIRE(g.sites.size() == 1);
@@ -99,8 +101,33 @@ TEST_CASE("growth: a workspace that appears in the first iteration on top of ear
   for (uint64_t step = 0; step < 4; ++step) b.mark((10 + 10 * step) * ms, "step");
   b.alloc(11 * ms, 0x7f0100000000, 100 * MiB, 1);
   b.end(50 * ms);
-  const Report r = build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{});
+  const Report r = report_both(b, "t.trace");
   REQUIRE(r.growth.sites.size() == 1);
   CHECK(r.growth.sites[0].cls == GrowthSite::Class::kOneTime);
   CHECK(r.growth.sites[0].bytes_at == std::vector<uint64_t>{258 * MiB, 358 * MiB, 358 * MiB, 358 * MiB, 358 * MiB});
+}
+
+TEST_CASE("growth boundaries on events out of time order: each boundary ends the prefix before the first later event") {
+  // Events in file order at 5, 25, 15 ms; marks at 10, 20, 30 ms. The live set at a
+  // boundary is that of a prefix of the file: up to (not including) the first event later
+  // than it. 10 ms: the prefix ends before the 25 ms event, {A}; 20 ms: the same, {A};
+  // 30 ms: all three. The End record (28 ms) is before the last mark: no boundary of its own.
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB);
+  for (uint32_t s = 1; s <= 3; ++s) b.stack(s, 0, 0x401000 + 0x10 * s);
+  b.mark(10 * ms, "step").mark(20 * ms, "step").mark(30 * ms, "step");
+  b.alloc(5 * ms, 0x7f0000000000, 1 * MiB, 1);
+  b.alloc(25 * ms, 0x7f0010000000, 2 * MiB, 2);
+  b.alloc(15 * ms, 0x7f0020000000, 4 * MiB, 3);
+  b.end(28 * ms);
+  const Report r = report_both(b, "t.trace");
+  const uint64_t t0 = TraceBuilder::kStart;
+  CHECK(r.growth.boundaries_ns == std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms});
+  CHECK(site(r.growth, 1).bytes_at == std::vector<uint64_t>{1 * MiB, 1 * MiB, 1 * MiB});
+  CHECK(site(r.growth, 2).bytes_at == std::vector<uint64_t>{0, 0, 2 * MiB});
+  CHECK(site(r.growth, 3).bytes_at == std::vector<uint64_t>{0, 0, 4 * MiB});
+  // Allocated after the first boundary (10 ms): the 25 and 15 ms ones.
+  CHECK(site(r.growth, 1).allocations_within == 0);
+  CHECK(site(r.growth, 2).allocations_within == 1);
+  CHECK(site(r.growth, 3).allocations_within == 1);
 }

@@ -7,10 +7,12 @@
 #include "catch.h"
 #include "job.h"
 #include "report.h"
+#include "report_both.h"
 #include "report_text.h"
 #include "parse_built.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 using cumemtrace::test::parse;
 namespace fmt = cumemtrace::format;
@@ -52,7 +54,7 @@ TraceBuilder importer() {
 }  // namespace
 
 TEST_CASE("an import is listed with its exporter, never in the peak, the live set at the peak or the arena") {
-  const Report rep = build_report(parse(importer()), ReportOptions{});
+  const Report rep = report_both(importer());
   REQUIRE(rep.devices.size() == 1);
   const DeviceReport& d = rep.devices[0];
   CHECK(d.peak_bytes == 14 * MiB);              // 2 MiB + the 12 MiB array; not the 8 MiB import
@@ -78,7 +80,7 @@ TEST_CASE("an import is listed with its exporter, never in the peak, the live se
 }
 
 TEST_CASE("a share is counted on the exporter and changes no bytes") {
-  const Report rep = build_report(parse(exporter()), ReportOptions{});
+  const Report rep = report_both(exporter());
   REQUIRE(rep.devices.size() == 1);
   CHECK(rep.devices[0].counts.shares == 1);
   CHECK(rep.devices[0].peak_bytes == 8 * MiB);
@@ -87,8 +89,8 @@ TEST_CASE("a share is counted on the exporter and changes no bytes") {
 }
 
 TEST_CASE("job: the memory a consumer imports counts once, in its exporter's peak") {
-  Report a = build_report(parse(exporter()), ReportOptions{});
-  Report b = build_report(parse(importer()), ReportOptions{});
+  Report a = report_both(exporter());
+  Report b = report_both(importer());
   a.path = "exporter.trace";
   b.path = "importer.trace";
   a.process->pid = 100;

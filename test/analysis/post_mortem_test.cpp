@@ -3,9 +3,11 @@
 #include "catch.h"
 
 #include "report.h"
+#include "report_both.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 using fmt::SnapshotReason;
@@ -15,7 +17,7 @@ namespace {
 constexpr uint64_t MiB = 1ull << 20, GiB = 1ull << 30;
 constexpr uint32_t kSame = fmt::kMomentSame;
 
-Report report_of(const TraceBuilder& b) { return build_report(parse_trace(b.vec(), "t.trace"), ReportOptions{}); }
+Report report_of(const TraceBuilder& b) { return report_both(b, "t.trace"); }
 
 // A 1 GiB peak from 10 ms to 15 ms, then nothing.
 TraceBuilder brief_peak() {

@@ -2,12 +2,14 @@
 
 #include "catch.h"
 #include "report.h"
+#include "report_both.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "stacks.h"
 #include "parse_built.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 using cumemtrace::test::parse;
 namespace fmt = cumemtrace::format;
@@ -220,7 +222,7 @@ TEST_CASE("what an async pool keeps for reuse is named in the NVML split, not le
                 {{.device = 0, .device_bytes = 256 * MiB, .arena_bytes = 256 * MiB, .nvml_used = 1588 * MiB,
                   .nvml_free = 70 * GiB, .nvml_total = 80 * GiB, .pool_reserved = GiB, .async_live = 256 * MiB}})
       .end(200);
-  const Report rep = build_report(parse(b), ReportOptions{});
+  const Report rep = report_both(b);
   const DeviceReport& d = rep.devices.back();
   REQUIRE(d.nvml.known);
   CHECK(d.nvml.footprint == 256 * MiB);
@@ -259,7 +261,7 @@ TraceBuilder graph_scenario() {
 }  // namespace
 
 TEST_CASE("the graph memory pool: readings with their moments, its own part of NVML, nodes not live") {
-  const Report rep = build_report(parse(graph_scenario()), ReportOptions{});
+  const Report rep = report_both(graph_scenario());
   const DeviceReport& d = rep.devices.back();
   REQUIRE(d.device == 0);
   CHECK(d.peak_bytes == 256 * MiB);  // the node is no live byte
@@ -301,7 +303,7 @@ TEST_CASE("the graph memory pool: readings with their moments, its own part of N
 
 TEST_CASE("no graph pool figure is reported when none was read") {
   // A 1.8 trace: snapshots without the 1.9 fields, no graph events.
-  const Report rep = build_report(parse(scenario()), ReportOptions{});
+  const Report rep = report_both(scenario());
   const DeviceReport& d = rep.devices.back();
   CHECK_FALSE(d.graph_pool.at_end.known);
   CHECK_FALSE(d.graph_pool.shown());

@@ -1,0 +1,52 @@
+#include "event_source.h"
+
+namespace cumemtrace {
+
+void MemoryEvents::scan(const Each& each) const {
+  size_t i = 0;
+  for (const Event& e : events_) each(e, i++);
+}
+
+void EventsWithout::scan(const Each& each) const {
+  size_t next = 0, kept = 0;
+  all_.scan([&](const Event& e, size_t i) {
+    if (next < left_out_.size() && left_out_[next] == i) {
+      ++next;
+      return;
+    }
+    each(e, kept++);
+  });
+}
+
+void FileEvents::scan(const Each& each) const {
+  size_t i = 0;
+  parse_trace_events(bytes_, path_, [&](const Event& e) { each(e, i++); }, /*quiet=*/true, mapped_);
+}
+
+TraceFile::TraceFile(const std::string& path, uint64_t hold_bytes) : file_(std::in_place, path) {
+  if (file_->error().empty()) {
+    read(file_->bytes(), path, &*file_, hold_bytes);
+    return;
+  }
+  trace_.path = path;
+  trace_.error = ReadError{0, "cannot read " + path + ": " + file_->error(), false};
+  events_ = std::make_unique<MemoryEvents>(trace_.events);
+}
+
+TraceFile::TraceFile(std::span<const uint8_t> bytes, const std::string& path, uint64_t hold_bytes) {
+  read(bytes, path, nullptr, hold_bytes);
+}
+
+void TraceFile::read(std::span<const uint8_t> bytes, const std::string& path, const MappedFile* mapped,
+                     uint64_t hold_bytes) {
+  if (bytes.size() <= hold_bytes) {
+    trace_ = parse_trace(bytes, path);
+    events_ = std::make_unique<MemoryEvents>(trace_.events);
+    return;
+  }
+  size_t events = 0;
+  trace_ = parse_trace_events(bytes, path, [&](const Event&) { ++events; }, /*quiet=*/false, mapped);
+  events_ = std::make_unique<FileEvents>(bytes, path, events, mapped);
+}
+
+}  // namespace cumemtrace

@@ -1,0 +1,100 @@
+// A trace's events, read as many times as a command needs: held in memory (a Trace read
+// whole), or read again from the file on each pass, chunk by chunk, so that a sealed trace
+// of any length costs the memory of one chunk's events (issue 10: `report` on 10^8 events
+// held 32 B per event, 3.2 GB).
+//
+// `report` reads the events twice (report.h): once to replay and gather, once to copy the
+// live sets at moments found by the first pass (peaks, failures, iteration boundaries).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cumemtrace/reader.h"
+#include "reader_chunks.h"
+
+namespace cumemtrace {
+
+class EventSource {
+ public:
+  // Every event in file order with its index (0 for the first event of the trace).
+  using Each = std::function<void(const Event& e, size_t index)>;
+  virtual ~EventSource() = default;
+  virtual void scan(const Each& each) const = 0;
+  virtual size_t size() const = 0;  // how many events a scan visits
+};
+
+// Events a Trace holds (read whole, or an older format's events).
+class MemoryEvents final : public EventSource {
+ public:
+  explicit MemoryEvents(const EventLog& events) : events_(events) {}
+  void scan(const Each& each) const override;
+  size_t size() const override { return events_.size(); }
+
+ private:
+  const EventLog& events_;
+};
+
+// Another source's events less some (by index, ascending), numbered again from 0: the
+// trace as replayed once its impossible events are left out (integrity.h).
+class EventsWithout final : public EventSource {
+ public:
+  EventsWithout(const EventSource& all, std::vector<size_t> left_out) : all_(all), left_out_(std::move(left_out)) {}
+  void scan(const Each& each) const override;
+  size_t size() const override { return all_.size() - left_out_.size(); }
+
+ private:
+  const EventSource& all_;
+  std::vector<size_t> left_out_;
+};
+
+// A trace's events parsed again from its bytes at each scan (parse_trace_events), one at a
+// time: memory holds none of them. `events` is how many the first read counted; the
+// bytes (of `mapped` when given: its pages are given back as they are read) must
+// outlive this.
+class FileEvents final : public EventSource {
+ public:
+  FileEvents(std::span<const uint8_t> bytes, std::string path, size_t events, const MappedFile* mapped = nullptr)
+      : bytes_(bytes), path_(std::move(path)), events_(events), mapped_(mapped) {}
+  void scan(const Each& each) const override;
+  size_t size() const override { return events_; }
+
+ private:
+  std::span<const uint8_t> bytes_;
+  std::string path_;
+  size_t events_;
+  const MappedFile* mapped_;
+};
+
+// A trace file opened for a command that reads its events more than once. A file of at
+// most `hold_bytes` is read whole, its events held in trace() (one parse: fastest, and
+// 32 B per event is little there); a larger one has every record but the events in
+// trace(), and events() reads them from the file again at each pass (bounded memory, a
+// parse per pass). A file that cannot be mapped gives a Trace whose error says why.
+class TraceFile {
+ public:
+  // 32 MiB: about 3 M events of a compressed trace (~100 MB held), 0.45 M uncompressed.
+  static constexpr uint64_t kHoldBytes = 32ull << 20;
+  explicit TraceFile(const std::string& path, uint64_t hold_bytes = kHoldBytes);
+  // A trace already in memory (`bytes` must outlive this), read the same way.
+  TraceFile(std::span<const uint8_t> bytes, const std::string& path, uint64_t hold_bytes = kHoldBytes);
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+  Trace& trace() { return trace_; }
+  const Trace& trace() const { return trace_; }
+  const EventSource& events() const { return *events_; }
+
+ private:
+  void read(std::span<const uint8_t> bytes, const std::string& path, const MappedFile* mapped, uint64_t hold_bytes);
+  std::optional<MappedFile> file_;
+  Trace trace_;
+  std::unique_ptr<EventSource> events_;
+};
+
+}  // namespace cumemtrace

@@ -1,0 +1,41 @@
+// Test-only: a report made both ways a command can read a trace, which must agree: from
+// the trace read whole (parse_trace), and from its records with the events read again
+// from the bytes at each pass (TraceFile, as `report` and `check` read a file).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <sstream>
+#include <string>
+
+#include "catch.h"
+#include "event_source.h"
+#include "report.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "trace_builder.h"
+
+namespace cumemtrace::test {
+
+inline Report report_both(std::span<const uint8_t> bytes, const std::string& path = {},
+                          const ReportOptions& opt = ReportOptions{}) {
+  const Trace whole = parse_trace(bytes, path);
+  Report rep = build_report(whole, opt);
+  const TraceFile file(bytes, path, /*hold_bytes=*/0);
+  CHECK(file.trace().events.empty());  // none held: they are read again from the bytes
+  CHECK(file.events().size() == whole.events.size());
+  const Report streamed = build_report(file.trace(), file.events(), opt);
+  CHECK(to_json(streamed).dump(1) == to_json(rep).dump(1));
+  std::ostringstream a, b;
+  write_text(a, streamed);
+  write_text(b, rep);
+  CHECK(a.str() == b.str());
+  return rep;
+}
+
+inline Report report_both(const TraceBuilder& b, const std::string& path = {}, const ReportOptions& opt = ReportOptions{}) {
+  const auto& s = b.bytes();
+  return report_both({reinterpret_cast<const uint8_t*>(s.data()), s.size()}, path, opt);
+}
+
+}  // namespace cumemtrace::test

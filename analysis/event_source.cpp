@@ -44,6 +44,7 @@ void TraceFile::read(std::span<const uint8_t> bytes, const std::string& path, co
     events_ = std::make_unique<MemoryEvents>(trace_.events);
     return;
   }
+  holds_ = false;
   size_t events = 0;
   trace_ = parse_trace_events(bytes, path, [&](const Event&) { ++events; }, /*quiet=*/false, mapped);
   events_ = std::make_unique<FileEvents>(bytes, path, events, mapped);

@@ -89,12 +89,14 @@ class TraceFile {
   Trace& trace() { return trace_; }
   const Trace& trace() const { return trace_; }
   const EventSource& events() const { return *events_; }
+  bool holds_events() const { return holds_; }  // read whole: trace().events are all of them
 
  private:
   void read(std::span<const uint8_t> bytes, const std::string& path, const MappedFile* mapped, uint64_t hold_bytes);
   std::optional<MappedFile> file_;
   Trace trace_;
   std::unique_ptr<EventSource> events_;
+  bool holds_ = true;
 };
 
 }  // namespace cumemtrace

@@ -11,6 +11,7 @@
 #include "live_index.h"
 #include "commands.h"
 #include "escape.h"
+#include "event_source.h"
 #include "live_time.h"
 #include "progress.h"
 #include "report.h"
@@ -88,12 +89,24 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
       std::cerr << "cumemtrace live: not using " << printable(index_path) << ": " << why << "; reading the whole trace\n";
     }
   }
-  Trace t = read_trace(path);
+  const TraceFile file(path);
+  const Trace& t = file.trace();
   progress->clear();
   if (!check_trace(t)) return 1;
-  const auto ats = moments(parts, t, nullptr);
-  if (!ats) return 2;
-  const std::vector<LiveReport> lives = build_live(t, *ats);
+  std::vector<LiveReport> lives;
+  if (file.holds_events()) {
+    const auto ats = moments(parts, t, nullptr);
+    if (!ats) return 2;
+    lives = build_live(t, *ats);
+  } else {
+    // A large trace read in passes (event_source.h): "end", "peak" and the events' order
+    // from one, the moments from another.
+    const bool peak = std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.find("peak") != std::string::npos; });
+    const EventFacts facts = event_facts(t, file.events(), peak);
+    const auto ats = moments(parts, t, &facts.known);
+    if (!ats) return 2;
+    lives = build_live(t, file.events(), *ats, facts.in_time_order);
+  }
   progress.reset();  // the bar's line ends before the output
   print(lives, t.process ? t.process->start_monotonic_ns : 0, json);
   return 0;

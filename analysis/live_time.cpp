@@ -1,8 +1,11 @@
 #include "live_time.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 
+#include "progress.h"
 #include "replay.h"
 
 namespace cumemtrace {
@@ -33,6 +36,23 @@ std::optional<uint64_t> peak_moment_of(const Replayer& r) {
     if (s.peak_bytes && (!best || s.peak_bytes > best->peak_bytes)) best = &s;
   if (!best) return std::nullopt;
   return best->peak_time_ns;
+}
+
+EventFacts event_facts(const Trace& records, const EventSource& events, bool with_peak) {
+  EventFacts f;
+  f.known.end_ns = last_moment(records);
+  std::optional<Replayer> r;
+  if (with_peak) r.emplace(records.granule());
+  uint64_t previous = 0;
+  events.scan([&](const Event& e, size_t i) {
+    if ((i & 0xfff) == 0) progress("reading", i, events.size());
+    if (i > 0 && e.time_ns < previous) f.in_time_order = false;
+    previous = e.time_ns;
+    f.known.end_ns = std::max(f.known.end_ns, e.time_ns);
+    if (r) r->apply(e, i);
+  });
+  if (r) f.known.peak_ns = peak_moment_of(*r);
+  return f;
 }
 
 std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,

@@ -27,6 +27,15 @@ struct KnownMoments {
 std::optional<uint64_t> peak_moment_of(const Replayer& whole);
 uint64_t last_moment(const Trace& trace);
 
+// What `live` needs of a trace whose events it does not hold (event_source.h), from one
+// pass over them: "end", "peak" (only `with_peak`: it replays), and whether the events
+// are in time order (then one replay answers every moment).
+struct EventFacts {
+  KnownMoments known;
+  bool in_time_order = true;
+};
+EventFacts event_facts(const Trace& records, const EventSource& events, bool with_peak);
+
 // The moment in ns, or nullopt with `error` saying why `text` is not one.
 std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,
                                      const KnownMoments* known = nullptr);

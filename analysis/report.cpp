@@ -450,17 +450,30 @@ LiveReport live_report(const Trace& trace, const Stacks& stacks, const Replayer&
 LiveReport build_live(const Trace& trace, uint64_t at_ns) { return std::move(build_live(trace, std::vector{at_ns})[0]); }
 
 std::vector<LiveReport> build_live(const Trace& trace, const std::vector<uint64_t>& ats) {
-  std::vector<LiveReport> out(ats.size());
-  const Stacks stacks(trace);
   const auto& ev = trace.events;
   const bool in_time_order =
       std::is_sorted(ev.begin(), ev.end(), [](const Event& a, const Event& b) { return a.time_ns < b.time_ns; });
+  return build_live(trace, MemoryEvents(ev), ats, in_time_order);
+}
+
+std::vector<LiveReport> build_live(const Trace& trace, const EventSource& events, const std::vector<uint64_t>& ats,
+                                   bool in_time_order) {
+  std::vector<LiveReport> out(ats.size());
+  if (ats.empty()) return out;
+  const Stacks stacks(trace);
+  const size_t n = events.size();
   if (!in_time_order) {
     // "time_ns <= t in file order" is then no prefix of the file: one replay per moment.
     for (size_t k = 0; k < ats.size(); ++k) {
+      Replayer r(trace.granule());
       uint64_t applied = 0;
-      for (const auto& e : ev) applied += e.time_ns <= ats[k];
-      out[k] = live_report(trace, stacks, replay_until(trace, ats[k]), ats[k], applied);
+      events.scan([&](const Event& e, size_t i) {
+        if ((i & 0xfff) == 0) progress("replaying", i, n);
+        if (e.time_ns > ats[k]) return;
+        r.apply(e, i);
+        ++applied;
+      });
+      out[k] = live_report(trace, stacks, r, ats[k], applied);
     }
     return out;
   }
@@ -470,14 +483,15 @@ std::vector<LiveReport> build_live(const Trace& trace, const std::vector<uint64_
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ats[a] < ats[b]; });
   Replayer r(trace.granule());
-  size_t next = 0;
-  for (size_t k : order) {
-    for (; next < ev.size() && ev[next].time_ns <= ats[k]; ++next) {
-      if ((next & 0xfff) == 0) progress("replaying", next, ev.size());
-      r.apply(ev[next], next);
-    }
-    out[k] = live_report(trace, stacks, r, ats[k], next);
-  }
+  size_t next = 0;  // in `order`: the first moment not answered yet
+  events.scan([&](const Event& e, size_t i) {
+    for (; next < order.size() && e.time_ns > ats[order[next]]; ++next)
+      out[order[next]] = live_report(trace, stacks, r, ats[order[next]], i);
+    if (next == order.size()) return;  // every moment answered: the rest is only read
+    if ((i & 0xfff) == 0) progress("replaying", i, n);
+    r.apply(e, i);
+  });
+  for (; next < order.size(); ++next) out[order[next]] = live_report(trace, stacks, r, ats[order[next]], n);
   return out;
 }
 

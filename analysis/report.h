@@ -237,5 +237,10 @@ LiveReport build_live(const Trace& trace, uint64_t at_ns);
 // The same for many moments (any order, repeats allowed), in the order given: one replay
 // for all of them when the trace's events are in time order (the usual case).
 std::vector<LiveReport> build_live(const Trace& trace, const std::vector<uint64_t>& ats);
+// The same with the events read from `events` (event_source.h), whose time order the
+// caller knows (event_facts, live_time.h): one pass for all moments when in time order,
+// one per moment otherwise.
+std::vector<LiveReport> build_live(const Trace& trace, const EventSource& events, const std::vector<uint64_t>& ats,
+                                   bool in_time_order);
 
 }  // namespace cumemtrace

@@ -1,11 +1,12 @@
 // libFuzzer target: the report builder and both renderers, on any bytes the reader
 // accepts. The JSON must always be valid (dump() throws on invalid UTF-8), and the report
-// made from the events read again chunk by chunk (event_source.h, as `report` reads a
-// file) must be the one made from the trace read whole.
+// and `live` made from the events read again from the bytes (event_source.h, as the
+// commands read a large file) must be the ones made from the trace read whole.
 #include <cstdint>
 #include <sstream>
 
 #include "event_source.h"
+#include "live_time.h"
 #include "report.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -24,5 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (json.empty() || live.empty()) __builtin_trap();
   const cumemtrace::TraceFile file({data, size}, "fuzz.trace", /*hold_bytes=*/0);
   if (cumemtrace::to_json(cumemtrace::build_report(file.trace(), file.events(), opt)).dump() != json) __builtin_trap();
+  const cumemtrace::EventFacts facts = cumemtrace::event_facts(file.trace(), file.events(), false);
+  const auto streamed = cumemtrace::build_live(file.trace(), file.events(), {at}, facts.in_time_order);
+  if (cumemtrace::to_json(streamed.at(0)).dump() != live) __builtin_trap();
   return 0;
 }

@@ -130,4 +130,13 @@ TEST_CASE("growth boundaries on events out of time order: each boundary ends the
   CHECK(site(r.growth, 1).allocations_within == 0);
   CHECK(site(r.growth, 2).allocations_within == 1);
   CHECK(site(r.growth, 3).allocations_within == 1);
+  // `live` on the same events out of order: each moment replays the events at or before
+  // it wherever they are in the file (12 ms: A; 20 ms: A and the 15 ms one; 30 ms: all).
+  const auto& s = b.bytes();
+  const auto lives = cumemtrace::test::live_both({reinterpret_cast<const uint8_t*>(s.data()), s.size()},
+                                                 {t0 + 20 * ms, t0 + 12 * ms, t0 + 30 * ms});
+  CHECK(lives[0].devices.at(0).device_bytes == 5 * MiB);
+  CHECK(lives[1].devices.at(0).device_bytes == 1 * MiB);
+  CHECK(lives[2].devices.at(0).device_bytes == 7 * MiB);
+  CHECK(lives[0].events_applied == 2);
 }

@@ -7,9 +7,11 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "catch.h"
 #include "event_source.h"
+#include "live_time.h"
 #include "report.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -31,6 +33,22 @@ inline Report report_both(std::span<const uint8_t> bytes, const std::string& pat
   write_text(b, rep);
   CHECK(a.str() == b.str());
   return rep;
+}
+
+// `live` at `ats` both ways (the whole trace; its events read again from the bytes, with
+// "end", "peak" and their order from event_facts), compared as JSON; the first returned.
+inline std::vector<LiveReport> live_both(std::span<const uint8_t> bytes, const std::vector<uint64_t>& ats) {
+  const Trace whole = parse_trace(bytes);
+  std::vector<LiveReport> lives = build_live(whole, ats);
+  const TraceFile file(bytes, {}, /*hold_bytes=*/0);
+  REQUIRE_FALSE(file.holds_events());
+  const EventFacts facts = event_facts(file.trace(), file.events(), true);
+  CHECK(facts.known.end_ns == last_moment(whole));
+  CHECK(facts.known.peak_ns == peak_moment_of(replay(whole)));
+  const auto streamed = build_live(file.trace(), file.events(), ats, facts.in_time_order);
+  REQUIRE(streamed.size() == lives.size());
+  for (size_t k = 0; k < lives.size(); ++k) CHECK(to_json(streamed[k]).dump() == to_json(lives[k]).dump());
+  return lives;
 }
 
 inline Report report_both(const TraceBuilder& b, const std::string& path = {}, const ReportOptions& opt = ReportOptions{}) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "event_source.h"
 #include "output_file.h"
 #include "size_parse.h"
 #include "symbolize.h"
@@ -14,7 +15,8 @@ namespace cumemtrace {
 std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths, std::string* error) {
   std::vector<Report> reports;
   for (const auto& p : paths) {
-    const Trace t = read_trace(p);
+    const TraceFile file(p);  // a large trace in passes, holding no event (event_source.h)
+    const Trace& t = file.trace();
     if (!t.header_ok) {
       if (error) *error = p + ": " + (t.error ? t.error->message : "unreadable");
       return std::nullopt;
@@ -25,7 +27,7 @@ std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths
     ro.top = SIZE_MAX;
     ro.frames = 1;
     ro.extra_symbols = &symbols;
-    reports.push_back(build_report(t, ro));
+    reports.push_back(build_report(t, file.events(), ro));
   }
   return baseline_of(reports);
 }

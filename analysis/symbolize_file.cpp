@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cumemtrace/checksum.h"
+#include "reader_chunks.h"
 #include "symbolize.h"
 
 namespace cumemtrace {
@@ -45,9 +46,16 @@ std::string symbol_records(const std::unordered_map<uint64_t, Symbol>& symbols) 
   return buf;
 }
 
+// A trace's records with its events counted, not held (a long job's trace holds 10^8).
+Trace read_counting(std::span<const uint8_t> bytes, const std::string& path, size_t& events) {
+  events = 0;
+  return parse_trace_events(bytes, path, [&](const Event&) { ++events; });
+}
+
 // Whether `after` holds every record `before` had, plus `added` symbols.
-bool keeps_everything(const Trace& before, const Trace& after, size_t added) {
-  return after.events.size() == before.events.size() && after.snapshots.size() == before.snapshots.size() &&
+bool keeps_everything(const Trace& before, size_t before_events, const Trace& after, size_t after_events,
+                      size_t added) {
+  return after_events == before_events && after.snapshots.size() == before.snapshots.size() &&
          after.stack_nodes.size() == before.stack_nodes.size() && after.modules.size() == before.modules.size() &&
          after.devices.size() == before.devices.size() && after.api_names.size() == before.api_names.size() &&
          after.process.has_value() == before.process.has_value() && after.end.has_value() == before.end.has_value() &&
@@ -72,15 +80,14 @@ SymbolizeFileResult symbolize_file(const std::string& path) {
     if (in >= 0) ::close(in);
     return r;
   }
-  std::string old(size_t(st.st_size), '\0');
-  const bool read_ok = st.st_size == 0 || ::pread(in, old.data(), old.size(), 0) == ssize_t(old.size());
   ::close(in);
-  if (!read_ok) {
-    r.message = "cannot read " + path + ": " + std::strerror(errno);
+  const MappedFile file(path);  // mapped, not copied: the trace may be gigabytes
+  if (!file.error().empty()) {
+    r.message = "cannot read " + path + ": " + file.error();
     return r;
   }
-  const Trace t = parse_trace({reinterpret_cast<const uint8_t*>(old.data()), old.size()}, path);
-  r.events = t.events.size();
+  const std::span<const uint8_t> old = file.bytes();
+  const Trace t = read_counting(old, path, r.events);
   if (!t.header_ok) {
     r.message = t.error ? t.error->message : "unreadable trace";
     return r;
@@ -113,10 +120,13 @@ SymbolizeFileResult symbolize_file(const std::string& path) {
     r.message = why + "; " + path + " left as it was";
     return r;
   };
-  if (::fchmod(fd, st.st_mode & 07777) != 0 || !write_all(fd, old.data(), keep) ||
+  if (::fchmod(fd, st.st_mode & 07777) != 0 || !write_all(fd, reinterpret_cast<const char*>(old.data()), keep) ||
       !write_all(fd, added.data(), added.size()) || ::fsync(fd) != 0)
     return give_up(std::string("cannot write symbols: ") + std::strerror(errno));
-  if (!keeps_everything(t, read_trace(tmp), symbols.size()))
+  size_t written_events = 0;
+  const MappedFile written(tmp);
+  const Trace after = read_counting(written.bytes(), tmp, written_events);
+  if (!written.error().empty() || !keeps_everything(t, r.events, after, written_events, symbols.size()))
     return give_up("not symbolized: the rewritten trace would not hold every record of the old one");
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     return give_up(std::string("cannot replace the trace: ") + std::strerror(errno));

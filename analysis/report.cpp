@@ -216,6 +216,44 @@ int leak_rank(Kind k) {
   return 3;
 }
 
+// The replay's figures of one device, as they stood at the end and at its peak.
+void copy_replayed(const DeviceState& s, DeviceReport& dr) {
+  dr.peak_bytes = s.peak_bytes;
+  dr.peak_time_ns = s.peak_time_ns;
+  dr.peak_pinned_bytes = s.peak_pinned_bytes;
+  dr.peak_pinned_time_ns = s.peak_pinned_time_ns;
+  dr.peak_import_bytes = s.peak_import_bytes;
+  dr.import_pids = s.import_pids;
+  dr.frag_at_peak = s.frag_at_peak;
+  dr.max_gap_ratio = s.max_gap_ratio;
+  dr.max_gap_ratio_time_ns = s.max_gap_ratio_time_ns;
+  dr.end_device_bytes = s.device_bytes;
+  std::copy(std::begin(s.live_bytes), std::end(s.live_bytes), dr.end_live_bytes);
+  std::copy(std::begin(s.live_count), std::end(s.live_count), dr.end_live_count);
+  dr.frag_at_end = s.frag.figures();
+  dr.counts = s.counts;
+  dr.context_bytes = s.context_bytes;
+}
+
+// A device's VMM address-space reservations: counts, peak, and what is still reserved at
+// the end by call site.
+ReservationReport reservations_of(const DeviceState& s, const Replayer& final, const Stacks& stacks,
+                                  const ReportOptions& opt) {
+  ReservationReport rr;
+  rr.device = s.device;
+  rr.reserves = s.counts.reserves;
+  rr.frees = s.counts.reserve_frees;
+  rr.peak_bytes = s.peak_reserved_bytes;
+  rr.end_bytes = s.reserved_bytes;
+  std::vector<LiveAlloc> live;
+  for (const auto& [addr, a] : final.reservations())
+    if (a.device == s.device) live.push_back(a);
+  rr.end_count = live.size();
+  rr.sites = group_sites(live, stacks);
+  keep_top(rr.sites, stacks, opt);
+  return rr;
+}
+
 const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
   for (auto it = t.snapshots.rbegin(); it != t.snapshots.rend(); ++it)
     if (it->reason == SnapshotReason::kExit) return it->find(device);
@@ -313,21 +351,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     auto sit = final.devices().find(ordinal);
     if (sit != final.devices().end()) {
       const DeviceState& s = sit->second;
-      dr.peak_bytes = s.peak_bytes;
-      dr.peak_time_ns = s.peak_time_ns;
-      dr.peak_pinned_bytes = s.peak_pinned_bytes;
-      dr.peak_pinned_time_ns = s.peak_pinned_time_ns;
-      dr.peak_import_bytes = s.peak_import_bytes;
-      dr.import_pids = s.import_pids;
-      dr.frag_at_peak = s.frag_at_peak;
-      dr.max_gap_ratio = s.max_gap_ratio;
-      dr.max_gap_ratio_time_ns = s.max_gap_ratio_time_ns;
-      dr.end_device_bytes = s.device_bytes;
-      std::copy(std::begin(s.live_bytes), std::end(s.live_bytes), dr.end_live_bytes);
-      std::copy(std::begin(s.live_count), std::end(s.live_count), dr.end_live_count);
-      dr.frag_at_end = s.frag.figures();
-      dr.counts = s.counts;
-      dr.context_bytes = s.context_bytes;
+      copy_replayed(s, dr);
       // Without a peak (nothing was ever live here) NVML is split at the trace's last
       // moment, so the device section and the failed allocations tell one story.
       const bool peak = s.peak_event != kNoEvent;
@@ -340,25 +364,11 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
         dr.by_library = group_libraries(p->second, stacks);
       }
-      if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0) {
-        ReservationReport rr;
-        rr.device = ordinal;
-        rr.reserves = s.counts.reserves;
-        rr.frees = s.counts.reserve_frees;
-        rr.peak_bytes = s.peak_reserved_bytes;
-        rr.end_bytes = s.reserved_bytes;
-        std::vector<LiveAlloc> live;
-        for (const auto& [addr, a] : final.reservations())
-          if (a.device == ordinal) live.push_back(a);
-        rr.end_count = live.size();
-        rr.sites = group_sites(live, stacks);
-        keep_top(rr.sites, stacks, opt);
-        rep.reservations.push_back(std::move(rr));
-      }
+      if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0)
+        rep.reservations.push_back(reservations_of(s, final, stacks, opt));
     }
-    const auto graph = pass.graph_nodes.find(ordinal);  // graph allocation nodes made on this device
-    const std::vector<LiveAlloc> none, &nodes = graph == pass.graph_nodes.end() ? none : graph->second;
-    if (!nodes.empty()) {
+    if (const auto graph = pass.graph_nodes.find(ordinal); graph != pass.graph_nodes.end()) {
+      const std::vector<LiveAlloc>& nodes = graph->second;  // graph allocation nodes made on this device
       dr.graph_nodes = nodes.size();
       for (const auto& a : nodes) dr.graph_node_bytes += a.size;
       dr.graph_node_sites = group_sites(nodes, stacks);

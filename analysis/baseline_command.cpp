@@ -28,6 +28,10 @@ std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths
     ro.frames = 1;
     ro.extra_symbols = &symbols;
     reports.push_back(build_report(t, file.events(), ro));
+    if (file.changed()) {
+      if (error) *error = file.changed_message();
+      return std::nullopt;
+    }
   }
   return baseline_of(reports);
 }

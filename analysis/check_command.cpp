@@ -96,6 +96,11 @@ int run_check(const CheckOptions& given) {
     ro.frames = 1;
     Report rep = build_report(t, file.events(), ro);
     if (!opt.limits.empty()) out.check = check_trace(t, file.events(), rep, opt.limits);
+    if (file.changed()) {
+      out.unreadable = "cumemtrace check: " + file.changed_message();
+      out.check.reset();
+      return out;
+    }
     if (opt.max_rank_imbalance) {
       out.devices = std::move(t.devices);
       out.report = std::move(rep);

@@ -1,5 +1,7 @@
 #include "event_source.h"
 
+#include "escape.h"
+
 namespace cumemtrace {
 
 void MemoryEvents::scan(const Each& each) const {
@@ -20,7 +22,8 @@ void EventsWithout::scan(const Each& each) const {
 
 void FileEvents::scan(const Each& each) const {
   size_t i = 0;
-  parse_trace_events(bytes_, path_, [&](const Event& e) { each(e, i++); }, /*quiet=*/true, mapped_);
+  const Trace read = parse_trace_events(bytes_, path_, [&](const Event& e) { each(e, i++); }, /*quiet=*/true, mapped_);
+  if (i != events_ || read.damage.size() != damage_) changed_ = true;
 }
 
 TraceFile::TraceFile(const std::string& path, uint64_t hold_bytes) : file_(std::in_place, path) {
@@ -47,7 +50,19 @@ void TraceFile::read(std::span<const uint8_t> bytes, const std::string& path, co
   holds_ = false;
   size_t events = 0;
   trace_ = parse_trace_events(bytes, path, [&](const Event&) { ++events; }, /*quiet=*/false, mapped);
-  events_ = std::make_unique<FileEvents>(bytes, path, events, mapped);
+  auto file_events = std::make_unique<FileEvents>(bytes, path, events, trace_.damage.size(), mapped);
+  file_events_ = file_events.get();
+  events_ = std::move(file_events);
+}
+
+std::string TraceFile::changed_message() const {
+  return printable(trace_.path) +
+         " changed while it was read (cut short, or written over in place): no figures from it; read it again once "
+         "nothing writes to it";
+}
+
+bool TraceFile::changed() const {
+  return (file_ && file_->cut()) || (file_events_ && file_events_->changed());
 }
 
 }  // namespace cumemtrace

@@ -55,21 +55,27 @@ class EventsWithout final : public EventSource {
 };
 
 // A trace's events parsed again from its bytes at each scan (parse_trace_events), one at a
-// time: memory holds none of them. `events` is how many the first read counted; the
-// bytes (of `mapped` when given: its pages are given back as they are read) must
-// outlive this.
+// time: memory holds none of them. `events` and `damage` are how many events and damaged
+// ranges the first read found; the bytes (of `mapped` when given: its pages are given
+// back as they are read) must outlive this.
 class FileEvents final : public EventSource {
  public:
-  FileEvents(std::span<const uint8_t> bytes, std::string path, size_t events, const MappedFile* mapped = nullptr)
-      : bytes_(bytes), path_(std::move(path)), events_(events), mapped_(mapped) {}
+  FileEvents(std::span<const uint8_t> bytes, std::string path, size_t events, size_t damage,
+             const MappedFile* mapped = nullptr)
+      : bytes_(bytes), path_(std::move(path)), events_(events), damage_(damage), mapped_(mapped) {}
   void scan(const Each& each) const override;
   size_t size() const override { return events_; }
+  // A scan read other events or damage than the first read: the bytes changed under the
+  // mapping (written in place), and what the passes saw does not add up to one trace.
+  bool changed() const { return changed_; }
 
  private:
   std::span<const uint8_t> bytes_;
   std::string path_;
   size_t events_;
+  size_t damage_;
   const MappedFile* mapped_;
+  mutable bool changed_ = false;
 };
 
 // A trace file opened for a command that reads its events more than once. A file of at
@@ -90,12 +96,19 @@ class TraceFile {
   const Trace& trace() const { return trace_; }
   const EventSource& events() const { return *events_; }
   bool holds_events() const { return holds_; }  // read whole: trace().events are all of them
+  // Whether the file changed while it was read in passes (cut short or written in place):
+  // then no figure made from it holds, and the command says so instead of giving them.
+  // Ask after the passes.
+  bool changed() const;
+  // What a command says then, e.g. "trace.trace changed while it was read (...)".
+  std::string changed_message() const;
 
  private:
   void read(std::span<const uint8_t> bytes, const std::string& path, const MappedFile* mapped, uint64_t hold_bytes);
   std::optional<MappedFile> file_;
   Trace trace_;
   std::unique_ptr<EventSource> events_;
+  const FileEvents* file_events_ = nullptr;
   bool holds_ = true;
 };
 

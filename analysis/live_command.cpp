@@ -107,6 +107,11 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
     if (!ats) return 2;
     lives = build_live(t, file.events(), *ats, facts.in_time_order);
   }
+  if (file.changed()) {
+    progress.reset();
+    std::cerr << "cumemtrace live: " << file.changed_message() << "\n";
+    return 1;
+  }
   progress.reset();  // the bar's line ends before the output
   print(lives, t.process ? t.process->start_monotonic_ns : 0, json);
   return 0;

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "cumemtrace/checksum.h"
+#include "cut_guard.h"
 #include "inflate.h"
 #include "plausible.h"
 
@@ -641,7 +642,7 @@ Trace parse_trace_from(std::span<const uint8_t> bytes, std::string path, uint64_
   });
 }
 
-MappedFile::MappedFile(const std::string& path) {
+MappedFile::MappedFile(const std::string& path) : path_(path) {
   // O_NONBLOCK: a FIFO's open would wait for a writer forever; it is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
@@ -662,6 +663,8 @@ MappedFile::MappedFile(const std::string& path) {
     } else {
       data_ = p;
       size_ = size_t(st.st_size);
+      guard_ = guard_mapping(data_, size_);
+      device_ = uint64_t(st.st_dev), inode_ = uint64_t(st.st_ino);
     }
   } else {
     mtime_ns_ = uint64_t(st.st_mtim.tv_sec) * 1'000'000'000ull + uint64_t(st.st_mtim.tv_nsec);
@@ -679,7 +682,15 @@ void MappedFile::release_before(uint64_t offset) const {
   released_ = end;
 }
 
+bool MappedFile::cut() const {
+  if (mapping_cut(guard_)) return true;
+  struct stat st;
+  if (!data_ || ::stat(path_.c_str(), &st) != 0) return false;
+  return uint64_t(st.st_dev) == device_ && uint64_t(st.st_ino) == inode_ && uint64_t(st.st_size) < size_;
+}
+
 MappedFile::~MappedFile() {
+  unguard_mapping(guard_);
   if (data_) ::munmap(data_, size_);
 }
 

@@ -69,10 +69,17 @@ class MappedFile {
   // the page cache. Does nothing until at least 64 MiB more can go; an offset before the
   // last one given starts over (the next pass of a reader).
   void release_before(uint64_t offset) const;
+  // Whether the file was cut short under the mapping (its pages past the new end read as
+  // zeros: cut_guard.h). Bytes appended after the mapping (a trace still being written)
+  // and a file replaced under its name (a rename) leave the mapping whole: not cut.
+  bool cut() const;
 
  private:
+  std::string path_;
   void* data_ = nullptr;
   size_t size_ = 0;
+  int guard_ = -1;  // cut_guard.h's slot
+  uint64_t device_ = 0, inode_ = 0;
   mutable uint64_t released_ = 0;
   uint64_t mtime_ns_ = 0;
   std::string error_;

@@ -44,6 +44,11 @@ TraceReport report_one(const std::string& path, size_t top, size_t frames) {
   opt.frames = frames;
   opt.extra_symbols = &extra;
   out.report = build_report(t, file.events(), opt);
+  if (file.changed()) {
+    out.errors += "cumemtrace report: " + file.changed_message() + "\n";
+    out.report.reset();
+    return out;
+  }
   out.devices = std::move(t.devices);
   return out;
 }

@@ -618,12 +618,8 @@ Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::
   return parse_verified(bytes, std::move(path), [&](Parser& p) { p.chunk_ends = &ends; });
 }
 
-Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk,
-                            bool quiet) {
-  return parse_verified(bytes, std::move(path), [&](Parser& p) {
-    p.on_chunk = &on_chunk;
-    p.quiet = quiet;
-  });
+Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk) {
+  return parse_verified(bytes, std::move(path), [&](Parser& p) { p.on_chunk = &on_chunk; });
 }
 
 Trace parse_trace_events(std::span<const uint8_t> bytes, std::string path, const EventCallback& on_event, bool quiet,

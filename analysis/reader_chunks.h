@@ -30,15 +30,14 @@ Trace parse_trace_chunks(std::span<const uint8_t> bytes, std::string path, std::
 // the chunk ends (events counted from the start of the trace); the events are dropped
 // after the call. The Trace returned holds every other record, and no events unless the
 // trace has no sealed chunks (format < 1.2: nothing is handed over, all stay in it).
-// `quiet`: no "reading" progress (progress.h), for a pass whose callback says its own.
 using ChunkCallback = std::function<void(const Trace& read_so_far, const ChunkEnd& end)>;
-Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk,
-                            bool quiet = false);
+Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, const ChunkCallback& on_chunk);
 
 // A trace of any format read with its events handed to `on_event` one by one, in file
 // order, as they are read, and kept nowhere: the Trace returned holds every other record.
 // The events are those parse_trace would keep (a sealed chunk's, or an older format's
-// readable records). `quiet` as above. `mapped`: the file `bytes` are mapped from, whose
+// readable records). `quiet`: no "reading" progress (progress.h), for a pass whose
+// callback says its own. `mapped`: the file `bytes` are mapped from, whose
 // pages behind each sealed chunk read are given back (MappedFile::release_before), so
 // that reading a trace of any length holds a bounded part of it.
 class MappedFile;

@@ -303,10 +303,6 @@ Replayer replay_until(const Trace& trace, uint64_t t) {
   return r;
 }
 
-std::vector<std::vector<LiveAlloc>> live_after(const Trace& trace, const std::vector<std::pair<size_t, int32_t>>& stops) {
-  return live_after(MemoryEvents(trace.events), trace.granule(), stops);
-}
-
 std::vector<std::vector<LiveAlloc>> live_after(const EventSource& events, uint64_t granule,
                                                const std::vector<std::pair<size_t, int32_t>>& stops) {
   std::vector<std::vector<LiveAlloc>> out(stops.size());

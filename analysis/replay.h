@@ -185,8 +185,7 @@ Replayer replay_until(const Trace& trace, uint64_t t);
 // Second pass in general: for each (event index, device) stop, the allocations holding
 // device memory live on that device just after that event; keyed by the stop's position
 // in `stops`.
-std::vector<std::vector<LiveAlloc>> live_after(const Trace& trace, const std::vector<std::pair<size_t, int32_t>>& stops);
-// The same over events read from `events` (event_source.h), laid out in `granule`.
+// `events` (event_source.h) are replayed laid out in `granule`.
 std::vector<std::vector<LiveAlloc>> live_after(const EventSource& events, uint64_t granule,
                                                const std::vector<std::pair<size_t, int32_t>>& stops);
 

@@ -33,7 +33,8 @@ TEST_CASE("the peak is the first moment tracked device bytes are highest, per de
   CHECK(r.devices().at(-1).device_bytes == 0);
   CHECK(r.devices().at(-1).live_bytes[int(Kind::kHostPinned)] == 555);
 
-  const auto at_peak = live_after(parse(b), {{d0.peak_event, 0}});
+  const Trace t = parse(b);
+  const auto at_peak = live_after(MemoryEvents(t.events), t.granule(), {{d0.peak_event, 0}});
   REQUIRE(at_peak.at(0).size() == 2);  // 0xA000 and 0xB000, before the free
   uint64_t sum = 0;
   for (const auto& a : at_peak.at(0)) sum += a.size;

@@ -162,9 +162,11 @@ class Parser {
       }
       off += sizeof h + h.payload_bytes;
       t_.records_end = off;
-      if (!quiet && off - reported_ >= (1u << 20)) {  // a clock read per MiB, not per record
+      if (off - reported_ >= (1u << 20)) {  // a clock read per MiB, not per record
         reported_ = off;
-        progress("reading", off, b_.size());
+        if (!quiet) progress("reading", off, b_.size());
+        // Formats before 1.2 have no chunks to give pages back after: give them back here.
+        if (mapped && !t_.sealed) mapped->release_before(off);
       }
     }
     return off;
@@ -188,9 +190,8 @@ class Parser {
     uint64_t pos = resume_at;  // 0: the first chunk covers the FileHeader too
     uint64_t search = first + sizeof(RecordHeader);
     while (search + sizeof(ChecksumRecord) <= size) {
-      const void* hit = memmem(base + search, size - search, kChecksumMarker, sizeof kChecksumMarker);
-      if (!hit) break;
-      const uint64_t m = static_cast<const uint8_t*>(hit) - base;
+      const uint64_t m = next_marker(search);
+      if (m == size) break;
       search = m + 1;
       const uint64_t rec = m - sizeof(RecordHeader);
       RecordHeader h;
@@ -236,6 +237,24 @@ class Parser {
   }
 
   uint64_t dropped_ = 0;  // events handed to on_chunk or on_event, and not kept
+
+  // Where the next seal's marker starts, at or after `from`; the file's size if none. A
+  // long stretch without one (damage, a sparse file) is searched a window at a time, and
+  // the pages searched are given back behind it, so that it is not held whole.
+  uint64_t next_marker(uint64_t from) const {
+    constexpr uint64_t kWindow = 64u << 20;
+    const uint64_t size = b_.size();
+    for (uint64_t at = from; at < size;) {
+      const uint64_t end = std::min(size, at + kWindow);
+      if (const void* hit = memmem(b_.data() + at, end - at, kChecksumMarker, sizeof kChecksumMarker))
+        return uint64_t(static_cast<const uint8_t*>(hit) - b_.data());
+      if (end == size) break;
+      at = end - (sizeof kChecksumMarker - 1);  // a marker across the windows' edge
+      // A seal found later may cover bytes given back: they are read again from the file.
+      if (mapped) mapped->release_before(at);
+    }
+    return size;
+  }
 
   static std::string damage_message(uint64_t from, uint64_t to) {
     return "damaged bytes " + std::to_string(from) + "-" + std::to_string(to) + " (" + std::to_string(to - from) +

@@ -68,6 +68,9 @@ class MappedFile {
   // the page cache. Does nothing until at least 64 MiB more can go; an offset before the
   // last one given starts over (the next pass of a reader).
   void release_before(uint64_t offset) const;
+  // How far from the start the pages were last given back (0: none yet, or a read from
+  // the start again).
+  uint64_t released() const { return released_; }
   // Whether the file was cut short under the mapping (its pages past the new end read as
   // zeros: cut_guard.h). Bytes appended after the mapping (a trace still being written)
   // and a file replaced under its name (a rename) leave the mapping whole: not cut.

@@ -11,6 +11,7 @@
 
 #include "catch.h"
 #include "event_source.h"
+#include "reader_chunks.h"
 #include "report.h"
 #include "trace_builder.h"
 
@@ -62,4 +63,97 @@ TEST_CASE("events written over in place between passes are noticed: the file cha
   bytes[bytes.size() / 2] ^= 0xFF;  // inside one sealed event's chunk: it no longer reads
   (void)build_report(file.trace(), file.events(), ReportOptions{});
   CHECK(file.changed());
+}
+
+namespace {
+
+// The process's peak resident set since `reset` (VmHWM, /proc/self/status), in bytes;
+// writing 5 to /proc/self/clear_refs starts the peak over (Linux 4.0 on). 0: not known.
+uint64_t peak_rss(bool reset) {
+  if (reset) {
+    FILE* f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return 0;
+    const bool ok = fputs("5", f) >= 0;
+    if (fclose(f) != 0 || !ok) return 0;
+  }
+  FILE* f = fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  uint64_t kb = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %lu kB", &kb) == 1) break;
+  fclose(f);
+  return kb << 10;
+}
+
+}  // namespace
+
+TEST_CASE("a long damaged stretch between sealed chunks is searched without holding it whole") {
+  // Sealed chunks, 384 MiB of bytes without a seal (damage, or a sparse file's hole),
+  // then more sealed chunks: every pass searches the stretch for the next seal. Before,
+  // the search held all of it (the attack on 099ad96: 3.17 GB of RSS on a 3 GB file).
+  TraceBuilder b;
+  b.process().device(0, 1ull << 30).stack(1, 0, 0x1000);
+  for (uint64_t i = 0; i < 4; ++i) b.alloc(10 + i, 0x7f0000000000 + (i << 20), 4096, 1);
+  const std::vector<uint8_t> head = b.vec();
+  for (uint64_t i = 4; i < 8; ++i) b.alloc(10 + i, 0x7f0000000000 + (i << 20), 4096, 1);
+  b.end(100);
+  const std::vector<uint8_t> all = b.vec();
+
+  char path[] = "/tmp/cumemtrace-gap-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  constexpr uint64_t kStretch = 384ull << 20;
+  REQUIRE(write(fd, head.data(), head.size()) == ssize_t(head.size()));
+  const std::vector<uint8_t> block(1 << 20, 0xA5);
+  for (uint64_t i = 0; i < kStretch / block.size(); ++i)
+    REQUIRE(write(fd, block.data(), block.size()) == ssize_t(block.size()));
+  REQUIRE(write(fd, all.data() + head.size(), all.size() - head.size()) == ssize_t(all.size() - head.size()));
+  close(fd);
+
+  const uint64_t before = peak_rss(true);
+  {
+    const TraceFile file(path);
+    REQUIRE_FALSE(file.holds_events());  // read in passes
+    const Report r = build_report(file.trace(), file.events(), ReportOptions{});
+    CHECK_FALSE(file.changed());
+    CHECK(file.events().size() == 8);  // the four on each side of the stretch
+    REQUIRE(file.trace().damage.size() == 1);
+    CHECK(file.trace().damage[0].byte_offset == head.size());
+    CHECK(file.trace().damage[0].bytes == kStretch);
+    REQUIRE(r.devices.size() == 1);
+    CHECK(r.devices[0].peak_bytes == 8 * 4096);
+  }
+  const uint64_t after = peak_rss(false);
+  unlink(path);
+  if (!before || !after) {
+    WARN("no /proc/self/clear_refs or VmHWM here: the peak was not measured");
+    return;
+  }
+  // Two 64 MiB search windows are held at most, plus the test's own small trace.
+  CHECK(after - before < (192ull << 20));
+}
+
+TEST_CASE("a trace of format 1.1 (no chunks) read event by event gives its pages back as it goes") {
+  TraceBuilder b(1);
+  b.process().device(0, 1ull << 30);
+  uint64_t n = 0;
+  for (; b.bytes().size() < (80u << 20); ++n) b.alloc(10 + n, 0x7f0000000000 + (n << 12), 4096);
+  char path[] = "/tmp/cumemtrace-legacy-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  const std::string& bytes = b.bytes();
+  REQUIRE(write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+  close(fd);
+  {
+    const MappedFile file(path);
+    uint64_t seen = 0;
+    const Trace t = parse_trace_events(file.bytes(), path, [&](const Event&) { ++seen; }, true, &file);
+    CHECK_FALSE(t.error);
+    CHECK(seen == n);
+    // Given back up to a page boundary within the last 64 MiB step before the end.
+    CHECK(file.released() >= (64u << 20));
+    CHECK(file.released() <= bytes.size());
+  }
+  unlink(path);
 }

@@ -1,10 +1,12 @@
 // `cumemtrace export`: docs/cli.md. Reads the traces, checks the options, and hands them
-// to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h).
+// to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h). jsonl
+// reads one trace at a time, a large one in passes; the others read every trace whole.
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "event_source.h"
 #include "export/chrome.h"
 #include "export/folded.h"
 #include "export/jsonl.h"
@@ -14,6 +16,34 @@
 #include "trace_check.h"
 
 namespace cumemtrace {
+namespace {
+
+// A job's tables: its traces are checked first (no table is written if one is unreadable),
+// then read again one at a time, each in passes when large (event_source.h), so that a job
+// of many traces, or one long trace, is never held whole.
+int export_jsonl(const ExportOptions& opt) {
+  for (const auto& p : opt.paths) {
+    const TraceFile file(p);
+    if (!check_trace(file.trace(), std::cerr)) return 1;
+  }
+  try {
+    std::filesystem::create_directories(opt.output);
+    JsonlTables tables(opt.output, opt.paths, opt.zstd);
+    for (const auto& p : opt.paths) {
+      const TraceFile file(p, TraceFile::kHoldBytes);
+      tables.add(file.trace(), file.events());
+      if (file.changed()) throw std::runtime_error(file.changed_message() + "; no table written");
+    }
+    const JsonlCounts c = tables.close();
+    std::cerr << "cumemtrace export: " << c.rows << " rows in " << c.files << " tables in " << opt.output << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "cumemtrace export: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
 
 int cmd_export(const ExportOptions& opt) {
   const auto usage = [](const std::string& why) {
@@ -30,6 +60,8 @@ int cmd_export(const ExportOptions& opt) {
   if (opt.format != "folded" && opt.at_given) return usage("--at applies to --format folded only");
   const bool to_stdout = opt.output.empty() || opt.output == "-";
   if (!to_stdout && names_an_input(opt.output, opt.paths)) return usage(opt.output + " is one of the input traces");
+
+  if (opt.format == "jsonl") return export_jsonl(opt);
 
   std::vector<std::unique_ptr<Trace>> traces;
   for (const auto& p : opt.paths) {
@@ -51,20 +83,6 @@ int cmd_export(const ExportOptions& opt) {
       if (!at) return usage(error);
       folded.push_back({t.get(), *at});
     }
-
-  if (opt.format == "jsonl") {
-    std::vector<const Trace*> ts;
-    for (const auto& t : traces) ts.push_back(t.get());
-    try {
-      std::filesystem::create_directories(opt.output);
-      const JsonlCounts c = write_jsonl(opt.output, ts, opt.zstd);
-      std::cerr << "cumemtrace export: " << c.rows << " rows in " << c.files << " tables in " << opt.output << "\n";
-    } catch (const std::exception& e) {
-      std::cerr << "cumemtrace export: " << e.what() << "\n";
-      return 1;
-    }
-    return 0;
-  }
 
   std::unique_ptr<OutputFile> file;
   if (!to_stdout) {

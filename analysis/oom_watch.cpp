@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "event_source.h"
 #include "report.h"
 #include "report_text.h"
 #include "symbolize.h"
@@ -34,16 +35,23 @@ void OomWatch::poll() {
 }
 
 bool write_post_mortem(const std::string& trace) {
-  Trace t = read_trace(trace);
+  // A long job's trace is read in passes (event_source.h), as `report` reads it: the watch
+  // runs beside the job, and must not take the memory the job may be short of.
+  const TraceFile file(trace);
+  const Trace& t = file.trace();
   if (!t.header_ok) return false;
   std::unordered_map<uint64_t, Symbol> symbols;
   if (t.symbols.empty()) symbols = resolve_symbols(t);  // the modules are on this machine
   ReportOptions opt;
   opt.extra_symbols = &symbols;
-  const Report rep = build_report(t, opt);
+  const Report rep = build_report(t, file.events(), opt);
+  if (file.changed()) {
+    std::cerr << "cumemtrace: no post-mortem: " << file.changed_message() << "\n";
+    return false;
+  }
   std::ostringstream text;
   text << "cumemtrace post-mortem, written by `cumemtrace run` while the job was running, from the trace as it was"
-       << " then (" << t.events.size() << " events)\n\n";
+       << " then (" << file.events().size() << " events)\n\n";
   write_text(text, rep);
   // Replaced whole, never written through a link: a new private file renamed over the old.
   const std::string out = trace + ".oom.txt", tmp = out + ".tmp";

@@ -109,72 +109,91 @@ json measured(uint64_t v) { return v == format::kUnknown64 ? json(nullptr) : jso
 
 }  // namespace
 
-JsonlCounts write_jsonl(const std::string& dir, const std::vector<const Trace*>& traces, bool zstd) {
-  std::vector<std::string> inputs;  // a table is never written over one of the traces
-  for (const Trace* t : traces) inputs.push_back(t->path);
+struct JsonlTables::Tables {
+  std::unique_ptr<TableFile> processes, devices, events, snapshots, marks, frames;
+};
+
+JsonlTables::JsonlTables(const std::string& dir, const std::vector<std::string>& inputs, bool zstd)
+    : tables_(std::make_unique<Tables>()) {
   const auto open = [&](const char* name) {
     return std::make_unique<TableFile>(dir + "/" + name + (zstd ? ".jsonl.zst" : ".jsonl"), zstd, inputs);
   };
-  auto processes = open("processes"), devices = open("devices"), events = open("events"),
-       snapshots = open("snapshots"), marks = open("marks"), frames = open("frames");
-  for (size_t p = 0; p < traces.size(); ++p) {
-    const Trace& t = *traces[p];
-    json proc = {{"process", p}, {"path", t.path}, {"format", std::to_string(t.version_major) + "." +
-                                                                 std::to_string(t.version_minor)}};
-    if (t.process) {
-      const ProcessInfo& i = *t.process;
-      proc.update(json{{"pid", i.pid}, {"ppid", i.ppid}, {"rank", i.rank}, {"hostname", i.hostname},
-                       {"argv", i.argv}, {"start_monotonic_ns", i.start_monotonic_ns},
-                       {"start_realtime_ns", i.start_realtime_ns}, {"granule_bytes", i.granule_bytes},
-                       {"stack_depth", i.stack_depth}, {"tool_version", i.tool_version}});
-    }
-    proc["clean_end"] = t.end.has_value();
-    proc["damaged_ranges"] = t.damage.size();
-    processes->row(proc);
-    for (const DeviceInfo& d : t.devices)
-      devices->row({{"process", p}, {"device", d.ordinal}, {"nvml_index", d.nvml_index},
-                    {"total_bytes", d.total_bytes}, {"uuid", uuid_text(d.uuid)}, {"name", d.name}});
-    std::set<std::pair<uint32_t, uint32_t>> stacks;
-    for (size_t i = 0; i < t.events.size(); ++i) {
-      const Event& e = t.events[i];
-      events->row({{"process", p}, {"seq", i}, {"time_ns", e.time_ns}, {"op", op_name(e.op)},
-                   {"kind", std::string(format::kind_name(e.kind))}, {"api", t.api_name(e.api)},
-                   {"device", e.device}, {"address", e.address}, {"size", e.size}, {"stream", e.stream},
-                   {"handle", e.handle}, {"tid", e.tid}, {"result", e.result}, {"flags", e.flags},
-                   {"stack_id", e.stack_id}, {"python_stack_id", e.python_stack_id}});
-      if (e.stack_id || e.python_stack_id) stacks.insert({e.stack_id, e.python_stack_id});
-    }
-    for (const Snapshot& s : t.snapshots)
-      for (const DeviceSnapshot& d : s.devices)
-        snapshots->row({{"process", p}, {"time_ns", s.time_ns}, {"reason", snapshot_reason_name(s.reason)},
-                        {"device", d.device}, {"device_bytes", d.device_bytes},
-                        {"peak_device_bytes", d.peak_device_bytes}, {"live_count", d.live_count},
-                        {"arena_bytes", d.arena_bytes}, {"gap_bytes", d.gap_bytes}, {"largest_gap", d.largest_gap},
-                        {"nvml_process_used", measured(d.nvml_process_used)},
-                        {"nvml_device_free", measured(d.nvml_device_free)},
-                        {"nvml_device_total", measured(d.nvml_device_total)},
-                        {"pool_reserved_bytes", measured(d.pool_reserved_bytes)},
-                        {"events_dropped", s.events_dropped}});
-    for (const Mark& m : t.marks)
-      marks->row({{"process", p}, {"time_ns", m.time_ns}, {"tid", m.tid}, {"source", mark_source_name(m.source)},
-                  {"name", m.name}});
-    ExportFrames named(t);
-    for (const auto& [stack, python] : stacks) {
-      const auto& fs = named.of(stack, python);
-      for (size_t depth = 0; depth < fs.size(); ++depth) {
-        const Frame& f = fs[depth];
-        frames->row({{"process", p}, {"stack_id", stack}, {"python_stack_id", python}, {"depth", depth},
-                     {"python", f.python}, {"function", f.function}, {"file", f.file}, {"line", f.line},
-                     {"module", f.module}, {"ip", f.python ? 0 : f.ip}, {"label", frame_label(f)}});
-      }
+  Tables& t = *tables_;
+  t.processes = open("processes"), t.devices = open("devices"), t.events = open("events");
+  t.snapshots = open("snapshots"), t.marks = open("marks"), t.frames = open("frames");
+}
+
+JsonlTables::~JsonlTables() = default;
+
+void JsonlTables::add(const Trace& t, const EventSource& events) {
+  Tables& out = *tables_;
+  const size_t p = added_++;
+  json proc = {{"process", p}, {"path", t.path}, {"format", std::to_string(t.version_major) + "." +
+                                                               std::to_string(t.version_minor)}};
+  if (t.process) {
+    const ProcessInfo& i = *t.process;
+    proc.update(json{{"pid", i.pid}, {"ppid", i.ppid}, {"rank", i.rank}, {"hostname", i.hostname},
+                     {"argv", i.argv}, {"start_monotonic_ns", i.start_monotonic_ns},
+                     {"start_realtime_ns", i.start_realtime_ns}, {"granule_bytes", i.granule_bytes},
+                     {"stack_depth", i.stack_depth}, {"tool_version", i.tool_version}});
+  }
+  proc["clean_end"] = t.end.has_value();
+  proc["damaged_ranges"] = t.damage.size();
+  out.processes->row(proc);
+  for (const DeviceInfo& d : t.devices)
+    out.devices->row({{"process", p}, {"device", d.ordinal}, {"nvml_index", d.nvml_index},
+                      {"total_bytes", d.total_bytes}, {"uuid", uuid_text(d.uuid)}, {"name", d.name}});
+  std::set<std::pair<uint32_t, uint32_t>> stacks;
+  events.scan([&](const Event& e, size_t i) {
+    out.events->row({{"process", p}, {"seq", i}, {"time_ns", e.time_ns}, {"op", op_name(e.op)},
+                     {"kind", std::string(format::kind_name(e.kind))}, {"api", t.api_name(e.api)},
+                     {"device", e.device}, {"address", e.address}, {"size", e.size}, {"stream", e.stream},
+                     {"handle", e.handle}, {"tid", e.tid}, {"result", e.result}, {"flags", e.flags},
+                     {"stack_id", e.stack_id}, {"python_stack_id", e.python_stack_id}});
+    if (e.stack_id || e.python_stack_id) stacks.insert({e.stack_id, e.python_stack_id});
+  });
+  for (const Snapshot& s : t.snapshots)
+    for (const DeviceSnapshot& d : s.devices)
+      out.snapshots->row({{"process", p}, {"time_ns", s.time_ns}, {"reason", snapshot_reason_name(s.reason)},
+                          {"device", d.device}, {"device_bytes", d.device_bytes},
+                          {"peak_device_bytes", d.peak_device_bytes}, {"live_count", d.live_count},
+                          {"arena_bytes", d.arena_bytes}, {"gap_bytes", d.gap_bytes}, {"largest_gap", d.largest_gap},
+                          {"nvml_process_used", measured(d.nvml_process_used)},
+                          {"nvml_device_free", measured(d.nvml_device_free)},
+                          {"nvml_device_total", measured(d.nvml_device_total)},
+                          {"pool_reserved_bytes", measured(d.pool_reserved_bytes)},
+                          {"events_dropped", s.events_dropped}});
+  for (const Mark& m : t.marks)
+    out.marks->row({{"process", p}, {"time_ns", m.time_ns}, {"tid", m.tid}, {"source", mark_source_name(m.source)},
+                    {"name", m.name}});
+  ExportFrames named(t);
+  for (const auto& [stack, python] : stacks) {
+    const auto& fs = named.of(stack, python);
+    for (size_t depth = 0; depth < fs.size(); ++depth) {
+      const Frame& f = fs[depth];
+      out.frames->row({{"process", p}, {"stack_id", stack}, {"python_stack_id", python}, {"depth", depth},
+                       {"python", f.python}, {"function", f.function}, {"file", f.file}, {"line", f.line},
+                       {"module", f.module}, {"ip", f.python ? 0 : f.ip}, {"label", frame_label(f)}});
     }
   }
+}
+
+JsonlCounts JsonlTables::close() {
+  Tables& t = *tables_;
   JsonlCounts c;
-  for (auto* t : {processes.get(), devices.get(), events.get(), snapshots.get(), marks.get(), frames.get()}) {
-    c.rows += t->close();
+  for (auto* f : {t.processes.get(), t.devices.get(), t.events.get(), t.snapshots.get(), t.marks.get(), t.frames.get()}) {
+    c.rows += f->close();
     ++c.files;
   }
   return c;
+}
+
+JsonlCounts write_jsonl(const std::string& dir, const std::vector<const Trace*>& traces, bool zstd) {
+  std::vector<std::string> inputs;  // a table is never written over one of the traces
+  for (const Trace* t : traces) inputs.push_back(t->path);
+  JsonlTables tables(dir, inputs, zstd);
+  for (const Trace* t : traces) tables.add(*t, MemoryEvents(t->events));
+  return tables.close();
 }
 
 }  // namespace cumemtrace

@@ -12,10 +12,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cumemtrace/reader.h"
+#include "event_source.h"
 
 namespace cumemtrace {
 
@@ -24,8 +26,28 @@ struct JsonlCounts {
   uint64_t files = 0;
 };
 
-// Writes the tables into `dir` (which must exist). Throws std::runtime_error when a file
-// cannot be written.
+// The tables of `dir` (which must exist), written one trace at a time: a job of many
+// traces, or a trace read in passes (event_source.h), is never held whole. Throws
+// std::runtime_error when a file cannot be created or written. `inputs`: the traces'
+// paths, which no table is ever written over.
+class JsonlTables {
+ public:
+  JsonlTables(const std::string& dir, const std::vector<std::string>& inputs, bool zstd);
+  ~JsonlTables();
+  JsonlTables(const JsonlTables&) = delete;
+  JsonlTables& operator=(const JsonlTables&) = delete;
+  // The next trace's rows (its `process` is the number of traces added before it), its
+  // events read from `events` in one scan.
+  void add(const Trace& t, const EventSource& events);
+  JsonlCounts close();
+
+ private:
+  struct Tables;
+  std::unique_ptr<Tables> tables_;
+  size_t added_ = 0;
+};
+
+// All of `traces`, each holding its events, as tables in `dir`.
 JsonlCounts write_jsonl(const std::string& dir, const std::vector<const Trace*>& traces, bool zstd);
 
 }  // namespace cumemtrace

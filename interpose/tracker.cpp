@@ -17,6 +17,7 @@
 #include "encode.h"
 #include "errno_guard.h"
 #include "loader_lock.h"
+#include "log.h"
 #include "pending_buffer.h"
 #include "python_frames.h"
 #include "python_tree.h"
@@ -604,6 +605,27 @@ bool visit_pending_in_signal_handler(void (*write)(std::string_view, int), int f
 
 namespace {
 
+// What the snapshots' readings cost, for the exit log (CUMEMTRACE_LOG=info): one look
+// tells whether they could weigh on a job (docs/validation.md section 16: they did not).
+struct SamplingCost {
+  std::atomic<uint64_t> snapshots{0}, samplings{0}, nvml_ns{0}, nvml_max_ns{0}, driver_ns{0}, driver_max_ns{0};
+  static void raise(std::atomic<uint64_t>& max, uint64_t v) {
+    for (uint64_t m = max.load(std::memory_order_relaxed); v > m && !max.compare_exchange_weak(m, v);) {
+    }
+  }
+  void reset() {
+    for (auto* a : {&snapshots, &samplings, &nvml_ns, &nvml_max_ns, &driver_ns, &driver_max_ns})
+      a->store(0, std::memory_order_relaxed);
+  }
+  void add(uint64_t nvml, uint64_t driver) {
+    samplings.fetch_add(1, std::memory_order_relaxed);
+    nvml_ns.fetch_add(nvml, std::memory_order_relaxed);
+    driver_ns.fetch_add(driver, std::memory_order_relaxed);
+    raise(nvml_max_ns, nvml);
+    raise(driver_max_ns, driver);
+  }
+} g_sampling_cost;
+
 // NVML and the driver, outside the tracker's lock (the driver only outside captures).
 DeviceSamples sample_devices() {
   State& s = state();
@@ -620,14 +642,17 @@ DeviceSamples sample_devices() {
     out.seq_before = s.seq();
   }
   const ForeignCall foreign;  // NVML and the driver may use the loader inside (loader_lock.h)
+  const uint64_t t0 = now_ns();
   // NVML is not CUDA: a capture does not see it (checked on the H200, docs/validation.md).
   for (const auto& [dev, uuid] : uuids) out.devices[dev].nvml = nvml_query(uuid);
+  const uint64_t t1 = now_ns();
   const OwnCudaCalls own;
   out.capture_open = !own;
   if (own) {
     for (const auto& [dev, pool] : pools) out.devices[dev].pool_reserved = pool_reserved_bytes(pool);
     for (int32_t dev : ordinals) out.devices[dev].graph = graph_mem_figures(dev);
   }
+  g_sampling_cost.add(t1 - t0, now_ns() - t1);
   return out;
 }
 
@@ -635,11 +660,19 @@ DeviceSamples sample_devices() {
 
 void take_snapshot(format::SnapshotReason reason) {
   State& s = state();
+  g_sampling_cost.snapshots.fetch_add(1, std::memory_order_relaxed);
   for (int attempt = 1;; ++attempt) {
     const DeviceSamples samples = sample_devices();
     std::lock_guard lock(s.mu);
     if (s.append_snapshot(reason, samples, attempt < 3)) return;
   }
+}
+
+void log_sampling_cost() {
+  const SamplingCost& c = g_sampling_cost;
+  log_info("snapshots: {} ({} samplings); NVML {:.3f} ms in all, {:.3f} ms at most; driver {:.3f} ms in all, {:.3f} ms at most",
+           c.snapshots.load(), c.samplings.load(), c.nvml_ns.load() / 1e6, c.nvml_max_ns.load() / 1e6,
+           c.driver_ns.load() / 1e6, c.driver_max_ns.load() / 1e6);
 }
 
 bool track_mark(std::string_view name, format::MarkSource source) {
@@ -737,6 +770,7 @@ void tracker_after_fork_child() {
   g_state.store(nullptr, std::memory_order_release);
   g_described.store(0, std::memory_order_relaxed);
   g_failed.store(0, std::memory_order_relaxed);
+  g_sampling_cost.reset();
 }
 
 }  // namespace cumemtrace::interpose

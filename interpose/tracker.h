@@ -65,6 +65,9 @@ struct DeviceSamples {
 // most three times, and the last one goes in without kMomentSame. Call outside the lock.
 void take_snapshot(format::SnapshotReason reason);
 
+// Logs (info) how many snapshots were taken and what their NVML and driver readings cost.
+void log_sampling_cost();
+
 // Records a mark (a named moment: iterations are delimited by marks of one name). Never
 // calls CUDA; safe from any thread, also during a stream capture.
 // Returns whether it was recorded (not before the first CUDA event: there is no trace yet).

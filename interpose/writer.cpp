@@ -223,6 +223,7 @@ void* run(void* arg) {
   }
 
   take_snapshot(format::SnapshotReason::kExit);
+  log_sampling_cost();
   append_end();
   flush(w);
   // A failure just before exit woke us together with the stop: announce it here, or a

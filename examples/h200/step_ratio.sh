@@ -12,7 +12,9 @@
 # without Python frames (CUMEMTRACE_PYTHON=0), to tell their cost from the native stack's;
 # "nosnap" and "nozstd" are the default depth without periodic snapshots
 # (CUMEMTRACE_SNAPSHOT_MS=0) and without compression (CUMEMTRACE_COMPRESS=0), to tell the
-# writer thread's periodic work from the hooks'.
+# writer thread's periodic work from the hooks'. "again" is a second untraced run, the A/A
+# control: its ratio is how far one untraced run is from another (docs/validation.md
+# section 16: within 0.7 % there).
 #
 # Writes OUTDIR/step_ratio.jsonl (train.py's records of every run, labelled
 # MODE/CONFIG/rROUND) and OUTDIR/step_ratio.md (the table for docs/performance.md).
@@ -32,7 +34,7 @@ for ((r = 1; r <= rounds; ++r)); do
   for mode in ${MODES:-default expandable async}; do
     for cfg in ${CONFIGS:-untraced depth0 depth8 depth32}; do
       run="$mode/$cfg/r$r"
-      if [[ $cfg == untraced ]]; then
+      if [[ $cfg == untraced || $cfg == again ]]; then
         timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       else
         python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1
@@ -66,7 +68,8 @@ for run, ms in mean.items():
         ratios[(mode, cfg)].append(ms / base)
 configs = list(dict.fromkeys(cfg for (mode, cfg) in ratios))  # in the order run
 names = {c: c.replace("depth", "depth ").replace("nopy", "no Python frames, depth ") for c in configs}
-names.update({"depth32": "depth 32 (default)", "nosnap": "no periodic snapshots", "nozstd": "uncompressed"})
+names.update({"depth32": "depth 32 (default)", "nosnap": "no periodic snapshots", "nozstd": "uncompressed",
+              "again": "untraced again (A/A)"})
 print("| allocator mode | untraced step (ms) | " + " | ".join(names[c] for c in configs) + " |")
 print("|---|---:|" + "---:|" * len(configs))
 for mode in ("default", "expandable", "async"):

@@ -8,7 +8,11 @@ compares. Every line of the log (--log, JSON Lines) is one object with an "event
   checkpoint  label, step, t_ns (time.monotonic_ns() right after torch.cuda.synchronize(),
               the clock of the trace), memory_reserved, memory_allocated, selected
               memory_stats() figures, mem_get_info free/total
-  step        step (1-based) and ms (wall time of the step, synchronized at its end)
+  step        step (1-based), ms (wall time of the step, synchronized at its end),
+              launch_ms (the part of it the CPU took to queue the step's work: near ms,
+              the step waits on the CPU), gpu_ms (the GPU's time between two CUDA events
+              around the step's work) and t_ns (time.monotonic_ns() at its end, to set
+              steps beside the trace's records)
   end         steps, mean_step_ms over steps after the first --warmup (5), median too
   error       what went wrong (the exception), when the job fails
 
@@ -159,8 +163,10 @@ def main():
         checkpoint(torch, log, "model-created", 0)
 
         times = []
+        begin, finish = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         for step in range(1, args.steps + 1):
             t0 = time.perf_counter()
+            begin.record()
             tokens = torch.randint(0, args.vocab, (args.batch, args.seq), device=dev)
             target = torch.randint(0, args.vocab, (args.batch, args.seq), device=dev)
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.dtype == "bf16"):
@@ -169,10 +175,14 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+            finish.record()
+            launch_ms = (time.perf_counter() - t0) * 1e3
             torch.cuda.synchronize()
             ms = (time.perf_counter() - t0) * 1e3
+            t_ns = time.monotonic_ns()
             times.append(ms)
-            log.write("step", step=step, ms=round(ms, 3), loss=round(loss.item(), 4))
+            log.write("step", step=step, ms=round(ms, 3), launch_ms=round(launch_ms, 3),
+                      gpu_ms=round(begin.elapsed_time(finish), 3), t_ns=t_ns, loss=round(loss.item(), 4))
             if step == 1 or step % 10 == 0 or step == args.steps:
                 checkpoint(torch, log, f"step-{step}", step)
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "harness.h"
@@ -112,6 +113,20 @@ TEST_CASE("a manifest path that is not a manifest of `cumemtrace run` gets no li
   content << std::ifstream(victim).rdbuf();
   CHECK(content.str() == "root:x:0:0::/root:/bin/sh\n");
   CHECK(t.err.find("is not a manifest") != std::string::npos);
+}
+
+TEST_CASE("CUMEMTRACE_LOG=info ends with what the snapshots' readings cost, one count per snapshot written") {
+  TempDir dir;
+  const Result t = traced(dir, {program("prog_runtime"), "basic"}, {{"CUMEMTRACE_LOG", "info"}});
+  CHECK(t.exit_code == 0);
+  const std::regex line(R"(info: snapshots: (\d+) \((\d+) samplings\); NVML [0-9.]+ ms in all, [0-9.]+ ms at most; )"
+                        R"(driver [0-9.]+ ms in all, [0-9.]+ ms at most)");
+  std::smatch m;
+  REQUIRE(std::regex_search(t.err, m, line));
+  const size_t written = dump_events(only_trace(dir), R"(\n@[0-9+]+ snapshot )");
+  CHECK(written >= 1);  // at least the one at exit
+  CHECK(std::stoul(m[1]) == written);
+  CHECK(std::stoul(m[2]) >= written);  // a snapshot samples once, or again for a reading of one moment
 }
 
 TEST_CASE("garbage in the configuration warns and falls back, never wraps around") {

@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "event_source.h"
 #include "html_data.h"
 #include "html_page.h"
 #include "output_file.h"
@@ -26,7 +27,9 @@ int cmd_html(const HtmlOptions& opt) {
   int rc = 0;
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
   for (const auto& path : opt.traces) {
-    Trace t = read_trace(path);
+    // A large trace is read in passes, as `report` reads it (event_source.h).
+    const TraceFile file(path);
+    const Trace& t = file.trace();
     if (!check_trace(t)) {
       rc = 1;
       continue;
@@ -37,12 +40,18 @@ int cmd_html(const HtmlOptions& opt) {
     ropt.top = opt.top;
     ropt.frames = opt.frames;
     ropt.extra_symbols = &extra;
-    const Report rep = build_report(t, ropt);
+    const Report rep = build_report(t, file.events(), ropt);
     Stacks stacks(t);
     stacks.set_symbols(&extra);
     // The report's own JSON (the tables' figures equal `report --json`'s), beside what
     // only the page needs.
-    processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", html_data(t, rep, stacks)}});
+    nlohmann::ordered_json view = html_data(t, file.events(), rep, stacks);
+    if (file.changed()) {
+      std::cerr << "cumemtrace html: " << file.changed_message() << "\n";
+      rc = 1;
+      continue;
+    }
+    processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", std::move(view)}});
   }
   if (processes.empty()) return rc ? rc : 1;
   OutputFile out(opt.output, opt.traces);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "escape.h"
+#include "progress.h"
 #include "python_stacks.h"
 #include "replay.h"
 #include "units.h"
@@ -249,13 +250,22 @@ size_t device_moment(const Replayer& r, const DeviceState& s, uint64_t start_ns,
 }  // namespace
 
 Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, const HtmlDataOptions& opt) {
+  return html_data(trace, MemoryEvents(trace.events), rep, stacks, opt);
+}
+
+Json html_data(const Trace& trace, const EventSource& events, const Report& rep, const Stacks& stacks,
+               const HtmlDataOptions& opt) {
   const uint64_t start = rep.start_ns;
   auto rel = [&](uint64_t t) { return t - std::min(t, start); };
-  const size_t n = trace.events.size();
+  const size_t n = events.size();
 
   // Which moments to keep, by event index: "just after this event".
   std::map<size_t, Stop> stops;
-  const Replayer final = replay(trace);
+  Replayer final(trace.granule());
+  events.scan([&](const Event& e, size_t i) {
+    if ((i & 0xfff) == 0) progress("replaying", i, n);
+    final.apply(e, i);
+  });
   for (const auto& [d, s] : final.devices())
     if (d >= 0 && s.peak_event != kNoEvent) stops[s.peak_event] = Stop{"peak", d};
   size_t kept_failed = 0;
@@ -281,8 +291,7 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, cons
   Json moments = Json::array();
   size_t spent = 0;
   Replayer r(trace.granule());
-  for (size_t i = 0; i < n; ++i) {
-    const Event& e = trace.events[i];
+  events.scan([&](const Event& e, size_t i) {
     r.apply(e, i);
     auto dit = r.devices().find(e.device);
     if (dit != r.devices().end() && e.device >= 0) {
@@ -292,14 +301,14 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, cons
     }
     if (e.op == format::Op::kAlloc && e.result != 0) failed_times[e.device].push_back(rel(e.time_ns));
     auto st = stops.find(i);
-    if (st == stops.end()) continue;
+    if (st == stops.end()) return;
     const Stop& stop = st->second;
     // Spaced moments only while the budget lasts: the page must stay small for a big trace.
     if (stop.kind == "spaced") {
       size_t live = 0;
       for (const auto& [d, s] : r.devices())
         if (d >= 0) live += s.frag.figures().live_count;
-      if (spent + live > opt.alloc_budget) continue;
+      if (spent + live > opt.alloc_budget) return;
     }
     Json devs = Json::array();
     for (const auto& [d, s] : r.devices()) {
@@ -311,7 +320,7 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, cons
     }
     moments.push_back(Json{{"t", rel(e.time_ns)}, {"event", i}, {"kind", stop.kind}, {"device", stop.device},
                            {"devices", devs}});
-  }
+  });
 
   Json devices = Json::array();
   for (auto& [d, tl] : timelines) {

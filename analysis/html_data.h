@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cumemtrace/reader.h"
+#include "event_source.h"
 #include "report.h"
 #include "stacks.h"
 
@@ -35,5 +36,9 @@ struct HtmlDataOptions {
 // 104-day nanosecond span both are).
 nlohmann::ordered_json html_data(const Trace& trace, const Report& rep, const Stacks& stacks,
                                  const HtmlDataOptions& opt = {});
+// The same with the events read from `events` (event_source.h: a trace read in passes),
+// in two scans; `trace` gives every other record.
+nlohmann::ordered_json html_data(const Trace& trace, const EventSource& events, const Report& rep,
+                                 const Stacks& stacks, const HtmlDataOptions& opt = {});
 
 }  // namespace cumemtrace

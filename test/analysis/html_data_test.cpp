@@ -4,6 +4,7 @@
 #include <string>
 
 #include "catch.h"
+#include "event_source.h"
 #include "html_data.h"
 #include "../../view/html/html_page.h"  // linked through cumemtrace_analysis
 #include "report.h"
@@ -17,10 +18,21 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-Json data_of(const Trace& t, const HtmlDataOptions& opt = {}) {
+// The page's data both ways a command can read the trace: held whole, and with its
+// events read again from the bytes at each pass (TraceFile, as `html` reads a large
+// file); they must agree. The first is returned.
+Json data_of(const TraceBuilder& b, const HtmlDataOptions& opt = {}) {
+  const Trace t = parse(b);
   const Report rep = build_report(t, ReportOptions{});
   const Stacks stacks(t);
-  return html_data(t, rep, stacks, opt);
+  const Json whole = html_data(t, rep, stacks, opt);
+  const std::string& bytes = b.bytes();
+  const TraceFile file({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, {}, /*hold_bytes=*/0);
+  REQUIRE_FALSE(file.holds_events());
+  const Report streamed_rep = build_report(file.trace(), file.events(), ReportOptions{});
+  const Stacks streamed_stacks(file.trace());
+  CHECK(html_data(file.trace(), file.events(), streamed_rep, streamed_stacks, opt).dump() == whole.dump());
+  return whole;
 }
 
 const Json* moment(const Json& d, const std::string& kind) {
@@ -36,7 +48,7 @@ TEST_CASE("html: the address map at the peak has the arena, the largest gap wher
   // the peak (1,536 B) is before the free.
   TraceBuilder b;
   b.process().alloc(1, 0x10000000, 512).alloc(2, 0x10000200, 512).alloc(3, 0x10000400, 512).free(4, 0x10000200);
-  const Json d = data_of(parse(b));
+  const Json d = data_of(b);
   const Json* peak = moment(d, "peak");
   REQUIRE(peak);
   CHECK(peak->at("t") == 3);  // ns since start
@@ -65,7 +77,7 @@ TEST_CASE("html: the timeline keeps every bucket's extremes, so the peak survive
   for (uint64_t i = 0; i < 1000; ++i) b.free(1001 + i, 0x10000000 + i * 512);
   HtmlDataOptions opt;
   opt.buckets = 10;
-  const Json d = data_of(parse(b), opt);
+  const Json d = data_of(b, opt);
   const Json& tl = d.at("devices").at(0).at("timeline");
   CHECK(tl.at("t").size() <= 3 * 11);  // lowest, highest and last per bucket, at most
   uint64_t max = 0, at = 0;
@@ -86,7 +98,7 @@ TEST_CASE("html: spaced moments stop when their allocation budget is spent") {
   HtmlDataOptions opt;
   opt.spaced_moments = 9;  // after events 10, 20, ... 90: 11, 21, ... 91 allocations live
   opt.alloc_budget = 11 + 21 + 31;
-  const Json d = data_of(parse(b), opt);
+  const Json d = data_of(b, opt);
   size_t spaced = 0;
   for (const auto& m : d.at("moments")) spaced += m.at("kind") == "spaced";
   CHECK(spaced == 3);

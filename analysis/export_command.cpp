@@ -1,6 +1,6 @@
 // `cumemtrace export`: docs/cli.md. Reads the traces, checks the options, and hands them
-// to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h). jsonl
-// reads one trace at a time, a large one in passes; the others read every trace whole.
+// to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h). jsonl and
+// chrome read one trace at a time, a large one in passes; memviz and folded read whole.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -18,19 +18,25 @@
 namespace cumemtrace {
 namespace {
 
-// A job's tables: its traces are checked first (no table is written if one is unreadable),
-// then read again one at a time, each in passes when large (event_source.h), so that a job
-// of many traces, or one long trace, is never held whole.
-int export_jsonl(const ExportOptions& opt) {
-  for (const auto& p : opt.paths) {
+// Every trace checked before anything is written: one unreadable writes nothing. The
+// writers that take one trace at a time (jsonl, chrome) then read each again, in passes
+// when large (event_source.h), so that a job of many traces, or one long trace, is never
+// held whole.
+bool all_readable(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
     const TraceFile file(p);
-    if (!check_trace(file.trace(), std::cerr)) return 1;
+    if (!check_trace(file.trace(), std::cerr)) return false;
   }
+  return true;
+}
+
+int export_jsonl(const ExportOptions& opt) {
+  if (!all_readable(opt.paths)) return 1;
   try {
     std::filesystem::create_directories(opt.output);
     JsonlTables tables(opt.output, opt.paths, opt.zstd);
     for (const auto& p : opt.paths) {
-      const TraceFile file(p, TraceFile::kHoldBytes);
+      const TraceFile file(p);
       tables.add(file.trace(), file.events());
       if (file.changed()) throw std::runtime_error(file.changed_message() + "; no table written");
     }
@@ -63,10 +69,14 @@ int cmd_export(const ExportOptions& opt) {
 
   if (opt.format == "jsonl") return export_jsonl(opt);
 
-  std::vector<std::unique_ptr<Trace>> traces;
-  for (const auto& p : opt.paths) {
-    traces.push_back(std::make_unique<Trace>(read_trace(p)));
-    if (!check_trace(*traces.back())) return 1;
+  std::vector<std::unique_ptr<Trace>> traces;  // memviz and folded: every trace held whole
+  if (opt.format == "chrome") {
+    if (!all_readable(opt.paths)) return 1;
+  } else {
+    for (const auto& p : opt.paths) {
+      traces.push_back(std::make_unique<Trace>(read_trace(p)));
+      if (!check_trace(*traces.back())) return 1;
+    }
   }
   std::vector<FoldedInput> folded;
   if (opt.format == "folded")
@@ -101,10 +111,16 @@ int cmd_export(const ExportOptions& opt) {
     const MemvizCounts c = write_memviz(out, *traces.front());
     said = std::to_string(c.events) + " trace entries, " + std::to_string(c.segments) + " segments live at the end";
   } else if (opt.format == "chrome") {
-    std::vector<const Trace*> ts;
-    for (const auto& t : traces) ts.push_back(t.get());
-    const uint64_t n = write_chrome(out, ts);
-    said = std::to_string(n) + " trace events";
+    ChromeWriter w(out);
+    for (const auto& p : opt.paths) {
+      const TraceFile tf(p);
+      w.add(tf.trace(), tf.events());
+      if (tf.changed()) {  // a file is not put in place; stdout has what was written
+        std::cerr << "cumemtrace export: " << tf.changed_message() << "\n";
+        return 1;
+      }
+    }
+    said = std::to_string(w.close()) + " trace events";
   } else {
     const uint64_t bytes = write_folded(out, folded);
     said = std::to_string(bytes) + " live bytes";

@@ -24,14 +24,38 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <vector>
 
 #include "cumemtrace/reader.h"
+#include "event_source.h"
 
 namespace cumemtrace {
 
-// Returns the number of records written.
+// Writes the file one trace at a time (a trace read in passes, event_source.h, is
+// scanned twice: for its devices, then for its events), so that a job's traces need not
+// be held together.
+class ChromeWriter {
+ public:
+  explicit ChromeWriter(std::ostream& out);  // writes the opening "["
+  ~ChromeWriter();
+  ChromeWriter(const ChromeWriter&) = delete;
+  ChromeWriter& operator=(const ChromeWriter&) = delete;
+  // The next trace's records; its synthetic pids follow the previous trace's.
+  void add(const Trace& t, const EventSource& events);
+  // Writes the closing "]" and flushes; returns the number of records written.
+  uint64_t close();
+
+ private:
+  struct Stream;
+  std::ostream& out_;
+  std::unique_ptr<Stream> rs_;
+  int next_pid_ = 1000;
+  uint64_t records_ = 0;
+};
+
+// All of `traces`, each holding its events. Returns the number of records written.
 uint64_t write_chrome(std::ostream& out, const std::vector<const Trace*>& traces);
 
 }  // namespace cumemtrace

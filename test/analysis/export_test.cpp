@@ -272,6 +272,17 @@ TEST_CASE("chrome: several traces get one synthetic process per process and devi
   CHECK(got[3]["args"]["name"] == "GPU 0 (NVIDIA H200), pid 4242, rank 1");
   CHECK(got[3]["pid"] == 1001);
   CHECK(got[5] == json{{"ts", 1000000.2}, {"name", "memory"}, {"ph", "C"}, {"pid", 1001}, {"args", {{"tracked_bytes", 32}}}});
+
+  // The same file from the traces read in passes, one at a time, as the command reads
+  // files over 32 MiB: their events come from scans of the bytes, not from the Traces.
+  const TraceFile fa(span_of(a.bytes()), "a.trace", /*hold_bytes=*/0), fb(span_of(b.bytes()), "b.trace", 0);
+  REQUIRE_FALSE(fa.holds_events());
+  std::ostringstream passes;
+  ChromeWriter w(passes);
+  w.add(fa.trace(), fa.events());
+  w.add(fb.trace(), fb.events());
+  CHECK(w.close() == 6);
+  CHECK(passes.str() == out.str());
 }
 
 namespace {

@@ -1,9 +1,10 @@
 // `cumemtrace export`: docs/cli.md. Reads the traces, checks the options, and hands them
-// to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h). jsonl and
-// chrome read one trace at a time, a large one in passes; memviz and folded read whole.
+// to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h). jsonl,
+// chrome and folded read one trace at a time, a large one in passes; memviz reads it whole.
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "event_source.h"
@@ -69,30 +70,41 @@ int cmd_export(const ExportOptions& opt) {
 
   if (opt.format == "jsonl") return export_jsonl(opt);
 
-  std::vector<std::unique_ptr<Trace>> traces;  // memviz and folded: every trace held whole
+  std::unique_ptr<Trace> whole;  // memviz: the trace held whole
+  std::vector<std::pair<std::string, uint64_t>> folded;  // folded: each trace's path and moment
   if (opt.format == "chrome") {
     if (!all_readable(opt.paths)) return 1;
-  } else {
+  } else if (opt.format == "folded") {
+    if (!all_readable(opt.paths)) return 1;
+    const std::string moment = opt.at_given ? opt.at : "peak";
     for (const auto& p : opt.paths) {
-      traces.push_back(std::make_unique<Trace>(read_trace(p)));
-      if (!check_trace(*traces.back())) return 1;
-    }
-  }
-  std::vector<FoldedInput> folded;
-  if (opt.format == "folded")
-    for (const auto& t : traces) {
+      const TraceFile file(p);
+      const Trace& t = file.trace();
       std::string error;
-      const std::string moment = opt.at_given ? opt.at : "peak";
-      auto at = parse_moment(moment, *t, error);
+      std::optional<uint64_t> at;
+      if (file.holds_events()) {
+        at = parse_moment(moment, t, error);
+      } else {  // "end" and "peak" from a pass over the file, as `live` finds them
+        const EventFacts facts = event_facts(t, file.events(), moment.find("peak") != std::string::npos);
+        at = parse_moment(moment, t, error, &facts.known);
+      }
+      if (file.changed()) {
+        std::cerr << "cumemtrace export: " << file.changed_message() << "\n";
+        return 1;
+      }
       // Of a job's traces, one with no device memory (a launcher, a data loader) has no
       // peak and nothing to add to the flame graph: it is left out, not the whole export.
-      if (!at && moment == "peak" && traces.size() > 1) {
-        std::cerr << "cumemtrace export: " << t->path << ": left out: no device memory was ever live in it\n";
+      if (!at && moment == "peak" && opt.paths.size() > 1) {
+        std::cerr << "cumemtrace export: " << t.path << ": left out: no device memory was ever live in it\n";
         continue;
       }
       if (!at) return usage(error);
-      folded.push_back({t.get(), *at});
+      folded.emplace_back(p, *at);
     }
+  } else {
+    whole = std::make_unique<Trace>(read_trace(opt.paths.front()));
+    if (!check_trace(*whole)) return 1;
+  }
 
   std::unique_ptr<OutputFile> file;
   if (!to_stdout) {
@@ -108,7 +120,7 @@ int cmd_export(const ExportOptions& opt) {
   std::string said;
 
   if (opt.format == "memviz") {
-    const MemvizCounts c = write_memviz(out, *traces.front());
+    const MemvizCounts c = write_memviz(out, *whole);
     said = std::to_string(c.events) + " trace entries, " + std::to_string(c.segments) + " segments live at the end";
   } else if (opt.format == "chrome") {
     ChromeWriter w(out);
@@ -122,8 +134,16 @@ int cmd_export(const ExportOptions& opt) {
     }
     said = std::to_string(w.close()) + " trace events";
   } else {
-    const uint64_t bytes = write_folded(out, folded);
-    said = std::to_string(bytes) + " live bytes";
+    FoldedStacks stacks;
+    for (const auto& [path, at] : folded) {
+      const TraceFile tf(path);
+      stacks.add(tf.trace(), tf.events(), at, folded.size() > 1);
+      if (tf.changed()) {
+        std::cerr << "cumemtrace export: " << tf.changed_message() << "\n";
+        return 1;
+      }
+    }
+    said = std::to_string(stacks.write(out)) + " live bytes";
   }
   out.flush();
   if (!out || (file && !file->commit())) {

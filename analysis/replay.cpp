@@ -294,12 +294,16 @@ Replayer replay(const Trace& trace) {
 }
 
 Replayer replay_until(const Trace& trace, uint64_t t) {
-  Replayer r(trace.granule());
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    if ((i & 0xfff) == 0) progress("replaying", i, trace.events.size());
-    const Event e = trace.events[i];  // unpacked once (EventLog hands out values)
+  return replay_until(MemoryEvents(trace.events), trace.granule(), t);
+}
+
+Replayer replay_until(const EventSource& events, uint64_t granule, uint64_t t) {
+  Replayer r(granule);
+  const size_t n = events.size();
+  events.scan([&](const Event& e, size_t i) {
+    if ((i & 0xfff) == 0) progress("replaying", i, n);
     if (e.time_ns <= t) r.apply(e, i);
-  }
+  });
   return r;
 }
 

@@ -181,6 +181,8 @@ Replayer replay(const Trace& trace);
 
 // Replays the events with time_ns <= t (in file order).
 Replayer replay_until(const Trace& trace, uint64_t t);
+// The same over `events` (event_source.h), laid out in `granule`.
+Replayer replay_until(const EventSource& events, uint64_t granule, uint64_t t);
 
 // Second pass in general: for each (event index, device) stop, the allocations holding
 // device memory live on that device just after that event; keyed by the stop's position

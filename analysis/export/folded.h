@@ -16,19 +16,37 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "cumemtrace/reader.h"
+#include "event_source.h"
 
 namespace cumemtrace {
+
+// The lines of several traces, added one at a time (a trace read in passes,
+// event_source.h, is replayed from a scan of its file), then written together.
+class FoldedStacks {
+ public:
+  // The device memory live in `t` at `at_ns` (CLOCK_MONOTONIC), its events read from
+  // `events`; `name_process`: each line starts with the process's frame.
+  void add(const Trace& t, const EventSource& events, uint64_t at_ns, bool name_process);
+  // Returns the bytes in all lines.
+  uint64_t write(std::ostream& out) const;
+
+ private:
+  std::map<std::string, uint64_t> lines_;  // sorted: the same traces give the same file
+};
 
 struct FoldedInput {
   const Trace* trace = nullptr;
   uint64_t at_ns = 0;  // CLOCK_MONOTONIC
 };
 
-// Returns the bytes written out in all lines.
+// Traces holding their events; the process frame when there are several. Returns the
+// bytes written out in all lines.
 uint64_t write_folded(std::ostream& out, const std::vector<FoldedInput>& inputs);
 
 }  // namespace cumemtrace

@@ -62,7 +62,18 @@ std::string TraceFile::changed_message() const {
 }
 
 bool TraceFile::changed() const {
-  return (file_ && file_->cut()) || (file_events_ && file_events_->changed());
+  return (file_ && (file_->cut() || file_->written_in_place())) || (file_events_ && file_events_->changed());
+}
+
+std::string not_as_checked(const FileStamp& then, const TraceFile& now) {
+  const FileStamp s = now.stamp();
+  std::string why;
+  if (s.device != then.device || s.inode != then.inode) why = "another file under its name";
+  else if (s.size < then.size) why = "cut short";
+  else if (s.size == then.size && s.mtime_ns != then.mtime_ns) why = "written over in place";
+  if (why.empty()) return "";
+  return printable(now.trace().path) + " changed between its check and its reading (" + why +
+         "): nothing written; run it again once nothing writes to it";
 }
 
 }  // namespace cumemtrace

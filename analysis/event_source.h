@@ -102,6 +102,8 @@ class TraceFile {
   bool changed() const;
   // What a command says then, e.g. "trace.trace changed while it was read (...)".
   std::string changed_message() const;
+  // The mapped file's identity (FileStamp's 0s for bytes given in memory, or no file).
+  FileStamp stamp() const { return file_ ? file_->stamp() : FileStamp{}; }
 
  private:
   void read(std::span<const uint8_t> bytes, const std::string& path, const MappedFile* mapped, uint64_t hold_bytes);
@@ -111,5 +113,11 @@ class TraceFile {
   const FileEvents* file_events_ = nullptr;
   bool holds_ = true;
 };
+
+// Why `now` does not read the file that was checked as `then` (a command that checks
+// every trace before it writes anything, then reads them again one at a time): another
+// file under the name, cut short, or written over in place. "" when it is the same, or
+// has only grown (a trace still being written: appended to).
+std::string not_as_checked(const FileStamp& then, const TraceFile& now);
 
 }  // namespace cumemtrace

@@ -23,21 +23,34 @@ namespace {
 // writers that take one trace at a time (jsonl, chrome) then read each again, in passes
 // when large (event_source.h), so that a job of many traces, or one long trace, is never
 // held whole.
-bool all_readable(const std::vector<std::string>& paths) {
+// Returns each file's stamp as checked (nothing when one is unreadable), so that a later
+// reading can tell that it reads the file checked (not_as_checked).
+std::optional<std::vector<FileStamp>> all_readable(const std::vector<std::string>& paths) {
+  std::vector<FileStamp> stamps;
   for (const auto& p : paths) {
     const TraceFile file(p);
-    if (!check_trace(file.trace(), std::cerr)) return false;
+    if (!check_trace(file.trace(), std::cerr)) return std::nullopt;
+    stamps.push_back(file.stamp());
   }
-  return true;
+  return stamps;
+}
+
+// False, having said why, when `file` is not the file checked as `then`.
+bool as_checked(const FileStamp& then, const TraceFile& file) {
+  const std::string why = not_as_checked(then, file);
+  if (!why.empty()) std::cerr << "cumemtrace export: " << why << "\n";
+  return why.empty();
 }
 
 int export_jsonl(const ExportOptions& opt) {
-  if (!all_readable(opt.paths)) return 1;
+  const auto checked = all_readable(opt.paths);
+  if (!checked) return 1;
   try {
     std::filesystem::create_directories(opt.output);
     JsonlTables tables(opt.output, opt.paths, opt.zstd);
-    for (const auto& p : opt.paths) {
-      const TraceFile file(p);
+    for (size_t i = 0; i < opt.paths.size(); ++i) {
+      const TraceFile file(opt.paths[i]);
+      if (!as_checked((*checked)[i], file)) return 1;
       tables.add(file.trace(), file.events());
       if (file.changed()) throw std::runtime_error(file.changed_message() + "; no table written");
     }
@@ -71,14 +84,23 @@ int cmd_export(const ExportOptions& opt) {
   if (opt.format == "jsonl") return export_jsonl(opt);
 
   std::unique_ptr<Trace> whole;  // memviz: the trace held whole
-  std::vector<std::pair<std::string, uint64_t>> folded;  // folded: each trace's path and moment
-  if (opt.format == "chrome") {
-    if (!all_readable(opt.paths)) return 1;
-  } else if (opt.format == "folded") {
-    if (!all_readable(opt.paths)) return 1;
+  struct FoldedAt {
+    std::string path;
+    FileStamp checked;
+    uint64_t at_ns;
+  };
+  std::vector<FoldedAt> folded;  // folded: each trace's moment
+  std::vector<FileStamp> checked;
+  if (opt.format == "chrome" || opt.format == "folded") {
+    auto stamps = all_readable(opt.paths);
+    if (!stamps) return 1;
+    checked = std::move(*stamps);
+  }
+  if (opt.format == "folded") {
     const std::string moment = opt.at_given ? opt.at : "peak";
-    for (const auto& p : opt.paths) {
-      const TraceFile file(p);
+    for (size_t i = 0; i < opt.paths.size(); ++i) {
+      const TraceFile file(opt.paths[i]);
+      if (!as_checked(checked[i], file)) return 1;
       const Trace& t = file.trace();
       std::string error;
       std::optional<uint64_t> at;
@@ -99,9 +121,9 @@ int cmd_export(const ExportOptions& opt) {
         continue;
       }
       if (!at) return usage(error);
-      folded.emplace_back(p, *at);
+      folded.push_back({opt.paths[i], checked[i], *at});
     }
-  } else {
+  } else if (opt.format == "memviz") {
     whole = std::make_unique<Trace>(read_trace(opt.paths.front()));
     if (!check_trace(*whole)) return 1;
   }
@@ -124,8 +146,9 @@ int cmd_export(const ExportOptions& opt) {
     said = std::to_string(c.events) + " trace entries, " + std::to_string(c.segments) + " segments live at the end";
   } else if (opt.format == "chrome") {
     ChromeWriter w(out);
-    for (const auto& p : opt.paths) {
-      const TraceFile tf(p);
+    for (size_t i = 0; i < opt.paths.size(); ++i) {
+      const TraceFile tf(opt.paths[i]);
+      if (!as_checked(checked[i], tf)) return 1;
       w.add(tf.trace(), tf.events());
       if (tf.changed()) {  // a file is not put in place; stdout has what was written
         std::cerr << "cumemtrace export: " << tf.changed_message() << "\n";
@@ -135,9 +158,10 @@ int cmd_export(const ExportOptions& opt) {
     said = std::to_string(w.close()) + " trace events";
   } else {
     FoldedStacks stacks;
-    for (const auto& [path, at] : folded) {
-      const TraceFile tf(path);
-      stacks.add(tf.trace(), tf.events(), at, folded.size() > 1);
+    for (const FoldedAt& f : folded) {
+      const TraceFile tf(f.path);
+      if (!as_checked(f.checked, tf)) return 1;
+      stacks.add(tf.trace(), tf.events(), f.at_ns, folded.size() > 1);
       if (tf.changed()) {
         std::cerr << "cumemtrace export: " << tf.changed_message() << "\n";
         return 1;

@@ -240,10 +240,13 @@ class Parser {
 
   // Where the next seal's marker starts, at or after `from`; the file's size if none. A
   // long stretch without one (damage, a sparse file) is searched a window at a time, and
-  // the pages searched are given back behind it, so that it is not held whole.
+  // the pages searched are given back behind it, so that it is not held whole. Pages given
+  // back are read again from the file if a seal found later covers them.
   uint64_t next_marker(uint64_t from) const {
     constexpr uint64_t kWindow = 64u << 20;
     const uint64_t size = b_.size();
+    // Behind `from` too: a stretch of failed seals (damage) calls here once per marker.
+    if (mapped) mapped->release_before(from);
     for (uint64_t at = from; at < size;) {
       const uint64_t end = std::min(size, at + kWindow);
       if (const void* hit = memmem(b_.data() + at, end - at, kChecksumMarker, sizeof kChecksumMarker))
@@ -274,7 +277,8 @@ class Parser {
       const uint64_t stop = records(pos, size, true, why, cut);
       if (stop == size) return;
       uint64_t next = stop + 1;
-      while (next < size && !plausible_run(b_.data(), size, next, kResyncRun)) ++next;
+      for (; next < size && !plausible_run(b_.data(), size, next, kResyncRun); ++next)
+        if (mapped && (next & ((1u << 20) - 1)) == 0) mapped->release_before(next);  // a long resync
       if (next >= size) {
         // A record cut off at the end is the common case (a killed writer): said as is.
         damaged(stop, size,
@@ -702,6 +706,14 @@ bool MappedFile::cut() const {
   struct stat st;
   if (!data_ || ::stat(path_.c_str(), &st) != 0) return false;
   return uint64_t(st.st_dev) == device_ && uint64_t(st.st_ino) == inode_ && uint64_t(st.st_size) < size_;
+}
+
+bool MappedFile::written_in_place() const {
+  struct stat st;
+  if (!data_ || ::stat(path_.c_str(), &st) != 0) return false;
+  const uint64_t mtime = uint64_t(st.st_mtim.tv_sec) * 1'000'000'000ull + uint64_t(st.st_mtim.tv_nsec);
+  return uint64_t(st.st_dev) == device_ && uint64_t(st.st_ino) == inode_ && uint64_t(st.st_size) == size_ &&
+         mtime != mtime_ns_;
 }
 
 MappedFile::~MappedFile() {

@@ -52,6 +52,12 @@ Trace parse_trace_events(std::span<const uint8_t> bytes, std::string path, const
 Trace parse_trace_from(std::span<const uint8_t> bytes, std::string path, uint64_t offset,
                        uint64_t stop_after_ns = std::numeric_limits<uint64_t>::max());
 
+// What tells one file from another under the same path: a command that checks its traces
+// first and reads them later compares these (event_source.h, not_as_checked).
+struct FileStamp {
+  uint64_t device = 0, inode = 0, size = 0, mtime_ns = 0;  // 0s: nothing mapped
+};
+
 // A trace file mapped read-only (read_trace's way of reading). `bytes()` is empty and
 // `error()` says why when the file could not be mapped (an empty file maps to nothing).
 class MappedFile {
@@ -75,6 +81,11 @@ class MappedFile {
   // zeros: cut_guard.h). Bytes appended after the mapping (a trace still being written)
   // and a file replaced under its name (a rename) leave the mapping whole: not cut.
   bool cut() const;
+  // Whether bytes of the file were written over in place since it was mapped: the same
+  // file, of the same size, modified later. (Appending changes the size: a trace still
+  // being written is not this.)
+  bool written_in_place() const;
+  FileStamp stamp() const { return {device_, inode_, size_, mtime_ns_}; }
 
  private:
   std::string path_;

@@ -3,6 +3,7 @@
 // between passes. Either way the TraceFile says it changed instead of the command giving
 // figures that mix two files.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -156,4 +157,92 @@ TEST_CASE("a trace of format 1.1 (no chunks) read event by event gives its pages
     CHECK(file.released() <= bytes.size());
   }
   unlink(path);
+}
+
+namespace {
+
+// Sets a file's modification time `seconds` after its current one: a write in place
+// within the file system's timestamp tick would leave it unchanged, and a test must not
+// depend on the tick.
+void touch_later(const char* path, int seconds) {
+  struct stat st;
+  REQUIRE(stat(path, &st) == 0);
+  timespec times[2] = {st.st_atim, st.st_mtim};
+  times[1].tv_sec += seconds;
+  REQUIRE(utimensat(AT_FDCWD, path, times, 0) == 0);
+}
+
+std::string write_temp(const std::vector<uint8_t>& bytes, const char* name) {
+  std::string path = "/tmp/cumemtrace-" + std::string(name) + "-" + std::to_string(getpid());
+  FILE* f = fopen(path.c_str(), "wb");
+  REQUIRE(f);
+  REQUIRE(fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size());
+  fclose(f);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a file written over in place (same size, later mtime) changed, one appended to did not") {
+  const std::vector<uint8_t> bytes = small_trace();
+  const std::string path = write_temp(bytes, "inplace");
+  {
+    const TraceFile file(path);
+    CHECK_FALSE(file.changed());
+    touch_later(path.c_str(), 0);  // the same time again: nothing changed
+    CHECK_FALSE(file.changed());
+    FILE* f = fopen(path.c_str(), "ab");
+    REQUIRE(fputs("more", f) >= 0);  // appended: a trace still being written
+    fclose(f);
+    touch_later(path.c_str(), 5);
+    CHECK_FALSE(file.changed());
+  }
+  {
+    const TraceFile file(path);
+    const int fd = open(path.c_str(), O_WRONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(pwrite(fd, "x", 1, 100) == 1);  // in place, the size unchanged
+    close(fd);
+    touch_later(path.c_str(), 5);
+    CHECK(file.changed());
+  }
+  unlink(path.c_str());
+}
+
+TEST_CASE("not_as_checked tells a file replaced, cut or written in place since its check, and one appended to is the same") {
+  const std::vector<uint8_t> bytes = small_trace();
+  const std::string path = write_temp(bytes, "checked");
+  FileStamp checked;
+  {
+    const TraceFile file(path);
+    checked = file.stamp();
+    REQUIRE(checked.inode != 0);
+    CHECK(checked.size == bytes.size());
+  }
+  const auto now = [&] { return not_as_checked(checked, TraceFile(path)); };
+  CHECK(now() == "");
+  {  // appended to: the same file, grown
+    FILE* f = fopen(path.c_str(), "ab");
+    REQUIRE(fputs("more", f) >= 0);
+    fclose(f);
+    touch_later(path.c_str(), 5);
+    CHECK(now() == "");
+  }
+  const FileStamp grown = TraceFile(path).stamp();
+  {  // written over in place
+    const int fd = open(path.c_str(), O_WRONLY);
+    REQUIRE(pwrite(fd, "x", 1, 100) == 1);
+    close(fd);
+    touch_later(path.c_str(), 5);
+    checked = grown;
+    CHECK(now().find("changed between its check and its reading (written over in place)") != std::string::npos);
+  }
+  checked = TraceFile(path).stamp();
+  REQUIRE(truncate(path.c_str(), 64) == 0);
+  CHECK(now().find("(cut short)") != std::string::npos);
+  checked = TraceFile(path).stamp();
+  const std::string other = write_temp(bytes, "other");
+  REQUIRE(rename(other.c_str(), path.c_str()) == 0);
+  CHECK(now().find("(another file under its name)") != std::string::npos);
+  unlink(path.c_str());
 }

@@ -20,11 +20,10 @@ namespace cumemtrace {
 namespace {
 
 // Every trace checked before anything is written: one unreadable writes nothing. The
-// writers that take one trace at a time (jsonl, chrome) then read each again, in passes
-// when large (event_source.h), so that a job of many traces, or one long trace, is never
-// held whole.
-// Returns each file's stamp as checked (nothing when one is unreadable), so that a later
-// reading can tell that it reads the file checked (not_as_checked).
+// writers that take one trace at a time (jsonl, chrome, folded) then read each again, in
+// passes when large (event_source.h), so that a job of many traces, or one long trace, is
+// never held whole. Returns each file's stamp as checked (nothing when one is unreadable),
+// so that a later reading can tell that it reads the file checked (not_as_checked).
 std::optional<std::vector<FileStamp>> all_readable(const std::vector<std::string>& paths) {
   std::vector<FileStamp> stamps;
   for (const auto& p : paths) {
@@ -63,6 +62,45 @@ int export_jsonl(const ExportOptions& opt) {
   return 0;
 }
 
+struct FoldedAt {
+  std::string path;
+  FileStamp checked;
+  uint64_t at_ns;
+};
+
+// The moment of each trace for `--format folded` (`--at`, by default its peak), found in
+// a pass of its own over a large trace, as `live` finds it. Returns 0, or the exit status:
+// 1 (said on stderr), 2 (a usage error, `error` says which).
+int folded_moments(const ExportOptions& opt, const std::vector<FileStamp>& checked, std::vector<FoldedAt>& out,
+                   std::string& error) {
+  const std::string moment = opt.at_given ? opt.at : "peak";
+  for (size_t i = 0; i < opt.paths.size(); ++i) {
+    const TraceFile file(opt.paths[i]);
+    if (!as_checked(checked[i], file)) return 1;
+    const Trace& t = file.trace();
+    std::optional<uint64_t> at;
+    if (file.holds_events()) {
+      at = parse_moment(moment, t, error);
+    } else {
+      const EventFacts facts = event_facts(t, file.events(), moment.find("peak") != std::string::npos);
+      at = parse_moment(moment, t, error, &facts.known);
+    }
+    if (file.changed()) {
+      std::cerr << "cumemtrace export: " << file.changed_message() << "\n";
+      return 1;
+    }
+    // Of a job's traces, one with no device memory (a launcher, a data loader) has no
+    // peak and nothing to add to the flame graph: it is left out, not the whole export.
+    if (!at && moment == "peak" && opt.paths.size() > 1) {
+      std::cerr << "cumemtrace export: " << t.path << ": left out: no device memory was ever live in it\n";
+      continue;
+    }
+    if (!at) return 2;
+    out.push_back({opt.paths[i], checked[i], *at});
+  }
+  return 0;
+}
+
 }  // namespace
 
 int cmd_export(const ExportOptions& opt) {
@@ -84,11 +122,6 @@ int cmd_export(const ExportOptions& opt) {
   if (opt.format == "jsonl") return export_jsonl(opt);
 
   std::unique_ptr<Trace> whole;  // memviz: the trace held whole
-  struct FoldedAt {
-    std::string path;
-    FileStamp checked;
-    uint64_t at_ns;
-  };
   std::vector<FoldedAt> folded;  // folded: each trace's moment
   std::vector<FileStamp> checked;
   if (opt.format == "chrome" || opt.format == "folded") {
@@ -97,32 +130,8 @@ int cmd_export(const ExportOptions& opt) {
     checked = std::move(*stamps);
   }
   if (opt.format == "folded") {
-    const std::string moment = opt.at_given ? opt.at : "peak";
-    for (size_t i = 0; i < opt.paths.size(); ++i) {
-      const TraceFile file(opt.paths[i]);
-      if (!as_checked(checked[i], file)) return 1;
-      const Trace& t = file.trace();
-      std::string error;
-      std::optional<uint64_t> at;
-      if (file.holds_events()) {
-        at = parse_moment(moment, t, error);
-      } else {  // "end" and "peak" from a pass over the file, as `live` finds them
-        const EventFacts facts = event_facts(t, file.events(), moment.find("peak") != std::string::npos);
-        at = parse_moment(moment, t, error, &facts.known);
-      }
-      if (file.changed()) {
-        std::cerr << "cumemtrace export: " << file.changed_message() << "\n";
-        return 1;
-      }
-      // Of a job's traces, one with no device memory (a launcher, a data loader) has no
-      // peak and nothing to add to the flame graph: it is left out, not the whole export.
-      if (!at && moment == "peak" && opt.paths.size() > 1) {
-        std::cerr << "cumemtrace export: " << t.path << ": left out: no device memory was ever live in it\n";
-        continue;
-      }
-      if (!at) return usage(error);
-      folded.push_back({opt.paths[i], checked[i], *at});
-    }
+    std::string error;
+    if (const int rc = folded_moments(opt, checked, folded, error); rc) return rc == 2 ? usage(error) : rc;
   } else if (opt.format == "memviz") {
     whole = std::make_unique<Trace>(read_trace(opt.paths.front()));
     if (!check_trace(*whole)) return 1;

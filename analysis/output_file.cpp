@@ -10,6 +10,8 @@
 #include <cstring>
 #include <ext/stdio_filebuf.h>
 
+#include "temporaries.h"
+
 namespace cumemtrace {
 
 struct OutputFile::Impl {
@@ -88,10 +90,14 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs)
       break;
   }
   tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+  // Registered before it exists: a signal between the two would leave it otherwise.
+  temp_slot_ = register_temporary(tmp_);
   const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     error_ = "cannot create " + tmp_ + ": " + std::strerror(errno);
     tmp_.clear();
+    unregister_temporary(temp_slot_);
+    temp_slot_ = -1;
     return;
   }
   impl_ = std::make_unique<Impl>(fd);
@@ -100,6 +106,7 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs)
 OutputFile::~OutputFile() {
   impl_.reset();
   if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  unregister_temporary(temp_slot_);
 }
 
 std::ostream& OutputFile::stream() { return impl_ ? impl_->out : discard(); }
@@ -120,6 +127,8 @@ bool OutputFile::commit() {
     return false;
   }
   tmp_.clear();
+  unregister_temporary(temp_slot_);
+  temp_slot_ = -1;
   return true;
 }
 

@@ -5,7 +5,8 @@
 // traces are: it carries command lines, host names and source paths. A character device,
 // FIFO or socket at the name, directly or through a symlink (/dev/null, /dev/stdout on a
 // pipe or terminal), and a symlink into /proc (/dev/stdout on a file) are written through
-// instead, never replaced; a directory or a block device is refused.
+// instead, never replaced; a directory or a block device is refused. SIGINT, SIGTERM or
+// SIGHUP before the rename removes the temporary (temporaries.h).
 #pragma once
 
 #include <memory>
@@ -34,6 +35,7 @@ class OutputFile {
  private:
   struct Impl;
   std::string path_, tmp_, error_;
+  int temp_slot_ = -1;  // temporaries.h: removed if a signal ends the CLI first
   std::unique_ptr<Impl> impl_;
 };
 

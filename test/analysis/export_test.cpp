@@ -1,5 +1,10 @@
 // `cumemtrace export` (analysis/export/): exact snapshots, timelines and folded stacks
 // from hand-built traces, each value worked out below from the trace that the test writes.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <nlohmann/json.hpp>
@@ -591,4 +596,66 @@ TEST_CASE("jsonl and memviz: bytes of the trace that are not UTF-8 are escaped a
   std::remove(path.c_str());
   CHECK(got["first_bytes"] == json::array({0x80, 4}));
   CHECK(got.dump().find("li\\\\xffc-start.c") != std::string::npos);
+}
+
+namespace {
+
+// Names in `dir` that contain ".tmp.".
+std::vector<std::string> temporaries_in(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* e = readdir(d))
+      if (std::string(e->d_name).find(".tmp.") != std::string::npos) out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("export: SIGTERM or SIGINT while the tables are written leaves no temporaries, and ends the CLI by it") {
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30);
+  for (uint64_t i = 0; i < 300000; ++i) b.alloc(10 * i, 0x100000 + 4096 * i, 4096).free(10 * i + 5, 0x100000 + 4096 * i);
+  b.end(10 * 300000);
+  const std::string trace = tmp_path("signal.trace");
+  b.write(trace);
+  for (int sig : {SIGTERM, SIGINT}) {
+    INFO("signal " << sig);
+    const std::string dir = tmp_path("signal_tables");
+    test::shell("rm -rf " + dir);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 2);
+      execl(CUMEMTRACE_CLI, CUMEMTRACE_CLI, "export", "--format", "jsonl", "-o", dir.c_str(), trace.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Wait (at most 60 s) for a table's temporary, then signal.
+    bool seen = false;
+    int status = 0;
+    pid_t done = 0;
+    for (int ms = 0; ms < 60000 && !seen && done == 0; ++ms) {
+      seen = !temporaries_in(dir).empty();
+      if (!seen) {
+        usleep(1000);
+        done = waitpid(pid, &status, WNOHANG);
+      }
+    }
+    if (done == 0) {
+      kill(pid, sig);
+      REQUIRE(waitpid(pid, &status, 0) == pid);
+    }
+    if (!seen) {
+      WARN("the export finished before a temporary was seen: nothing to check this time");
+      continue;
+    }
+    CHECK(WIFSIGNALED(status));
+    if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == sig);
+    CHECK(temporaries_in(dir) == std::vector<std::string>{});
+    test::shell("rm -rf " + dir);
+  }
+  std::remove(trace.c_str());
 }

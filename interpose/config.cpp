@@ -73,6 +73,11 @@ const Config& config() {
     k->output_pattern = env_string("CUMEMTRACE_OUTPUT", kDefaultOutputPattern);
     k->manifest = env_string("CUMEMTRACE_MANIFEST", "");
     k->stack_depth = uint32_t(env_number("CUMEMTRACE_DEPTH", 32, 0, 256));
+    // Where Python frames name the line, the native frames past the innermost few are
+    // mostly the framework's dispatch and the interpreter, each costing the hook ~100
+    // instructions; fewer of them is the user's choice (the rotated H200 step ratio could
+    // not tell 8 from 32 apart: docs/validation.md section 17), so the default is DEPTH's.
+    k->python_native_depth = uint32_t(env_number("CUMEMTRACE_DEPTH_WITH_PYTHON", k->stack_depth, 0, 256));
     k->snapshot_ms = uint32_t(env_number("CUMEMTRACE_SNAPSHOT_MS", 1000, 0, 86'400'000));
     // The promise: a SIGKILLed process leaves a file readable up to <= 100 ms ago.
     k->flush_ms = uint32_t(env_number("CUMEMTRACE_FLUSH_MS", 100, 1, 100));

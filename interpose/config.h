@@ -13,7 +13,9 @@ inline constexpr const char* kDefaultOutputPattern = "cumemtrace-%h-%p.trace";
 struct Config {
   std::string output_pattern;  // CUMEMTRACE_OUTPUT: %p pid, %h host, %r rank, %% percent
   std::string manifest;        // CUMEMTRACE_MANIFEST: file to append each trace's path to
-  uint32_t stack_depth;        // CUMEMTRACE_DEPTH: frames per stack, 0 = no stacks
+  uint32_t stack_depth;        // CUMEMTRACE_DEPTH: native frames per stack, 0 = no stacks
+  uint32_t python_native_depth;  // CUMEMTRACE_DEPTH_WITH_PYTHON: native frames of an event
+                                 // that has Python frames (default: CUMEMTRACE_DEPTH's)
   uint32_t snapshot_ms;        // CUMEMTRACE_SNAPSHOT_MS: periodic snapshots, 0 = off
   uint32_t flush_ms;           // CUMEMTRACE_FLUSH_MS: at most 100
   uint64_t granule_bytes;      // CUMEMTRACE_GRANULE: fragmentation granule

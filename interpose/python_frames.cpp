@@ -1,6 +1,7 @@
 #include "python_frames.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -21,6 +22,7 @@ struct PyRuntimeInfo {
   PyLayout layout;
   PyTypes types;
   uint64_t runtime = 0;  // &_PyRuntime
+  int64_t tss_key = -1;  // the gilstate key's pthread key, when layout and runtime agree
 };
 
 std::atomic<const PyRuntimeInfo*> g_python{nullptr};
@@ -88,6 +90,13 @@ const PyRuntimeInfo* python_runtime() {
     g_next_look_ns.store(~0ull, std::memory_order_relaxed);
     return nullptr;
   }
+  if (info.layout.runtime_tss_key != kNoOffset && info.layout.runtime_finalizing != kNoOffset &&
+      info.layout.runtime_main_interp != kNoOffset) {
+    uint32_t tss[2] = {0, 0};  // Py_tss_t: {int _is_initialized; pthread_key_t _key}
+    if (read_own_memory_checked(info.runtime + uint64_t(info.layout.runtime_tss_key), tss, sizeof tss) &&
+        tss[0] == 1 && tss[1] < PTHREAD_KEYS_MAX)
+      info.tss_key = tss[1];
+  }
   auto* kept = new PyRuntimeInfo(info);  // lives until exit: hooks may use it at any time
   g_python.store(kept, std::memory_order_release);
   log_info("Python {}.{}: recording Python frames (CUMEMTRACE_PYTHON=0 turns it off)", version >> 24,
@@ -100,29 +109,86 @@ bool thread_state_is_ours(const PyLayout& l, uint64_t tstate, uint64_t self) {
   return plausible_pointer(tstate) && read_own_memory_checked(tstate + l.tstate_thread_id, &id, 8) && id == self;
 }
 
-// This thread's PyThreadState: the cached one while its thread_id is still ours, else
-// found again in the interpreters' thread lists (read while other threads may change
-// them: a torn list ends the search, and the thread looks again 100 ms later).
+// Whether the thread state this thread found before is still alive, without a system
+// call. CPython (3.11, 3.12: tstate_delete_common) clears the calling thread's gilstate key
+// before it frees that thread's state, and outside finalization a thread's state is
+// freed by that thread; finalization (zapthreads) frees every thread's state without
+// clearing their keys, but only after setting _finalizing, and a subinterpreter's end does
+// the same to its threads, so only a state of the main interpreter is trusted this way
+// (thread_state_is_keyed). pthread_getspecific reads this thread's own key table. What
+// this cannot see: a program that frees another, still running thread's state with
+// PyThreadState_Delete (CPython then clears the deleting thread's key, not the owner's).
+bool still_keyed(const PyRuntimeInfo& py, uint64_t tstate) {
+  if (reinterpret_cast<uint64_t>(pthread_getspecific(pthread_key_t(py.tss_key))) != tstate) return false;
+  uint64_t finalizing = 1;
+  return read_own_memory(py.runtime + uint64_t(py.layout.runtime_finalizing), &finalizing, 8) && finalizing == 0;
+}
+
+bool thread_state_is_keyed(const PyRuntimeInfo& py, uint64_t interp, uint64_t tstate) {
+  uint64_t main_interp = 0;
+  return py.tss_key >= 0 &&
+         read_own_memory_checked(py.runtime + uint64_t(py.layout.runtime_main_interp), &main_interp, 8) &&
+         main_interp == interp && still_keyed(py, tstate);
+}
+
+enum class Found { kYes, kNo, kTorn };
+
+// Looks for this thread's state in the interpreters' thread lists, read while other
+// threads may change them: a read that fails is a torn list (a state freed under us).
+Found find_in_lists(const PyRuntimeInfo& py, uint64_t self, uint64_t& tstate, uint64_t& interp) {
+  const PyLayout& l = py.layout;
+  if (!read_own_memory_checked(py.runtime + l.runtime_interpreters_head, &interp, 8)) return Found::kTorn;
+  for (int i = 0; i < 256 && plausible_pointer(interp); ++i) {
+    uint64_t ts = 0;
+    if (!read_own_memory_checked(interp + l.interp_threads_head, &ts, 8)) return Found::kTorn;
+    for (int k = 0; k < 65536 && plausible_pointer(ts); ++k) {
+      if (thread_state_is_ours(l, ts, self)) return tstate = ts, Found::kYes;
+      if (!read_own_memory_checked(ts + l.tstate_next, &ts, 8)) return Found::kTorn;
+    }
+    if (!read_own_memory_checked(interp + l.interp_next, &interp, 8)) return Found::kTorn;
+  }
+  return Found::kNo;
+}
+
+// This thread's PyThreadState: the cached one while the gilstate key still holds it
+// (still_keyed) or, where that cannot be told, while its thread_id is still ours (a
+// process_vm_readv per event); else found again in the thread lists. A thread with none
+// looks again 100 ms later, or at once when the gilstate key shows a new state bound.
 uint64_t our_thread_state(const PyRuntimeInfo& py) {
   const PyLayout& l = py.layout;
   ThreadState& t = thread_state();
   const uint64_t self = uint64_t(pthread_self());
+  if (py.tss_key >= 0) {
+    const auto bound = reinterpret_cast<uint64_t>(pthread_getspecific(pthread_key_t(py.tss_key)));
+    if (t.py_tstate && t.py_tstate_keyed) {
+      if (bound == t.py_tstate && still_keyed(py, t.py_tstate)) return t.py_tstate;
+      // The key let go of it (freed, or unbound): its thread_id could still read as ours.
+      t.py_tstate = 0;
+      t.py_look_again_ns = 0;
+    } else if (bound && bound != t.py_key_seen) {
+      t.py_look_again_ns = 0;
+    }
+    t.py_key_seen = bound;
+  }
   if (t.py_tstate && thread_state_is_ours(l, t.py_tstate, self)) return t.py_tstate;
   t.py_tstate = 0;
+  t.py_tstate_keyed = false;
   const uint64_t now = coarse_now_ns();
   if (now < t.py_look_again_ns) return 0;
-  t.py_look_again_ns = now + kThreadAgainNs;
-  uint64_t interp = 0;
-  if (!read_own_memory_checked(py.runtime + l.runtime_interpreters_head, &interp, 8)) return 0;
-  for (int i = 0; i < 256 && plausible_pointer(interp); ++i) {
-    uint64_t ts = 0;
-    if (!read_own_memory_checked(interp + l.interp_threads_head, &ts, 8)) return 0;
-    for (int k = 0; k < 65536 && plausible_pointer(ts); ++k) {
-      if (thread_state_is_ours(l, ts, self)) return t.py_tstate = ts;
-      if (!read_own_memory_checked(ts + l.tstate_next, &ts, 8)) return 0;
+  // A torn list is looked at again at once, a few times: waiting 100 ms left a short-lived
+  // thread's every event without Python frames (test "Python frames from 80 threads").
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    uint64_t ts = 0, interp = 0;
+    const Found found = find_in_lists(py, self, ts, interp);
+    if (found == Found::kYes) {
+      t.py_tstate_keyed = thread_state_is_keyed(py, interp, ts);
+      log_debug("thread {}: Python thread state found, checked from now on {}", t.tid,
+                t.py_tstate_keyed ? "through the gilstate key" : "by process_vm_readv on every event");
+      return t.py_tstate = ts;
     }
-    if (!read_own_memory_checked(interp + l.interp_next, &interp, 8)) return 0;
+    if (found == Found::kNo) break;
   }
+  t.py_look_again_ns = now + kThreadAgainNs;
   return 0;
 }
 

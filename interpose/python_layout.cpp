@@ -85,6 +85,9 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.interp_threads_head = 16;
     l.tstate_next = 8;
     l.tstate_thread_id = 152;
+    l.runtime_finalizing = 24;
+    l.runtime_main_interp = 48;
+    l.runtime_tss_key = 592;  // gilstate.autoTSSkey
     l.tstate_cframe = 56;
     l.tstate_current_frame = 8;
     l.frame_code = 32;
@@ -105,6 +108,9 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.interp_threads_head = 72;
     l.tstate_next = 8;
     l.tstate_thread_id = 136;
+    l.runtime_finalizing = 24;
+    l.runtime_main_interp = 48;
+    l.runtime_tss_key = 1544;  // autoTSSkey
     l.tstate_cframe = 56;
     l.tstate_current_frame = 0;
     l.frame_code = 0;

@@ -4,7 +4,9 @@
 // and austin do from outside, because it may not take the GIL or call the interpreter
 // (issue #9: PyTorch calls cudaMalloc with the GIL released, under its allocator lock).
 // 3.10, 3.11 and 3.12 publish no layout: their offsets below were taken with offsetof()
-// from those versions' internal headers (3.10.13, 3.11.2, 3.12.1). 3.13 publishes its own
+// from those versions' internal headers (3.10.13, 3.11.2, 3.12.1; the gilstate key's and
+// _finalizing's of 3.11 from Debian's 3.11.2 and of 3.12 from Ubuntu 24.04's 3.12.3,
+// examples/h200/tss_probe.sh). 3.13 publishes its own
 // in _PyRuntime.debug_offsets (_Py_DebugOffsets), which is read at run time. Other
 // versions get no Python frames.
 #pragma once
@@ -24,6 +26,12 @@ struct PyLayout {
   uint64_t interp_threads_head = 0;
   uint64_t tstate_next = 0;
   uint64_t tstate_thread_id = 0;      // pthread_t of the thread (pthread_self())
+  // What lets a thread trust the thread state it found before without a system call
+  // (python_frames.cpp says why that is sound); kNoOffset where not known (3.10, 3.13),
+  // and those versions check by process_vm_readv on every event as before.
+  int64_t runtime_finalizing = kNoOffset;   // _PyRuntimeState._finalizing
+  int64_t runtime_main_interp = kNoOffset;  // _PyRuntimeState.interpreters.main
+  int64_t runtime_tss_key = kNoOffset;      // the gilstate key: a Py_tss_t {int, pthread_key_t}
   // The thread's innermost frame: tstate->cframe->current_frame (3.11, 3.12), or
   // tstate->current_frame (3.13: tstate_cframe is kNoOffset).
   int64_t tstate_cframe = kNoOffset;

@@ -14,6 +14,8 @@ struct ThreadState {
   uint32_t tid;             // cached gettid(); 0 until first use
   uint32_t asked_device_plus_one;  // device the driver last named for this thread's event, + 1
   uint64_t py_tstate;         // this thread's PyThreadState, as last found (python_frames.cpp)
+  bool py_tstate_keyed;       // ... and the gilstate key held it then, in the main interpreter
+  uint64_t py_key_seen;       // what the gilstate key held at this thread's last event
   uint64_t py_look_again_ns;  // none was found: when to look again (coarse monotonic clock)
 };
 

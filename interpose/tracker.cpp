@@ -426,8 +426,8 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   const bool frees = (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) &&
                      !(flags & format::kEventRestored);
   if (!frees || config().free_stacks) {
-    capture_stack(stack, config().stack_depth);
     capture_python(python);
+    capture_stack(stack, python.count ? config().python_native_depth : config().stack_depth);
   } else {
     stack.count = 0;
   }

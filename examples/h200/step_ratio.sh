@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The training step's traced/untraced time ratio in PyTorch's three allocator modes, at
-# CUMEMTRACE_DEPTH 0, 8 and 32 (issue: <= 1.01 in every mode at the default depth, 32).
-# The runs are interleaved: each round runs, per mode, untraced then each depth, so that
-# drift on a shared machine hits all of them alike; a ratio is taken against the same
+# CUMEMTRACE_DEPTH 0, 8 and 32 (issue: <= 1.01 in every mode at the default depth).
+# The runs are interleaved: each round runs, per mode, untraced and each depth, in an order
+# that rotates from round to round, so that drift on a shared machine hits all of them alike; a ratio is taken against the same
 # round's untraced run, and the summary gives every round's ratio (min-max is the spread).
 #
 #   examples/h200/step_ratio.sh OUTDIR      (env: ROUNDS=2 STEPS=40 MODES PYTHON CUMEMTRACE_LIB)
 #
 # MODES: the allocator modes to run, default "default expandable async". CONFIGS: the
-# configurations per mode, default "untraced depth0 depth8 depth32"; "nopyN" is depth N
+# configurations per mode, default "untraced depth0 depth8 depth32"; "default" sets no
+# CUMEMTRACE_DEPTH (the library's defaults, whatever they are); "depthN" sets
+# CUMEMTRACE_DEPTH=N; "nopyN" is depth N
 # without Python frames (CUMEMTRACE_PYTHON=0), to tell their cost from the native stack's;
 # "nosnap" and "nozstd" are the default depth without periodic snapshots
 # (CUMEMTRACE_SNAPSHOT_MS=0) and without compression (CUMEMTRACE_COMPRESS=0), to tell the
@@ -32,7 +34,12 @@ traces=$(mktemp -d)
 trap 'rm -rf "$traces"' EXIT
 for ((r = 1; r <= rounds; ++r)); do
   for mode in ${MODES:-default expandable async}; do
-    for cfg in ${CONFIGS:-untraced depth0 depth8 depth32}; do
+    # Each round starts one configuration later: the CPU's time to queue a step grew with
+    # a run's place in its round (untraced 17 ms first, 22 ms second: docs/validation.md
+    # section 17), so no configuration keeps one place.
+    cfgs=(${CONFIGS:-untraced depth0 depth8 depth32})
+    for ((i = 0; i < ${#cfgs[@]}; ++i)); do
+      cfg=${cfgs[(i + r - 1) % ${#cfgs[@]}]}
       run="$mode/$cfg/r$r"
       if [[ $cfg == untraced || $cfg == again ]]; then
         timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
@@ -41,8 +48,9 @@ for ((r = 1; r <= rounds; ++r)); do
         [[ $cfg == nopy* ]] && python=0 depth=${cfg#nopy}
         [[ $cfg == nosnap ]] && depth=32 snapshot_ms=0
         [[ $cfg == nozstd ]] && depth=32 compress=0
-        LD_PRELOAD=$LIB CUMEMTRACE_DEPTH=$depth CUMEMTRACE_PYTHON=$python CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms \
-          CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
+        [[ $cfg == default ]] && depth=
+        env LD_PRELOAD=$LIB ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
+          CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
           timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       fi
       echo "step_ratio: $run exit $?" >&2
@@ -68,7 +76,7 @@ for run, ms in mean.items():
         ratios[(mode, cfg)].append(ms / base)
 configs = list(dict.fromkeys(cfg for (mode, cfg) in ratios))  # in the order run
 names = {c: c.replace("depth", "depth ").replace("nopy", "no Python frames, depth ") for c in configs}
-names.update({"depth32": "depth 32 (default)", "nosnap": "no periodic snapshots", "nozstd": "uncompressed",
+names.update({"default": "defaults (no CUMEMTRACE_DEPTH)", "depth32": "depth 32", "nosnap": "no periodic snapshots", "nozstd": "uncompressed",
               "again": "untraced again (A/A)"})
 print("| allocator mode | untraced step (ms) | " + " | ".join(names[c] for c in configs) + " |")
 print("|---|---:|" + "---:|" * len(configs))

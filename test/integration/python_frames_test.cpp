@@ -162,3 +162,78 @@ TEST_CASE("Python frames from 80 threads, 8 at a time, each event naming its own
   }
   CHECK(count == 80);  // no kept allocation without its Python frames
 }
+
+namespace {
+
+// The native frames of the call site of `size` bytes, all of them (report --frames 100).
+size_t native_frames(const std::string& trace, uint64_t size) {
+  const Result r = run({cli(), "report", "--json", "--top", "50", "--frames", "100", trace});
+  REQUIRE(r.exit_code == 0);
+  return site_of(json::parse(r.out), size).at("frames").size();
+}
+
+}  // namespace
+
+TEST_CASE("CUMEMTRACE_DEPTH_WITH_PYTHON sets the native frames of events with Python frames, by default DEPTH's") {
+  // The report leaves out the innermost frame captured: the simulated runtime's
+  // cudaMalloc, inside which the hooked driver call was made.
+  auto frames_with = [](const Env& env) {
+    TempDir dir;
+    const json r = traced_report(dir, env);
+    CHECK(triples(site_of(r, 1 << 20)).size() == 5);  // Python frames as ever
+    return native_frames(only_trace(dir), 1 << 20) + 1;
+  };
+  // ctypes' own frames, the interpreter's and python3's main: well over 8 below cudaMalloc.
+  const size_t all = frames_with({{"CUMEMTRACE_DEPTH", "32"}});
+  CHECK(all > 8);
+  CHECK(frames_with({}) == all);
+  CHECK(frames_with({{"CUMEMTRACE_DEPTH_WITH_PYTHON", "3"}}) == 3);
+  CHECK(frames_with({{"CUMEMTRACE_DEPTH_WITH_PYTHON", "8"}}) == 8);
+  CHECK(frames_with({{"CUMEMTRACE_DEPTH", "5"}}) == 5);
+  CHECK(frames_with({{"CUMEMTRACE_DEPTH", "2"}, {"CUMEMTRACE_DEPTH_WITH_PYTHON", "6"}}) == 6);
+}
+
+TEST_CASE("a thread Python did not start: each callback's fresh thread state is found, none outlives it") {
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python_foreign_thread.py";
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  const std::string helper = std::string(CUMEMTRACE_PROGRAMS_DIR) + "/libpy_foreign_thread.so";
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", script, runtime, helper});
+  INFO(t.err);
+  REQUIRE(t.exit_code == 0);
+  const json r = report(only_trace(dir));
+  uint64_t with_python = 0, without = 0;
+  for (const auto& group : r.at("leaks"))
+    for (const auto& site : group.at("call_sites")) {
+      const auto& frames = site.at("python_frames");
+      if (site.at("bytes") == uint64_t(site.at("count")) * 65536) {
+        with_python += uint64_t(site.at("count"));
+        REQUIRE(frames.size() == 1);  // the callback, alone on that thread
+        CHECK(frames[0].at("file") == script);
+        CHECK(frames[0].at("function") == "callback");
+        CHECK(frames[0].at("line") == 17);
+      } else {
+        CHECK(site.at("bytes") == uint64_t(site.at("count")) * 131072);
+        without += uint64_t(site.at("count"));
+        CHECK(frames.empty());  // between callbacks: no thread state, no Python frames
+      }
+    }
+  CHECK(with_python == 5);
+  CHECK(without == 5);
+}
+
+TEST_CASE("Python 3.11: a thread's cached state is checked through the gilstate key, not a system call per event") {
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", kScript, runtime}, {{"CUMEMTRACE_LOG", "debug"}});
+  REQUIRE(t.exit_code == 0);
+  INFO(t.err);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = t.err.find(what); at != std::string::npos; at = t.err.find(what, at + 1)) ++n;
+    return n;
+  };
+  // The main thread and the script's one other thread, each found once.
+  CHECK(count("Python thread state found, checked from now on through the gilstate key") == 2);
+  CHECK(count("by process_vm_readv on every event") == 0);
+}

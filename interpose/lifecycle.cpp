@@ -5,6 +5,7 @@
 #include "capture.h"
 #include "loader_lock.h"
 #include "owner.h"
+#include "python_frames.h"
 #include "python_walk.h"
 #include "thread_state.h"
 #include "trace_start.h"
@@ -25,6 +26,7 @@ void after_fork_parent() {
 void after_fork_child() {
   own_this_process();
   forget_own_pid();
+  forget_python_look_after_fork();
   capture_after_fork_child();
   loader_after_fork_child();
   mark_trace_start();

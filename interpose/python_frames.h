@@ -19,6 +19,9 @@ namespace cumemtrace::interpose {
 // off, or something did not validate). Call outside the tracker's lock.
 void capture_python(PyRawStack& out);
 
+// In a fork child: a parent thread that was looking for the interpreter is not there.
+void forget_python_look_after_fork();
+
 // Reads the str at `p` (a code object's co_filename/co_name), "?" when unreadable.
 std::string python_string(uint64_t p);
 

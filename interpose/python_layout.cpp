@@ -88,6 +88,7 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.runtime_finalizing = 24;
     l.runtime_main_interp = 48;
     l.runtime_tss_key = 592;  // gilstate.autoTSSkey
+    l.tstate_interp = 16;
     l.tstate_cframe = 56;
     l.tstate_current_frame = 8;
     l.frame_code = 32;
@@ -111,6 +112,7 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.runtime_finalizing = 24;
     l.runtime_main_interp = 48;
     l.runtime_tss_key = 1544;  // autoTSSkey
+    l.tstate_interp = 16;
     l.tstate_cframe = 56;
     l.tstate_current_frame = 0;
     l.frame_code = 0;

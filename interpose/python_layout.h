@@ -32,6 +32,7 @@ struct PyLayout {
   int64_t runtime_finalizing = kNoOffset;   // _PyRuntimeState._finalizing
   int64_t runtime_main_interp = kNoOffset;  // _PyRuntimeState.interpreters.main
   int64_t runtime_tss_key = kNoOffset;      // the gilstate key: a Py_tss_t {int, pthread_key_t}
+  int64_t tstate_interp = kNoOffset;        // PyThreadState.interp
   // The thread's innermost frame: tstate->cframe->current_frame (3.11, 3.12), or
   // tstate->current_frame (3.13: tstate_cframe is kNoOffset).
   int64_t tstate_cframe = kNoOffset;

@@ -754,12 +754,17 @@ bool append_program_records(std::string_view encoded) {
   return true;
 }
 
+// g_create_mu too: a thread starting the trace (state()) while another forks left the
+// child waiting on it forever (attack run, 2026-12-02: 2 hangs in ~20 forks of a threaded
+// Python program). Always g_create_mu before s->mu, as state() then track() take them.
 void tracker_prepare_fork() {
+  g_create_mu.lock();
   if (State* s = g_state.load(std::memory_order_acquire)) s->mu.lock();
 }
 
 void tracker_after_fork_parent() {
   if (State* s = g_state.load(std::memory_order_acquire)) s->mu.unlock();
+  g_create_mu.unlock();
 }
 
 void tracker_after_fork_child() {
@@ -767,6 +772,7 @@ void tracker_after_fork_child() {
   // afresh, with a trace file of its own only if it touches CUDA. The parent's state
   // is left behind, unfreed, in copy-on-write pages the child never touches.
   if (State* s = g_state.load(std::memory_order_acquire)) s->mu.unlock();
+  g_create_mu.unlock();
   g_state.store(nullptr, std::memory_order_release);
   g_described.store(0, std::memory_order_relaxed);
   g_failed.store(0, std::memory_order_relaxed);

@@ -112,17 +112,21 @@ bool thread_state_is_ours(const PyLayout& l, uint64_t tstate, uint64_t self) {
   return plausible_pointer(tstate) && read_own_memory_checked(tstate + l.tstate_thread_id, &id, 8) && id == self;
 }
 
-// Whether the thread state this thread found before is still alive, without a system
-// call. CPython (3.11, 3.12: tstate_delete_common) clears the calling thread's gilstate key
+// The gilstate key's value for this thread, and whether the interpreter is not
+// finalizing: together they tell whether a state this thread found before is still
+// alive, without a system call. CPython (3.11, 3.12: tstate_delete_common) clears the calling thread's gilstate key
 // before it frees that thread's state, and outside finalization a thread's state is
 // freed by that thread; finalization (zapthreads) frees every thread's state without
 // clearing their keys, but only after setting _finalizing, and a subinterpreter's end does
 // the same to its threads, so only a state of the main interpreter is trusted this way
-// (thread_state_is_keyed). pthread_getspecific reads this thread's own key table. What
+// (thread_state_is_keyed). pthread_getspecific (key_value) reads this thread's own key table. What
 // this cannot see: a program that frees another, still running thread's state with
 // PyThreadState_Delete (CPython then clears the deleting thread's key, not the owner's).
-bool still_keyed(const PyRuntimeInfo& py, uint64_t tstate) {
-  if (reinterpret_cast<uint64_t>(pthread_getspecific(pthread_key_t(py.tss_key))) != tstate) return false;
+uint64_t key_value(const PyRuntimeInfo& py) {
+  return reinterpret_cast<uint64_t>(pthread_getspecific(pthread_key_t(py.tss_key)));
+}
+
+bool not_finalizing(const PyRuntimeInfo& py) {
   uint64_t finalizing = 1;
   return read_own_memory(py.runtime + uint64_t(py.layout.runtime_finalizing), &finalizing, 8) && finalizing == 0;
 }
@@ -131,7 +135,7 @@ bool thread_state_is_keyed(const PyRuntimeInfo& py, uint64_t interp, uint64_t ts
   uint64_t main_interp = 0;
   return py.tss_key >= 0 &&
          read_own_memory_checked(py.runtime + uint64_t(py.layout.runtime_main_interp), &main_interp, 8) &&
-         main_interp == interp && still_keyed(py, tstate);
+         main_interp == interp && key_value(py) == tstate && not_finalizing(py);
 }
 
 // Caches `tstate` (of `interp`) as the thread's state found.
@@ -162,7 +166,7 @@ Found find_in_lists(const PyRuntimeInfo& py, uint64_t self, uint64_t& tstate, ui
 }
 
 // This thread's PyThreadState: the cached one while the gilstate key still holds it
-// (still_keyed) or, where that cannot be told, while its thread_id is still ours (a
+// (key_value) or, where that cannot be told, while its thread_id is still ours (a
 // process_vm_readv per event); else found again in the thread lists. A thread with none
 // looks again 100 ms later, or at once when the gilstate key shows a new state bound.
 uint64_t our_thread_state(const PyRuntimeInfo& py) {
@@ -170,9 +174,9 @@ uint64_t our_thread_state(const PyRuntimeInfo& py) {
   ThreadState& t = thread_state();
   const uint64_t self = uint64_t(pthread_self());
   if (py.tss_key >= 0) {
-    const auto bound = reinterpret_cast<uint64_t>(pthread_getspecific(pthread_key_t(py.tss_key)));
+    const uint64_t bound = key_value(py);
     if (t.py_tstate && t.py_tstate_keyed) {
-      if (bound == t.py_tstate && still_keyed(py, t.py_tstate)) return t.py_tstate;
+      if (bound == t.py_tstate && not_finalizing(py)) return t.py_tstate;
       // The key let go of it (freed, or unbound): its thread_id could still read as ours.
       t.py_tstate = 0;
       t.py_look_again_ns = 0;

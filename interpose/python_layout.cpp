@@ -13,7 +13,7 @@ void finish(PyLayout& l) {
   l.frame_bytes = cover({l.frame_code + 8, l.frame_previous + 8, l.frame_instr + 8, l.frame_owner + 1, l.ob_type + 8,
                          l.frame_is_entry == kNoOffset ? 0 : uint64_t(l.frame_is_entry) + 1});
   l.code_bytes = cover({l.ob_type + 8, l.code_filename + 8, l.code_name + 8, l.code_linetable + 8,
-                        l.code_firstlineno + 4});
+                        l.code_firstlineno + 4, l.code_version == kNoOffset ? 0 : uint64_t(l.code_version) + 4});
 }
 
 // The start of CPython 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h, 3.13.0):
@@ -121,6 +121,7 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.frame_owner = 70;
     l.owner_cstack = 3;  // FRAME_OWNED_BY_CSTACK
     l.code_firstlineno = 68;
+    l.code_version = 92;
     l.code_adaptive = 192;
     l.unicode_ascii_bytes = 40;
     l.unicode_compact_bytes = 56;
@@ -177,6 +178,9 @@ bool layout_from_debug_offsets(const void* image, size_t bytes, PyLayout& l) {
   l.code_linetable = co.linetable;
   l.code_firstlineno = co.firstlineno;
   l.code_adaptive = co.co_code_adaptive;
+  // co_version is not among 3.13's published offsets: 3.13.0's (offsetof), believed only
+  // where the fields around it are where 3.13.0 has them.
+  if (co.firstlineno == 68 && co.filename == 112 && inside(92, co.size, 4)) l.code_version = 92;
   l.ob_type = d.pyobject.ob_type;
   l.bytes_size = d.bytes_object.ob_size;
   l.bytes_data = d.bytes_object.ob_sval;

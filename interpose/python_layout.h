@@ -55,6 +55,10 @@ struct PyLayout {
   uint64_t code_linetable = 0;
   uint64_t code_firstlineno = 0;      // int
   uint64_t code_adaptive = 0;         // co_code_adaptive: the bytecode, inside the object
+  // co_version (uint32, 3.12+): a number CPython gives each new code object from a counter,
+  // so that one made at a freed one's address (exec or compile in a loop) is told apart;
+  // kNoOffset before 3.12. The counter stops at 0 once it wraps (then only addresses tell).
+  int64_t code_version = kNoOffset;
   uint64_t code_bytes = 0;
   // PyObject / PyBytesObject / PyUnicodeObject
   uint64_t ob_type = 8;

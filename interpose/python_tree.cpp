@@ -27,7 +27,9 @@ uint64_t stack_hash(const PyRawStack& s) {
   uint64_t h = s.count;
   for (uint32_t i = 0; i < s.count; ++i) {
     const PyRawFrame& f = s.frames[i];
-    h = mix(mix(mix(mix(h, f.code), f.filename ^ (f.name << 1)), f.linetable), uint64_t(uint32_t(f.offset)) << 1 | f.entry);
+    // The offset is under 2^30 (python_walk.cpp): offset, version and entry share a word.
+    h = mix(mix(mix(mix(h, f.code), f.filename ^ (f.name << 1)), f.linetable),
+            uint64_t(uint32_t(f.offset)) << 33 | uint64_t(f.version) << 1 | f.entry);
   }
   return h;
 }
@@ -42,19 +44,20 @@ uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out) {
   uint32_t node = 0;
   for (uint32_t k = s.count; k-- > 0;) {  // outermost first
     const PyRawFrame& f = s.frames[k];
-    auto code = codes_.find(CodeKey{f.code, f.filename, f.name});
+    auto code = codes_.find(CodeKey{f.code, f.filename, f.name, f.version});
     if (code == codes_.end()) {
       // Bounded, for programs that make code objects without end (exec in a loop): forgetting
       // only costs reading names again; the strings stay interned.
       if (codes_.size() >= (1u << 20)) codes_.clear();
-      const uint32_t file = string_id(python_string(f.filename), out);
-      const uint32_t function = string_id(python_string(f.name), out);
-      code = codes_.emplace(CodeKey{f.code, f.filename, f.name}, std::pair{file, function}).first;
+      const uint32_t file = string_id(read_.string(f.filename), out);
+      const uint32_t function = string_id(read_.string(f.name), out);
+      code = codes_.emplace(CodeKey{f.code, f.filename, f.name, f.version}, std::pair{file, function}).first;
     }
     const auto [file, function] = code->second;
     if (lines_.size() >= (1u << 20)) lines_.clear();
-    auto place = lines_.find(PlaceKey{f.code, f.linetable, f.offset});
-    if (place == lines_.end()) place = lines_.emplace(PlaceKey{f.code, f.linetable, f.offset}, python_line(f)).first;
+    const PlaceKey at{f.code, f.linetable, f.offset, f.version};
+    auto place = lines_.find(at);
+    if (place == lines_.end()) place = lines_.emplace(at, read_.line(f)).first;
     const int32_t line = place->second;
     const uint32_t flags = f.entry ? uint32_t(format::kPyFrameEntry) : 0u;
     auto [it, fresh] = nodes_.try_emplace(NodeKey{node, file, function, line, flags}, next_node_);

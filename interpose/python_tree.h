@@ -8,12 +8,22 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "python_frames.h"
 #include "python_walk.h"
 
 namespace cumemtrace::interpose {
 
+// How names and lines are read from the process: python_frames.h's functions, or a
+// test's own.
+struct PyReader {
+  std::string (*string)(uint64_t str);     // "?" when unreadable
+  int32_t (*line)(const PyRawFrame& f);    // -1 when unknown
+};
+
 class PyStackTree {
  public:
+  explicit PyStackTree(PyReader reader = {python_string, python_line}) : read_(reader) {}
+
   // Returns the id of `s` (0 when empty), appending records not written before to `out`.
   // Reads the names and lines of code objects and places it has not seen
   // (python_frames.h): call it under the tracker's lock, which it never leaves.
@@ -21,15 +31,18 @@ class PyStackTree {
 
  private:
   // A code object, as far as its names go. Its address alone could be reused by another
-  // code object after the first is freed; with its name objects' addresses too, a reuse
-  // that also reuses both name objects is the only way to get a wrong name.
+  // code object after the first is freed, and exec or compile in a loop reuses the name
+  // objects' addresses in step with it: on 3.12+ co_version tells them apart; before,
+  // such a reuse gets the earlier code's names (README, "What it does not see").
   struct CodeKey {
     uint64_t code, filename, name;
+    uint32_t version;
     bool operator==(const CodeKey&) const = default;
   };
   struct CodeHash {
     size_t operator()(const CodeKey& k) const {
-      return std::hash<uint64_t>()(k.code * 0x9E3779B97F4A7C15ull ^ k.filename * 31 ^ k.name);
+      return std::hash<uint64_t>()((k.code ^ uint64_t(k.version) << 47) * 0x9E3779B97F4A7C15ull ^ k.filename * 31 ^
+                                   k.name);
     }
   };
   using NodeKey = std::tuple<uint32_t, uint32_t, uint32_t, int32_t, uint32_t>;  // parent, file, function, line, flags
@@ -47,13 +60,17 @@ class PyStackTree {
   struct PlaceKey {
     uint64_t code, linetable;
     int32_t offset;
+    uint32_t version;
     bool operator==(const PlaceKey&) const = default;
   };
   struct PlaceHash {
     size_t operator()(const PlaceKey& k) const {
-      return std::hash<uint64_t>()(k.code * 0x9E3779B97F4A7C15ull ^ k.linetable * 31 ^ uint64_t(uint32_t(k.offset)));
+      return std::hash<uint64_t>()((k.code ^ uint64_t(k.version) << 47) * 0x9E3779B97F4A7C15ull ^ k.linetable * 31 ^
+                                   uint64_t(uint32_t(k.offset)));
     }
   };
+
+  PyReader read_;
 
   std::unordered_map<CodeKey, std::pair<uint32_t, uint32_t>, CodeHash> codes_;  // -> file, function ids
   std::unordered_map<PlaceKey, int32_t, PlaceHash> lines_;

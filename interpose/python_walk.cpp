@@ -160,7 +160,7 @@ bool walk_frames(const PyLayout& l, const PyTypes& t, uint64_t frame, PyRawStack
         } else {
           PyRawFrame& r = out.frames[out.count++];
           r = {code, u64_at(cb, l.code_filename), u64_at(cb, l.code_name), u64_at(cb, l.code_linetable),
-               i32_at(cb, l.code_firstlineno), lasti * 2, true};
+               i32_at(cb, l.code_firstlineno), lasti * 2, 0, true};
         }
       }
       f = previous;
@@ -190,6 +190,7 @@ bool walk_frames(const PyLayout& l, const PyTypes& t, uint64_t frame, PyRawStack
         r.linetable = u64_at(cb, l.code_linetable);
         r.firstlineno = i32_at(cb, l.code_firstlineno);
         r.offset = int32_t(instr - bytecode);
+        r.version = l.code_version == kNoOffset ? 0u : uint32_t(i32_at(cb, uint64_t(l.code_version)));
         r.entry = l.frame_is_entry != kNoOffset && fb[l.frame_is_entry] != 0;
       }
     } else if (instr >= (1ull << 47)) {

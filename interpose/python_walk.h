@@ -36,6 +36,7 @@ struct PyRawFrame {
   uint64_t linetable;   // its co_linetable (bytes)
   int32_t firstlineno;
   int32_t offset;       // byte offset of the frame's instruction in the bytecode
+  uint32_t version;     // its co_version (3.12+; 0 where the layout has none)
   bool entry;           // the first frame a C-level call of the evaluation loop ran
 };
 

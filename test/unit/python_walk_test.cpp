@@ -51,6 +51,7 @@ struct FakePython {
                        bytes_type = std::vector<uint8_t>(64);
   std::vector<std::vector<uint8_t>> objects;  // strings, tables, code objects
   std::vector<std::vector<uint8_t>> frames;   // innermost first
+  uint32_t next_version = 900;                // co_version, as CPython's counter gives it
   PyTypes types() const { return {0, addr(code_type), addr(str_type), addr(bytes_type)}; }
 
   FakePython() { REQUIRE(builtin_layout(0x030C01F0, l)); }
@@ -78,6 +79,7 @@ struct FakePython {
     put(o, l.code_name, n);
     put(o, l.code_linetable, t);
     put(o, l.code_firstlineno, int32_t(2));
+    put(o, uint64_t(l.code_version), next_version++);
     return addr(o);
   }
   // Appends a frame outside the previous one (frames are added innermost first).
@@ -151,8 +153,10 @@ TEST_CASE("a 3.12 frame chain gives its frames innermost first, entry frames mar
   const std::vector<std::string> names = {"inner", "outer", "main"};
   const std::vector<int> lines = {10, 5, 7}, offsets = {82, 24, 76};
   const std::vector<bool> entries = {true, false, true};
+  const std::vector<uint32_t> versions = {900, 901, 902};  // inner, outer, main: made in that order
   for (uint32_t i = 0; i < 3; ++i) {
     INFO("frame " << i);
+    CHECK(s.frames[i].version == versions[i]);
     CHECK(name_of(p, s.frames[i].name) == names[i]);
     CHECK(s.frames[i].offset == offsets[i]);
     CHECK(read_line(p.l, p.types(), s.frames[i]) == lines[i]);

@@ -38,9 +38,9 @@
 #include <vector>
 
 #include "cumemtrace/reader.h"
-#include "address_map.h"
+#include "cumemtrace/address_map.h"
 #include "event_source.h"
-#include "flat_fragmentation.h"
+#include "cumemtrace/flat_fragmentation.h"
 #include "gap_ratio_front.h"
 
 namespace cumemtrace {

@@ -9,7 +9,8 @@
 #include <unordered_map>
 
 #include <cuda.h>
-#include <cumemtrace/fragmentation.h>
+#include <cumemtrace/address_map.h>
+#include <cumemtrace/flat_fragmentation.h>
 
 #include "capture.h"
 #include "config.h"
@@ -46,7 +47,7 @@ struct DeviceState {
   uint64_t peak = 0, peak_time = 0;
   uint64_t peak_since_reset = 0;  // for cumemtrace_stats (api.h): since cumemtrace_reset_peak()
   uint64_t sampled_peak = 0;  // device_bytes at the last kSampledPeak snapshot
-  FragmentationIndex frag;
+  FlatFragmentationIndex frag;  // flat_fragmentation.h says why not FragmentationIndex
 
   // Returns whether the peak rose.
   bool add(Kind k, uint64_t address, uint64_t size, uint64_t t) {
@@ -119,7 +120,7 @@ struct State {
   uint64_t events_written = 0, events_dropped = 0;
   StackTree stacks;
   PyStackTree python_stacks;
-  std::unordered_map<uint64_t, Allocation> allocations;  // by address
+  AddressMap<Allocation> allocations;                    // by address (address_map.h: no node per allocation)
   std::unordered_map<uint64_t, Physical> physical;       // by handle
   std::map<uint64_t, Mapping> mappings;                  // by address, ordered for ranged unmaps
   std::unordered_map<uint64_t, uint64_t> reservations;   // address -> size
@@ -141,8 +142,9 @@ struct State {
   // the last reset_peak() (cumemtrace_stats and cumemtrace_live_sites count the same set).
   template <class F>
   void each_since_reset(F f) const {
-    for (const auto& [address, a] : allocations)
+    allocations.for_each([&](uint64_t, const Allocation& a) {
       if (a.epoch == epoch && format::holds_device_memory(a.kind)) f(a.device, a.stack, a.size);
+    });
     for (const auto& [handle, p] : physical)
       if (p.epoch == epoch && !p.imported) f(p.device, p.stack, p.size);
   }
@@ -178,11 +180,9 @@ struct State {
           physical[ev.handle] = {0, ev.device, 0, 1, ev.stack_id, epoch, true};
         } else {
           // A reused address means we missed its free (e.g. made before we loaded).
-          if (auto old = allocations.find(ev.address); old != allocations.end()) {
-            device(old->second.device).remove(old->second.kind, old->first, old->second.size);
-            allocations.erase(old);
-          }
-          allocations[ev.address] = {ev.size, ev.device, Kind(ev.kind), ev.stack_id, epoch};
+          if (const Allocation* old = allocations.find(ev.address))
+            device(old->device).remove(old->kind, ev.address, old->size);
+          allocations.insert_or_assign(ev.address, {ev.size, ev.device, Kind(ev.kind), ev.stack_id, epoch});
           if (ev.handle && Kind(ev.kind) == Kind::kAsyncPool) pool_devices[ev.handle] = ev.device;
           peak_rises += device(ev.device).add(Kind(ev.kind), ev.address, ev.size, ev.time_ns);
         }
@@ -197,13 +197,13 @@ struct State {
           if (it->second.released()) return unknown(ev);  // more releases than references
           if (--it->second.references == 0 && it->second.maps == 0) drop_physical(ev.handle);
         } else {
-          auto it = allocations.find(ev.address);
-          if (it == allocations.end()) return unknown(ev);
-          ev.device = it->second.device;
-          ev.kind = uint8_t(it->second.kind);
-          ev.size = it->second.size;
-          device(ev.device).remove(it->second.kind, ev.address, ev.size);
-          allocations.erase(it);
+          const Allocation* a = allocations.find(ev.address);
+          if (!a) return unknown(ev);
+          ev.device = a->device;
+          ev.kind = uint8_t(a->kind);
+          ev.size = a->size;
+          device(ev.device).remove(a->kind, ev.address, ev.size);
+          allocations.erase(ev.address);
         }
         break;
       case Op::kMap: {
@@ -276,10 +276,10 @@ struct State {
       ev.kind = uint8_t(p->second.kind());
       return true;
     }
-    if (auto a = allocations.find(ev.address); ev.address && a != allocations.end()) {
-      ev.device = a->second.device;
-      ev.kind = uint8_t(a->second.kind);
-      ev.size = a->second.size;
+    if (const Allocation* a = ev.address ? allocations.find(ev.address) : nullptr) {
+      ev.device = a->device;
+      ev.kind = uint8_t(a->kind);
+      ev.size = a->size;
       return true;
     }
     unknown(ev);
@@ -295,7 +295,7 @@ struct State {
       graph_allocations[ev.address] = {ev.size, ev.device};
       return true;
     }
-    if (op == Op::kAlloc) graph_allocations.erase(ev.address);  // the address is ordinary memory now
+    if (op == Op::kAlloc && !graph_allocations.empty()) graph_allocations.erase(ev.address);  // ordinary memory now
     if (op != Op::kFree) return false;
     // A graph node's address stays the graph's: each launch makes it live again, and the
     // program frees it after each launch (an allocation that escaped the graph).
@@ -306,10 +306,10 @@ struct State {
       return true;
     }
     if (!(ev.flags & format::kEventCaptured)) return false;
-    if (auto it = allocations.find(ev.address); it != allocations.end()) {
-      ev.device = it->second.device;
-      ev.kind = uint8_t(it->second.kind);
-      ev.size = it->second.size;
+    if (const Allocation* a = allocations.find(ev.address)) {
+      ev.device = a->device;
+      ev.kind = uint8_t(a->kind);
+      ev.size = a->size;
     }
     return true;
   }
@@ -503,7 +503,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     }
     s.apply(ev);
     if (context && s.created_contexts.count(context))
-      if (auto a = s.allocations.find(ev.address); a != s.allocations.end()) a->second.context = context;
+      if (Allocation* a = s.allocations.find(ev.address)) a->context = context;
     sample_peak = s.crosses_sampled_peak(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
       if (python_stack_id)
@@ -546,8 +546,9 @@ void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t fla
   // In address order, so that a trace of the same run always reads the same. The list is
   // as long as what the context held; a teardown is rare (once per device and process).
   std::vector<uint64_t> doomed;
-  for (const auto& [address, a] : s.allocations)
+  s.allocations.for_each([&](uint64_t address, const Allocation& a) {
     if (a.context == context && a.device == device && owned_by_context(a.kind)) doomed.push_back(address);
+  });
   std::sort(doomed.begin(), doomed.end());
   const uint32_t stack_id = s.stacks.intern(stack, s.new_nodes);
   if (!s.new_nodes.empty()) {

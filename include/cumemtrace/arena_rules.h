@@ -1,7 +1,7 @@
-// The arena/gap rule for one pair of neighbouring live allocations, shared by the
-// tracer's FragmentationIndex (fragmentation.h, which states the definition) and the
-// analyzer's FlatFragmentationIndex (analysis/flat_fragmentation.h), so that the two can
-// never disagree on a figure.
+// The arena/gap rule for one pair of neighbouring live allocations, and the tally of
+// every pair's gaps, shared by FragmentationIndex (fragmentation.h, which states the
+// definition) and FlatFragmentationIndex (flat_fragmentation.h, which the tracer and the
+// analyzer keep), so that the two can never disagree on a figure.
 #pragma once
 
 #include <cstdint>
@@ -38,5 +38,39 @@ inline PairGaps pair_gaps(const Granule& g, bool has_p, uint64_t p_end, bool has
   if (g.ceil(p_end) >= g.floor(n_start)) return {n_start - p_end, 0, false};
   return {g.ceil(p_end) - p_end, n_start - g.floor(n_start), true};
 }
+
+// The gaps of all neighbour pairs added up: their bytes, the pairs that break an arena,
+// and how many gaps of each size, in `Sizes` (add(bytes), remove(bytes), largest()).
+template <class Sizes>
+class GapTally {
+ public:
+  // Adds (sign +1) or removes (-1) the gaps of the pair (p, n), as pair_gaps takes them.
+  void account(const Granule& g, bool has_p, uint64_t p_end, bool has_n, uint64_t n_start, int sign) {
+    const PairGaps pg = pair_gaps(g, has_p, p_end, has_n, n_start);
+    if (pg.arena_break) arena_breaks_ += sign;
+    gap(pg.first, sign);
+    gap(pg.second, sign);
+  }
+
+  uint64_t gap_bytes() const { return gap_bytes_; }
+  uint64_t arena_breaks() const { return arena_breaks_; }
+  uint64_t largest() const { return sizes_.largest(); }  // bytes; 0 with no gaps
+
+ private:
+  void gap(uint64_t bytes, int sign) {
+    if (bytes == 0) return;
+    if (sign > 0) {
+      gap_bytes_ += bytes;
+      sizes_.add(bytes);
+    } else {
+      gap_bytes_ -= bytes;
+      sizes_.remove(bytes);
+    }
+  }
+
+  Sizes sizes_;
+  uint64_t gap_bytes_ = 0;
+  uint64_t arena_breaks_ = 0;  // neighbour pairs that sit in different arenas
+};
 
 }  // namespace cumemtrace

@@ -40,6 +40,19 @@ struct FragmentationFigures {
   }
 };
 
+// The figures of `live_count` allocations of `live_bytes` whose gaps are `gaps` (a GapTally).
+template <class Tally>
+FragmentationFigures figures_of(uint64_t live_bytes, uint64_t live_count, const Tally& gaps) {
+  FragmentationFigures f;
+  f.live_bytes = live_bytes;
+  f.live_count = live_count;
+  f.gap_bytes = gaps.gap_bytes();
+  f.arena_bytes = live_bytes + f.gap_bytes;
+  f.arena_count = gaps.arena_breaks() + (live_count ? 1 : 0);
+  f.largest_gap = gaps.largest();
+  return f;
+}
+
 class FragmentationIndex {
  public:
   static constexpr uint64_t kDefaultGranule = 2ull << 20;  // 2 MiB, measured on the H200
@@ -85,47 +98,32 @@ class FragmentationIndex {
     return size;
   }
 
-  FragmentationFigures figures() const {
-    FragmentationFigures f;
-    f.live_bytes = live_bytes_;
-    f.live_count = live_.size();
-    f.gap_bytes = gap_bytes_;
-    f.arena_bytes = live_bytes_ + gap_bytes_;
-    f.arena_count = arena_breaks_ + (live_.empty() ? 0 : 1);
-    f.largest_gap = gaps_.empty() ? 0 : gaps_.rbegin()->first;
-    return f;
-  }
+  FragmentationFigures figures() const { return figures_of(live_bytes_, live_.size(), gaps_); }
 
   const std::map<uint64_t, uint64_t>& live() const { return live_; }
 
  private:
   using Range = std::pair<const uint64_t, uint64_t>;
 
-  // Adds (sign +1) or removes (-1) the gaps contributed by the neighbour pair (p, n);
-  // a null p is "before the first", a null n "after the last".
-  void account(const Range* p, const Range* n, int sign) {
-    const PairGaps g = pair_gaps(granule_, p != nullptr, p ? p->first + p->second : 0, n != nullptr, n ? n->first : 0);
-    if (g.arena_break) arena_breaks_ += sign;
-    gap(g.first, sign);
-    gap(g.second, sign);
-  }
-
-  void gap(uint64_t bytes, int sign) {
-    if (bytes == 0) return;
-    gap_bytes_ += sign > 0 ? bytes : -bytes;
-    if (sign > 0) {
-      ++gaps_[bytes];
-    } else if (auto it = gaps_.find(bytes); it != gaps_.end() && --it->second == 0) {
-      gaps_.erase(it);
+  // How many gaps of each size (bytes), for GapTally.
+  struct SizeCounts {
+    std::map<uint64_t, uint64_t> counts;
+    void add(uint64_t bytes) { ++counts[bytes]; }
+    void remove(uint64_t bytes) {
+      if (auto it = counts.find(bytes); it != counts.end() && --it->second == 0) counts.erase(it);
     }
+    uint64_t largest() const { return counts.empty() ? 0 : counts.rbegin()->first; }
+  };
+
+  // The gaps of the neighbour pair (p, n); a null p is "before the first", a null n "after the last".
+  void account(const Range* p, const Range* n, int sign) {
+    gaps_.account(granule_, p != nullptr, p ? p->first + p->second : 0, n != nullptr, n ? n->first : 0, sign);
   }
 
   Granule granule_;
   std::map<uint64_t, uint64_t> live_;  // start -> size
-  std::map<uint64_t, uint64_t> gaps_;  // gap size -> how many gaps of that size
+  GapTally<SizeCounts> gaps_;
   uint64_t live_bytes_ = 0;
-  uint64_t gap_bytes_ = 0;
-  uint64_t arena_breaks_ = 0;          // neighbour pairs that sit in different arenas
 };
 
 }  // namespace cumemtrace

@@ -1,4 +1,4 @@
-#include "address_map.h"
+#include "cumemtrace/address_map.h"
 
 #include <algorithm>
 #include <random>

@@ -1,4 +1,4 @@
-#include "flat_fragmentation.h"
+#include "cumemtrace/flat_fragmentation.h"
 
 #include <algorithm>
 #include <random>

@@ -1,4 +1,4 @@
-#include "gap_sizes.h"
+#include "cumemtrace/gap_sizes.h"
 
 #include "catch.h"
 

@@ -1,4 +1,5 @@
-// A hash table from a 64-bit address to a value, for the replay's live set.
+// A hash table from a 64-bit address to a value, for the live sets of the tracer and of
+// the analyzer's replay.
 //
 // Why not std::unordered_map: a replay does a find and an insert or erase per event, and
 // the node-based table made a quarter of `report`'s time (docs/performance.md: a heap

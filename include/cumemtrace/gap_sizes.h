@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "address_map.h"
+#include "cumemtrace/address_map.h"
 
 namespace cumemtrace {
 

@@ -1,5 +1,5 @@
-// An ordered map from uint64 to uint64 kept in short sorted arrays, for the analyzer's
-// fragmentation index (flat_fragmentation.h).
+// An ordered map from uint64 to uint64 kept in short sorted arrays, for the fragmentation
+// index (flat_fragmentation.h) of the tracer and the analyzer.
 //
 // Why not std::map: the index does a neighbour lookup and an insert or erase per
 // allocation and free, and the red-black tree's node per entry and pointer chasing were

@@ -86,30 +86,62 @@ bool read_by_syscall(uint64_t address, void* out, size_t n) {
   return process_vm_readv(pid, &local, 1, &remote, 1, 0) == ssize_t(n);
 }
 
+bool plausible_range(uint64_t address, size_t n) {
+  return address >= 4096 && address < (1ull << 47) && n <= (1ull << 47) - address;
+}
+
+// Whether every page of [address, address+n) was read by the system call lately. `memo`
+// holds the last page found so (0: none): a thread's frames sit side by side in its data
+// stack, so most frames of a walk are on the page the previous one was on.
+[[gnu::always_inline]] inline bool pages_known(uint64_t epoch, uint64_t address, size_t n, uint64_t& memo) {
+  const uint64_t first = address >> 12, last = (address + n - 1) >> 12;
+  if (last - first >= 8) return false;
+  for (uint64_t p = first; p <= last; ++p) {
+    if (p == memo) continue;
+    if (g_pages[page_slot(p)].load(std::memory_order_relaxed) != page_entry(p, epoch)) return false;
+    memo = p;
+  }
+  return true;
+}
+
+void remember_pages(uint64_t epoch, uint64_t address, size_t n) {
+  const uint64_t first = address >> 12, last = (address + n - 1) >> 12;
+  for (uint64_t p = first; p <= last && p - first < 8; ++p)
+    g_pages[page_slot(p)].store(page_entry(p, epoch), std::memory_order_relaxed);
+}
+
+// view_own_memory_in's way for pages not known yet: out of line, as it is rare.
+[[gnu::noinline]] const uint8_t* view_by_syscall(uint64_t epoch, uint64_t address, size_t n, uint8_t* scratch) {
+  if (n == 0 || !plausible_range(address, n) || !read_by_syscall(address, scratch, n)) return nullptr;
+  remember_pages(epoch, address, n);
+  return scratch;
+}
+
+// `n` bytes of this process at `address` to read fields from (nullptr: unreadable): the
+// bytes where they are, when their pages are known readable (no copy: a copy of each
+// frame and code object was a third of a walk's instructions), else a copy in `scratch`
+// made by the system call, which checks them. Sanitizer builds always copy: reading
+// another object's bytes in place is what ASan reports, and rightly so (a corrupted
+// pointer in the fuzz test).
+[[gnu::always_inline]] inline const uint8_t* view_own_memory_in(uint64_t epoch, uint64_t address, size_t n,
+                                                                uint8_t* scratch, uint64_t& memo) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  (void)memo;
+#else
+  if (n != 0 && plausible_range(address, n) && pages_known(epoch, address, n, memo))
+    return reinterpret_cast<const uint8_t*>(address);
+#endif
+  return view_by_syscall(epoch, address, n, scratch);
+}
+
 // read_own_memory with the page cache's epoch already read: a walk reads it once, not
 // once per read (a clock read per read was a tenth of a 20-frame walk's instructions).
 bool read_own_memory_in(uint64_t epoch, uint64_t address, void* out, size_t n) {
   if (n == 0) return true;
-  if (address < 4096 || address >= (1ull << 47) || n > (1ull << 47) - address) return false;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  (void)epoch;
-  return read_by_syscall(address, out, n);
-#else
-  const uint64_t first = address >> 12, last = (address + n - 1) >> 12;
-  if (last - first < 8) {
-    bool known = true;
-    for (uint64_t p = first; p <= last && known; ++p)
-      known = g_pages[page_slot(p)].load(std::memory_order_relaxed) == page_entry(p, epoch);
-    if (known) {
-      std::memcpy(out, reinterpret_cast<const void*>(address), n);
-      return true;
-    }
-  }
-  if (!read_by_syscall(address, out, n)) return false;
-  for (uint64_t p = first; p <= last && p - first < 8; ++p)
-    g_pages[page_slot(p)].store(page_entry(p, epoch), std::memory_order_relaxed);
-  return true;
-#endif
+  uint64_t memo = 0;
+  const uint8_t* v = view_own_memory_in(epoch, address, n, static_cast<uint8_t*>(out), memo);
+  if (v && v != out) std::memcpy(out, v, n);
+  return v != nullptr;
 }
 
 }  // namespace
@@ -120,8 +152,7 @@ void forget_own_pid() { g_pid.store(0, std::memory_order_relaxed); }
 
 bool read_own_memory_checked(uint64_t address, void* out, size_t n) {
   if (n == 0) return true;
-  if (address < 4096 || address >= (1ull << 47) || n > (1ull << 47) - address) return false;
-  return read_by_syscall(address, out, n);
+  return plausible_range(address, n) && read_by_syscall(address, out, n);
 }
 
 uint64_t innermost_frame(const PyLayout& l, uint64_t tstate) {
@@ -139,21 +170,31 @@ uint64_t innermost_frame(const PyLayout& l, uint64_t tstate) {
 bool walk_frames(const PyLayout& l, const PyTypes& t, uint64_t frame, PyRawStack& out) {
   out.count = 0;
   out.truncated = false;
-  uint8_t fb[128], cb[256];
-  if (l.frame_bytes > sizeof fb || l.code_bytes > sizeof cb || !t.code) return false;
+  uint8_t frame_copy[128], code_copy[256];
+  if (l.frame_bytes > sizeof frame_copy || l.code_bytes > sizeof code_copy || !t.code) return false;
   // A chain longer than this is a loop (a corrupted `previous`), not a program.
   constexpr int kMaxSteps = 8192;
   const uint64_t epoch = page_epoch();
+  uint64_t frame_page = 0, code_page = 0;  // pages_known's memo, one per kind of object
   uint64_t f = frame;
+  // The code object at `code`, if it is one.
+  auto code_at = [&](uint64_t code) -> const uint8_t* {
+    const uint8_t* cb =
+        plausible_pointer(code) ? view_own_memory_in(epoch, code, l.code_bytes, code_copy, code_page) : nullptr;
+    return cb && u64_at(cb, l.ob_type) == t.code ? cb : nullptr;
+  };
   for (int step = 0; f; ++step) {
-    if (step == kMaxSteps || !plausible_pointer(f) || !read_own_memory_in(epoch, f, fb, l.frame_bytes)) return out.count = 0, false;
+    const uint8_t* fb = step < kMaxSteps && plausible_pointer(f)
+                            ? view_own_memory_in(epoch, f, l.frame_bytes, frame_copy, frame_page)
+                            : nullptr;
+    if (!fb) return out.count = 0, false;
     const uint64_t previous = u64_at(fb, l.frame_previous);
     if (l.frame_objects) {  // 3.10: a PyFrameObject, run by an evaluation loop of its own
       if (u64_at(fb, l.ob_type) != t.frame) return out.count = 0, false;
       const int32_t lasti = i32_at(fb, l.frame_instr);
       const uint64_t code = u64_at(fb, l.frame_code);
-      if (!plausible_pointer(code) || !read_own_memory_in(epoch, code, cb, l.code_bytes) || u64_at(cb, l.ob_type) != t.code)
-        return out.count = 0, false;
+      const uint8_t* cb = code_at(code);
+      if (!cb) return out.count = 0, false;
       if (lasti >= 0 && lasti < (1 << 29)) {  // -1: not started
         if (out.count == PyRawStack::kMax) {
           out.truncated = true;
@@ -174,8 +215,8 @@ bool walk_frames(const PyLayout& l, const PyTypes& t, uint64_t frame, PyRawStack
       continue;
     }
     const uint64_t code = u64_at(fb, l.frame_code);
-    if (!plausible_pointer(code) || !read_own_memory_in(epoch, code, cb, l.code_bytes) || u64_at(cb, l.ob_type) != t.code)
-      return out.count = 0, false;
+    const uint8_t* cb = code_at(code);
+    if (!cb) return out.count = 0, false;
     const uint64_t instr = u64_at(fb, l.frame_instr), bytecode = code + l.code_adaptive;
     // A frame pushed but not started yet (3.11: prev_instr before the first instruction)
     // has no line: it is left out, as CPython leaves it out of tracebacks.

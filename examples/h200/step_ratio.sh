@@ -16,7 +16,8 @@
 # (CUMEMTRACE_SNAPSHOT_MS=0) and without compression (CUMEMTRACE_COMPRESS=0), to tell the
 # writer thread's periodic work from the hooks'. "again" is a second untraced run, the A/A
 # control: its ratio is how far one untraced run is from another (docs/validation.md
-# section 16: within 0.7 % there).
+# section 16: within 0.7 % there). "before" is the defaults with another build of the
+# library, BEFORE_LIB (e.g. the previous commit's), to compare two builds in the same rounds.
 #
 # Writes OUTDIR/step_ratio.jsonl (train.py's records of every run, labelled
 # MODE/CONFIG/rROUND) and OUTDIR/step_ratio.md (the table for docs/performance.md).
@@ -48,8 +49,10 @@ for ((r = 1; r <= rounds; ++r)); do
         [[ $cfg == nopy* ]] && python=0 depth=${cfg#nopy}
         [[ $cfg == nosnap ]] && depth=32 snapshot_ms=0
         [[ $cfg == nozstd ]] && depth=32 compress=0
-        [[ $cfg == default ]] && depth=
-        env LD_PRELOAD=$LIB ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
+        [[ $cfg == default || $cfg == before ]] && depth=
+        lib=$LIB
+        [[ $cfg == before ]] && lib=${BEFORE_LIB:?the "before" configuration needs BEFORE_LIB}
+        env LD_PRELOAD=$lib ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
           CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
           timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       fi
@@ -76,7 +79,7 @@ for run, ms in mean.items():
         ratios[(mode, cfg)].append(ms / base)
 configs = list(dict.fromkeys(cfg for (mode, cfg) in ratios))  # in the order run
 names = {c: c.replace("depth", "depth ").replace("nopy", "no Python frames, depth ") for c in configs}
-names.update({"default": "defaults (no CUMEMTRACE_DEPTH)", "depth32": "depth 32", "nosnap": "no periodic snapshots", "nozstd": "uncompressed",
+names.update({"default": "defaults (no CUMEMTRACE_DEPTH)", "depth32": "depth 32", "nosnap": "no periodic snapshots", "before": "defaults, BEFORE_LIB", "nozstd": "uncompressed",
               "again": "untraced again (A/A)"})
 print("| allocator mode | untraced step (ms) | " + " | ".join(names[c] for c in configs) + " |")
 print("|---|---:|" + "---:|" * len(configs))

@@ -18,6 +18,9 @@
 # control: its ratio is how far one untraced run is from another (docs/validation.md
 # section 16: within 0.7 % there). "before" is the defaults with another build of the
 # library, BEFORE_LIB (e.g. the previous commit's), to compare two builds in the same rounds.
+# PIN (a taskset CPU list, e.g. 4-7) runs every run on those CPUs: on the lent machine a
+# process otherwise ran either at full speed or about 1.6x slower, whichever it drew
+# (docs/validation.md section 18).
 #
 # Writes OUTDIR/step_ratio.jsonl (train.py's records of every run, labelled
 # MODE/CONFIG/rROUND) and OUTDIR/step_ratio.md (the table for docs/performance.md).
@@ -29,6 +32,8 @@ mkdir -p "$out"
 PY=${PYTHON:-python3}
 LIB=${CUMEMTRACE_LIB:-$top/build/lib/libcumemtrace.so}
 rounds=${ROUNDS:-2} steps=${STEPS:-40}
+pin=()
+[[ -n ${PIN:-} ]] && pin=(taskset -c "$PIN")
 log=$out/step_ratio.jsonl
 : >"$log"
 traces=$(mktemp -d)
@@ -43,7 +48,7 @@ for ((r = 1; r <= rounds; ++r)); do
       cfg=${cfgs[(i + r - 1) % ${#cfgs[@]}]}
       run="$mode/$cfg/r$r"
       if [[ $cfg == untraced || $cfg == again ]]; then
-        timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+        timeout 120 "${pin[@]}" "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       else
         python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1
         [[ $cfg == nopy* ]] && python=0 depth=${cfg#nopy}
@@ -54,7 +59,7 @@ for ((r = 1; r <= rounds; ++r)); do
         [[ $cfg == before ]] && lib=${BEFORE_LIB:?the "before" configuration needs BEFORE_LIB}
         env LD_PRELOAD=$lib ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
           CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
-          timeout 120 "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+          timeout 120 "${pin[@]}" "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       fi
       echo "step_ratio: $run exit $?" >&2
       rm -f "$traces"/*

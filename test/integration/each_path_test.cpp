@@ -164,6 +164,18 @@ TEST_CASE("threads allocating at once are all counted") {
   CHECK(device(r, 0).at("counts").at("frees") == 8 * 100);
   CHECK(device(r, 0).at("end").at("device_bytes") == 8 * 4096);
   CHECK(device(r, 0).at("counts").at("unknown_frees") == 0);
+  // Each event is stamped under the tracker's lock, so the file is in time order with 8
+  // threads at once (stamped before the lock, six runs of six had an event out of order):
+  // an index can be made, and the peak's moment holds the peak's bytes.
+  const std::string trace = only_trace(dir);
+  const Result index = run({cli(), "index", trace});
+  INFO(index.err);
+  CHECK(index.exit_code == 0);
+  const Result live = run({cli(), "live", trace, "--at", "peak", "--json"});
+  REQUIRE(live.exit_code == 0);
+  const auto at_peak = nlohmann::json::parse(live.out).at(0).at("devices");
+  REQUIRE(at_peak.size() == 1);
+  CHECK(at_peak[0].at("device_bytes") == peak(r, 0));
 }
 
 TEST_CASE("the first allocation on device 1 shows who created its context") {

@@ -112,7 +112,7 @@ void remember_pages(uint64_t epoch, uint64_t address, size_t n) {
 
 // view_own_memory_in's way for pages not known yet: out of line, as it is rare.
 [[gnu::noinline]] const uint8_t* view_by_syscall(uint64_t epoch, uint64_t address, size_t n, uint8_t* scratch) {
-  if (n == 0 || !plausible_range(address, n) || !read_by_syscall(address, scratch, n)) return nullptr;
+  if (!read_by_syscall(address, scratch, n)) return nullptr;
   remember_pages(epoch, address, n);
   return scratch;
 }
@@ -125,11 +125,11 @@ void remember_pages(uint64_t epoch, uint64_t address, size_t n) {
 // pointer in the fuzz test).
 [[gnu::always_inline]] inline const uint8_t* view_own_memory_in(uint64_t epoch, uint64_t address, size_t n,
                                                                 uint8_t* scratch, uint64_t& memo) {
+  if (n == 0 || !plausible_range(address, n)) return nullptr;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   (void)memo;
 #else
-  if (n != 0 && plausible_range(address, n) && pages_known(epoch, address, n, memo))
-    return reinterpret_cast<const uint8_t*>(address);
+  if (pages_known(epoch, address, n, memo)) return reinterpret_cast<const uint8_t*>(address);
 #endif
   return view_by_syscall(epoch, address, n, scratch);
 }

@@ -112,14 +112,11 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
 
 }  // namespace
 
-void dump(std::ostream& out, std::span<const uint8_t> bytes) {
+std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> bytes) {
   // The reader owns the one definition of each record's layout; rather than decode
   // them twice, each record is parsed alone behind a copy of the file header.
   const Trace whole = parse_trace(bytes);
-  if (!whole.header_ok) {
-    out << "error: " << (whole.error ? whole.error->message : "unreadable") << "\n";
-    return;
-  }
+  if (!whole.header_ok) return whole.error ? whole.error->message : "unreadable";
   out << "@0 header version " << whole.version_major << "." << whole.version_minor << "\n";
   FileHeader fh{};
   std::memcpy(&fh, bytes.data(), sizeof fh);
@@ -158,6 +155,7 @@ void dump(std::ostream& out, std::span<const uint8_t> bytes) {
   };
   walk(walk, bytes.data(), bytes.size(), "");
   for (const auto& d : whole.damage) out << "damage: " << d.message << "\n";
+  return std::nullopt;
 }
 
 }  // namespace cumemtrace

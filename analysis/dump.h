@@ -4,12 +4,16 @@
 
 #include <cstdint>
 #include <ostream>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "cumemtrace/reader.h"
 
 namespace cumemtrace {
 
-void dump(std::ostream& out, std::span<const uint8_t> bytes);
+// Returns why nothing was listed (not a trace: its header does not read), or nullopt when
+// the records were listed; damage found on the way is listed too, as "damage:" lines.
+std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> bytes);
 
 }  // namespace cumemtrace

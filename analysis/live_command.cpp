@@ -18,9 +18,24 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "trace_check.h"
+#include "units.h"
 
 namespace cumemtrace {
 namespace {
+
+// A moment outside the trace is answered all the same (nothing yet, or what was live at
+// its end), but never without a word: `--at 123456789000` is easily a moment of another
+// process's clock.
+void warn_outside(const std::string& part, uint64_t at, const Trace& t, const KnownMoments* known) {
+  const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
+  const uint64_t end = known ? known->end_ns : last_moment(t);
+  if (start && at < start)
+    std::cerr << "cumemtrace live: warning: --at " << printable(part) << " is before the trace started ("
+              << seconds(start - at) << " before it): nothing was live yet\n";
+  else if (end && at > end)
+    std::cerr << "cumemtrace live: warning: --at " << printable(part) << " is after the trace's last moment ("
+              << seconds(end - start) << " after its start): what was live at its end\n";
+}
 
 // Each part as a moment (live_time.h), or nullopt after saying why on stderr.
 std::optional<std::vector<uint64_t>> moments(const std::vector<std::string>& parts, const Trace& t,
@@ -38,6 +53,7 @@ std::optional<std::vector<uint64_t>> moments(const std::vector<std::string>& par
       std::cerr << "cumemtrace live: " << error << "\n";
       return std::nullopt;
     }
+    warn_outside(part, *at, t, known);
     ats.push_back(*at);
     parsed.emplace(part, *at);
   }

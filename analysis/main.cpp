@@ -2,6 +2,7 @@
 // user's description; keep the two in step.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <charconv>
@@ -17,6 +18,8 @@
 #include "check_command.h"
 #include "commands.h"
 #include "dump.h"
+#include "escape.h"
+#include "nearest_command.h"
 #include "html_command.h"
 #include "run_command.h"
 #include "torch_oom.h"
@@ -28,19 +31,35 @@ namespace {
 int cmd_dump(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::cerr << "cumemtrace: cannot read " << path << "\n";
+    std::cerr << "cumemtrace dump: cannot read " << printable(path) << "\n";
     return 1;
   }
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  dump(std::cout, bytes);
+  if (auto error = dump(std::cout, bytes)) {
+    std::cerr << "cumemtrace dump: " << printable(path) << ": " << *error << "\n";
+    return 1;
+  }
   return 0;
 }
 
-constexpr const char* kRunUsage =
-    "usage: cumemtrace run [-o|--output PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...\n"
-    "Runs CMD with libcumemtrace.so preloaded, then symbolizes the traces it wrote.\n"
-    "Exits with CMD's status (128+signal if a signal killed it).\n"
-    "--torch-oom: record PyTorch's block map at an out-of-memory error (docs/cli.md).\n";
+// `run --help`, in the shape CLI11 gives every other command's help (it is parsed by
+// hand: see parse_run).
+constexpr const char* kRunHelp =
+    "Run a command with CUDA memory tracing, then symbolize its traces\n"
+    "Usage: cumemtrace run [OPTIONS] [--] CMD ARGS...\n"
+    "\n"
+    "Runs CMD with libcumemtrace.so preloaded and exits with CMD's status (128+signal if a\n"
+    "signal killed it; 127 if CMD cannot be run).\n"
+    "\n"
+    "Positionals:\n"
+    "  CMD ARGS...                 The command, verbatim (options of ours end at -- or at its first word)\n"
+    "\n"
+    "Options:\n"
+    "  -h,--help                   Print this help message and exit\n"
+    "  -o,--output PATTERN         Trace file pattern (%p pid, %h host, %r rank; a missing folder is created)\n"
+    "  --depth N                   Native frames per stack (default 32)\n"
+    "  --torch-oom                 Record PyTorch's block map at an out-of-memory error (docs/cli.md)\n";
+constexpr const char* kRunUsage = "usage: cumemtrace run [-o|--output PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...\n";
 
 // Options of `run` end at `--` or at the first word that is not one of ours: all that
 // follows is the command, verbatim.
@@ -68,7 +87,7 @@ int parse_run(int argc, char** argv) {
         break;
       }
       if (a == "-h" || a == "--help") {
-        std::cerr << kRunUsage;
+        std::cout << kRunHelp;
         return 0;
       }
       if (value(a, "-o", v) || value(a, "--output", v)) {
@@ -241,6 +260,18 @@ int main(int argc, char** argv) {
   auto* dmp = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
   dmp->add_option("trace", dump_path, "Trace file")->required();
 
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(c->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::string near = nearest_command(argv[1], names);
+      std::cerr << "cumemtrace: '" << printable(argv[1]) << "' is not a command"
+                << (near.empty() ? "" : "; did you mean '" + near + "'?") << "\n(commands: ";
+      for (size_t i = 0; i < names.size(); ++i) std::cerr << (i ? ", " : "") << names[i];
+      std::cerr << "; `cumemtrace --help` says more)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -22,7 +22,9 @@
 #include <iostream>
 #include <set>
 
+#include "escape.h"
 #include "oom_watch.h"
+#include "run_preflight.h"
 #include "symbolize.h"
 #include "trace_inputs.h"
 
@@ -262,6 +264,16 @@ int run_traced(const RunOptions& opt) {
   if (opt.command.empty()) {
     std::cerr << "cumemtrace run: no command given (usage: cumemtrace run [options] -- CMD ARGS...)\n";
     return 2;
+  }
+  if (const std::string why = why_not_runnable(opt.command[0]); !why.empty()) {
+    std::cerr << "cumemtrace run: " << printable(opt.command[0]) << ": " << why << "; nothing was run\n";
+    return 127;
+  }
+  if (opt.output) {
+    if (const std::string why = make_output_folder(*opt.output); !why.empty()) {
+      std::cerr << "cumemtrace run: -o " << printable(*opt.output) << ": " << why << "; nothing was run\n";
+      return 2;
+    }
   }
   const std::string lib = preload_library_path();
   if (::access(lib.c_str(), R_OK) != 0) {

@@ -52,6 +52,7 @@ AllocatorMapView view_allocator_map(const AllocatorMap& m, const std::vector<Liv
       sv.kind = it->second->kind;
       sv.allocation_bytes = it->second->size;
       ++v.joined;
+      v.joined_in_use.emplace_back(s.address, sv.totals.allocated_blocks + sv.totals.pending_free_blocks > 0);
     }
     v.total_bytes += s.total_bytes;
     v.totals.add(sv.totals);
@@ -62,6 +63,56 @@ AllocatorMapView view_allocator_map(const AllocatorMap& m, const std::vector<Liv
   if (all.size() > top) all.resize(top);
   v.largest = std::move(all);
   return v;
+}
+
+namespace {
+
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+// The family a module path or function name belongs to; empty for none.
+std::string family(std::string_view path, std::string_view function) {
+  const std::string base = basename_of(std::string(path));
+  if (has(base, "c10_cuda") || base.starts_with("libtorch") || has(function, "c10::cuda::CUDACachingAllocator") ||
+      has(function, "c10::cuda::MemPool"))
+    return "PyTorch";
+  if (has(path, "/cupy/") || has(path, "/cupy_backends/") || has(function, "cupy")) return "CuPy";
+  if (has(path, "/jaxlib/") || has(base, "xla_extension") || has(function, "tsl::BFCAllocator") ||
+      has(function, "BFCAllocator"))
+    return "XLA";
+  if (base.starts_with("librmm") || has(path, "/rmm/") || has(function, "rmm::mr::")) return "RMM";
+  return {};
+}
+
+}  // namespace
+
+const std::string& CachingAllocators::of(uint32_t stack_id) const {
+  if (auto it = memo_.find(stack_id); it != memo_.end()) return it->second;
+  std::string found;
+  const CallSite cs = stacks_.call_site(stack_id);
+  if (cs.node) {
+    // From the owner frame outward through the allocator's frames to the call site.
+    // Bounded: a damaged file could make parents loop, and the allocator's frames are few.
+    const size_t limit = std::min<size_t>(stacks_.trace().stack_nodes.size(), 32);
+    size_t steps = 0;
+    for (uint32_t id = cs.owner ? cs.owner : cs.node; id != 0 && found.empty() && steps++ < limit;) {
+      const auto it = stacks_.trace().stack_nodes.find(id);
+      if (it == stacks_.trace().stack_nodes.end()) break;
+      const ModuleInfo* m = stacks_.module_of(it->second.ip);
+      const auto f = stacks_.frames(id, 1);
+      found = family(m ? m->path : std::string(), f.empty() ? std::string() : f[0].function);
+      if (id == cs.node) break;
+      id = it->second.parent;
+    }
+  }
+  return memo_.emplace(stack_id, std::move(found)).first->second;
+}
+
+std::string allocator_display_name(const std::string& map_allocator) {
+  if (map_allocator == "pytorch" || map_allocator == "torch") return "PyTorch";
+  if (map_allocator == "cupy") return "CuPy";
+  if (map_allocator == "xla" || map_allocator == "jax") return "XLA";
+  if (map_allocator == "rmm") return "RMM";
+  return map_allocator;
 }
 
 }  // namespace cumemtrace

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cumemtrace/reader.h"
@@ -51,10 +52,39 @@ struct AllocatorMapView {
   BlockTotals totals;
   bool free_block_fits = false;  // some free block is as large as the request
   std::vector<SegmentView> largest;  // the largest segments, at most `top`
+  // Every joined segment's address and whether blocks in use (allocated or pending free)
+  // split it: the allocator cannot give such a segment back (torch.cuda.empty_cache()
+  // releases only segments whose blocks are all free).
+  std::vector<std::pair<uint64_t, bool>> joined_in_use;
 };
 
 // `live`: what held device memory on the map's device when it was recorded.
 AllocatorMapView view_allocator_map(const AllocatorMap& m, const std::vector<LiveAlloc>& live, uint64_t request,
                                     const Stacks& stacks, size_t top);
+
+}  // namespace cumemtrace
+
+namespace cumemtrace {
+
+// The caching allocator that made a traced allocation, by the allocation's stack: "PyTorch",
+// "CuPy", "XLA", "RMM", or empty for none of them (the program's own, a library's own).
+// Read from the module of the first frame outside the tracer and CUDA (libc10_cuda.so,
+// libtorch*, a path under cupy/, jaxlib/ or xla_extension, librmm) and from the function
+// names of that frame and of the allocator frames just outside it (CUDACachingAllocator,
+// BFCAllocator, rmm::mr::). Only those frames: a library PyTorch calls (cuBLAS's own
+// cudaMalloc) is that library's, not PyTorch's cache. Memoised per stack id.
+class CachingAllocators {
+ public:
+  explicit CachingAllocators(const Stacks& stacks) : stacks_(stacks) {}
+  const std::string& of(uint32_t stack_id) const;
+  const Stacks& stacks() const { return stacks_; }
+
+ private:
+  const Stacks& stacks_;
+  mutable std::unordered_map<uint32_t, std::string> memo_;
+};
+
+// The display name of a block map's allocator ("pytorch" -> "PyTorch").
+std::string allocator_display_name(const std::string& map_allocator);
 
 }  // namespace cumemtrace

@@ -31,7 +31,8 @@ Baseline baseline_of(const std::vector<Report>& reports) {
       if (d.device < 0) continue;
       auto& dev = b.devices[d.device];
       dev.peak = std::max(dev.peak, d.peak_bytes);
-      dev.leaked += d.end_device_bytes;
+      dev.leaked += d.end_possible_leak_bytes;  // a cache's bytes at exit are no leak
+      dev.held_by_cache += d.end_held_by_cache_bytes;
       for (const auto& s : d.top_sites) b.sites[{site_key(s), d.device}].bytes_at_peak += s.bytes;
     }
     for (const auto& f : rep.failed) b.devices[f.device].failed += 1;
@@ -48,7 +49,8 @@ nlohmann::ordered_json to_json(const Baseline& b) {
   j["version"] = 1;
   nlohmann::ordered_json devs = nlohmann::ordered_json::object();
   for (const auto& [d, v] : b.devices)
-    devs[std::to_string(d)] = {{"peak", v.peak}, {"leaked", v.leaked}, {"failed", v.failed}};
+    devs[std::to_string(d)] = {
+        {"peak", v.peak}, {"leaked", v.leaked}, {"failed", v.failed}, {"held_by_cache_at_exit", v.held_by_cache}};
   j["devices"] = std::move(devs);
   nlohmann::ordered_json sites = nlohmann::ordered_json::array();
   for (const auto& [k, v] : b.sites)
@@ -66,7 +68,7 @@ std::optional<Baseline> baseline_from_json(const nlohmann::json& j, std::string*
     Baseline b;
     for (const auto& [d, v] : j.at("devices").items())
       b.devices[std::stoi(d)] = {v.at("peak").get<uint64_t>(), v.at("leaked").get<uint64_t>(),
-                                 v.at("failed").get<uint64_t>()};
+                                 v.at("failed").get<uint64_t>(), v.value("held_by_cache_at_exit", uint64_t(0))};
     for (const auto& s : j.at("call_sites"))
       b.sites[{s.at("key").get<std::string>(), s.at("device").get<int32_t>()}] = {
           s.at("bytes_at_peak").get<uint64_t>(), s.at("leaked").get<uint64_t>()};

@@ -28,7 +28,8 @@ namespace cumemtrace {
 
 struct Baseline {
   struct Device {
-    uint64_t peak = 0, leaked = 0, failed = 0;
+    uint64_t peak = 0, leaked = 0, failed = 0;  // leaked: possible leaks, caches' bytes at exit apart
+    uint64_t held_by_cache = 0;                 // held by caching allocators at exit (0 in older baselines)
   };
   struct Site {
     uint64_t bytes_at_peak = 0, leaked = 0;

@@ -93,7 +93,9 @@ int run_diff(const std::string& before_path, const std::string& after_path, bool
       devs.push_back({{"device", d},
                       {"peak", {{"before", v.first.peak}, {"after", v.second.peak}}},
                       {"leaked", {{"before", v.first.leaked}, {"after", v.second.leaked}}},
-                      {"failed", {{"before", v.first.failed}, {"after", v.second.failed}}}});
+                      {"failed", {{"before", v.first.failed}, {"after", v.second.failed}}},
+                      {"held_by_cache_at_exit",
+                       {{"before", v.first.held_by_cache}, {"after", v.second.held_by_cache}}}});
     j["devices"] = std::move(devs);
     nlohmann::ordered_json sites = nlohmann::ordered_json::array();
     for (const auto& c : changes)
@@ -111,9 +113,11 @@ int run_diff(const std::string& before_path, const std::string& after_path, bool
   };
   for (const auto& [d, v] : devices) {
     std::cout << "device " << d << ": peak " << iec_exact(v.first.peak) << " -> " << iec_exact(v.second.peak) << " ("
-              << signed_bytes(v.first.peak, v.second.peak) << "); leaked " << iec_exact(v.first.leaked) << " -> "
-              << iec_exact(v.second.leaked) << " (" << signed_bytes(v.first.leaked, v.second.leaked) << "); failed "
-              << v.first.failed << " -> " << v.second.failed << "\n";
+              << signed_bytes(v.first.peak, v.second.peak) << "); possible leaks " << iec_exact(v.first.leaked)
+              << " -> " << iec_exact(v.second.leaked) << " (" << signed_bytes(v.first.leaked, v.second.leaked)
+              << "); held by caching allocators at exit (not leaks) " << iec_exact(v.first.held_by_cache) << " -> "
+              << iec_exact(v.second.held_by_cache) << "; failed " << v.first.failed << " -> " << v.second.failed
+              << "\n";
   }
   std::cout << (changes.empty() ? "no call site changed\n" : "call sites, largest change first:\n");
   for (const auto& c : changes)

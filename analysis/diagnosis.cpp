@@ -9,23 +9,134 @@ namespace {
 
 constexpr uint64_t kUnknown = format::kUnknown64;
 
-// The remedy each caching allocator documents, chosen by the failing call's library.
-std::vector<std::string> cache_advice(const std::string& library) {
-  if (library.find("c10_cuda") != std::string::npos || library.find("torch") != std::string::npos)
-    return {"PyTorch's caching allocator holds this memory: call torch.cuda.empty_cache() before the allocation, "
-            "or run with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so cached segments can grow and be reused",
-            "cumemtrace run --torch-oom records PyTorch's block map at the failure: it shows how the cached segments "
-            "are split"};
-  if (library.find("cupy") != std::string::npos)
-    return {"CuPy's memory pool holds this memory: call cupy.get_default_memory_pool().free_all_blocks() before the "
-            "allocation"};
-  if (library.find("xla") != std::string::npos || library.find("jax") != std::string::npos)
-    return {"XLA's allocator holds this memory: set XLA_PYTHON_CLIENT_PREALLOCATE=false, or "
-            "XLA_PYTHON_CLIENT_MEM_FRACTION to what the job needs"};
-  if (library.find("rmm") != std::string::npos)
-    return {"RMM's pool holds this memory: give the pool a smaller initial size, or release it before the allocation"};
-  return {library + " holds live allocations at least as large as the request: if it caches freed memory, release "
-                    "that cache before the allocation"};
+// The remedy each caching allocator documents, by the allocator's name (allocator_map.h).
+std::vector<std::string> cache_advice(const std::string& allocator, bool map_known) {
+  std::vector<std::string> out;
+  if (allocator == "PyTorch") {
+    out = {"PyTorch's caching allocator holds this memory: call torch.cuda.empty_cache() before the allocation, or "
+           "run with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so cached segments can grow and be reused"};
+    if (!map_known)
+      out.push_back("empty_cache() releases only segments whose blocks are all free, and how many are is not known "
+                    "here: cumemtrace run --torch-oom records PyTorch's block map at the failure");
+  } else if (allocator == "CuPy") {
+    out = {"CuPy's memory pool holds this memory: call cupy.get_default_memory_pool().free_all_blocks() before the "
+           "allocation"};
+  } else if (allocator == "XLA") {
+    out = {"XLA's allocator holds this memory: set XLA_PYTHON_CLIENT_PREALLOCATE=false, or "
+           "XLA_PYTHON_CLIENT_MEM_FRACTION to what the job needs"};
+  } else if (allocator == "RMM") {
+    out = {"RMM's pool holds this memory: give the pool a smaller initial size, or release it before the allocation"};
+  } else {
+    out = {allocator + " holds this memory: release its cache before the allocation"};
+  }
+  return out;
+}
+
+// What releases one holder (holders.h).
+std::vector<std::string> holder_advice(const Holder& h, bool map_known) {
+  switch (h.kind) {
+    case HolderKind::kPoolSlack:
+      return {"the pool releases memory only at a synchronisation and above its release threshold: synchronise the "
+              "stream, call cudaMemPoolTrimTo(pool, 0), or lower cudaMemPoolAttrReleaseThreshold",
+              "with PyTorch's cudaMallocAsync backend: torch.cuda.empty_cache()"};
+    case HolderKind::kGraphPool:
+      return {"the graph memory pool keeps what graph allocation nodes took until it is trimmed: synchronise, then "
+              "call cudaDeviceGraphMemTrim(device), or destroy executable graphs no longer launched"};
+    case HolderKind::kCache: return cache_advice(h.owner, map_known);
+    case HolderKind::kCacheInUse:
+      return {h.owner + "'s block map shows " + std::to_string(h.count) + " segment(s) split by blocks in use: "
+              "emptying the cache cannot release them (torch.cuda.empty_cache() gives back only segments whose "
+              "blocks are all free). Free the tensors in them (the block map below), or run with "
+              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so segments are not left split"};
+    case HolderKind::kOtherProcesses:
+      return {"find the processes listed (nvidia-smi shows them too) and stop them, or run on another GPU "
+              "(CUDA_VISIBLE_DEVICES)"};
+    case HolderKind::kContexts:
+      return {"see 'Contexts created' for contexts on this GPU (one per process and device: a stray "
+              "torch.cuda.set_device or a library touching GPU 0 makes one)"};
+    case HolderKind::kUntracked:
+      return {"untracked memory is what no hooked call explains (NCCL buffers, cuBLAS workspaces made before tracing, "
+              "module images): the NVML split names the rest"};
+    case HolderKind::kLive:
+      return {"the live allocations from " + h.owner + " (by call site below) are what to shrink: a smaller batch, "
+              "activation checkpointing, lower precision, or sharding"};
+    case HolderKind::kRounding: break;
+  }
+  return {};
+}
+
+Cause cause_of(const Diagnosis& d, const Release& r) {
+  bool live = false, same = true;
+  const auto group = [](HolderKind k) {
+    if (k == HolderKind::kCacheInUse) return HolderKind::kCache;
+    if (k == HolderKind::kContexts) return HolderKind::kUntracked;
+    return k;
+  };
+  for (size_t i : r.holders) {
+    live |= is_live(d.holders[i].kind);
+    same &= group(d.holders[i].kind) == group(d.holders[r.holders[0]].kind);
+  }
+  if (live) return Cause::kDemand;
+  if (!same) return Cause::kSeveralHolders;
+  switch (group(d.holders[r.holders[0]].kind)) {
+    case HolderKind::kPoolSlack: return Cause::kPoolReserve;
+    case HolderKind::kGraphPool: return Cause::kGraphPool;
+    case HolderKind::kCache: return Cause::kCachedByAllocator;
+    case HolderKind::kOtherProcesses: return Cause::kOtherProcesses;
+    case HolderKind::kUntracked: return Cause::kContextAndUntracked;
+    default: return Cause::kSeveralHolders;
+  }
+}
+
+std::string summary_of(Cause c, const std::string& names) {
+  switch (c) {
+    case Cause::kPoolReserve:
+      return "the device's stream-ordered memory pool keeps freed memory that could hold the request";
+    case Cause::kGraphPool: return "the CUDA graph memory pool keeps memory that could hold the request";
+    case Cause::kCachedByAllocator: return names + " hold(s) memory that could hold the request";
+    case Cause::kOtherProcesses: return "other processes on the GPU hold the memory this request needed";
+    case Cause::kContextAndUntracked:
+      return "memory no allocation explains (" + names + ") is what is missing";
+    case Cause::kDemand: return "the live allocations need more memory than the device has left";
+    default: return "no one holder holds what is missing: " + names + " together do";
+  }
+}
+
+// The cause, figures and advice of the first ranked holder set.
+void explain(Diagnosis& d, const FailureFacts& f) {
+  const Release& r = d.fits.front();
+  const uint64_t R = f.request, F = f.device_free;
+  d.cause = cause_of(d, r);
+  std::string names;
+  d.figures = {{"request", R}, {"device_free", F}};
+  for (size_t k = 0; k < r.holders.size(); ++k) {
+    const Holder& h = d.holders[r.holders[k]];
+    names += (k ? k + 1 == r.holders.size() ? " and " : ", " : "") + holder_name(h);
+    d.figures.emplace_back(holder_key(h), h.bytes);
+  }
+  d.figures.emplace_back("released", r.released);
+  d.figures.emplace_back("free_plus_released", F + r.released);
+  d.summary = summary_of(d.cause, names);
+  switch (d.cause) {
+    case Cause::kPoolReserve:
+      d.figures.emplace_back("pool_reserved", f.pool_reserved);
+      d.figures.emplace_back("pool_live", f.async_live);
+      break;
+    case Cause::kContextAndUntracked:
+      if (f.process_used != kUnknown) d.figures.emplace_back("process_used", f.process_used);
+      d.figures.emplace_back("tracked_footprint", f.tracked_footprint);
+      break;
+    case Cause::kDemand: {
+      uint64_t live = 0;
+      for (const auto& a : f.live) live += a.size;
+      d.figures.emplace_back("shortfall", R > F ? R - F : 0);
+      d.figures.emplace_back("tracked_live_bytes", live);
+      break;
+    }
+    default: break;
+  }
+  for (size_t i : r.holders)
+    for (auto& a : holder_advice(d.holders[i], f.allocator_map != nullptr)) d.advice.push_back(std::move(a));
 }
 
 }  // namespace
@@ -40,6 +151,10 @@ std::string_view cause_name(Cause c) {
     case Cause::kDemand: return "demand";
     case Cause::kUnknown: return "unknown";
     case Cause::kRefused: return "refused";
+    case Cause::kExceedsDevice: return "exceeds-device";
+    case Cause::kExceedsDeviceLessContexts: return "exceeds-device-less-contexts";
+    case Cause::kGraphPool: return "graph-pool";
+    case Cause::kSeveralHolders: return "several-holders";
   }
   return "unknown";
 }
@@ -68,30 +183,21 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
     return d;
   }
 
-  uint64_t largest = 0, at_least = 0, library_bytes = 0;
-  for (const auto& a : f.live) {
-    if (stacks.call_site(a.stack_id).library != f.library) continue;
-    library_bytes += a.size;
-    if (a.size >= R) ++at_least, largest = std::max(largest, a.size);
-  }
-  if (at_least) {
-    d.cause = Cause::kCachedByAllocator;
-    d.summary = f.library + ", which made the failing call, holds " + std::to_string(at_least) +
-                " live allocation(s) at least as large as the request";
-    d.figures = {{"request", R}, {"largest_same_library_allocation", largest},
-                 {"same_library_allocations_at_least_request", at_least}, {"same_library_live_bytes", library_bytes}};
-    d.advice = cache_advice(f.library);
+  if (f.device_total != kUnknown && R > f.device_total) {
+    d.cause = Cause::kExceedsDevice;
+    d.summary = "the request is larger than the device's whole memory: releasing anything would not have helped";
+    d.figures = {{"request", R}, {"device_total", f.device_total}};
+    d.advice = {"split the allocation (shard the tensor, a smaller batch or chunk), or run on a device with more "
+                "memory"};
     return d;
   }
-
-  if (f.pool_reserved != kUnknown && f.pool_reserved > f.async_live && f.pool_reserved - f.async_live >= R) {
-    d.cause = Cause::kPoolReserve;
-    d.summary = "the device's stream-ordered memory pool keeps freed memory that could hold the request";
-    d.figures = {{"request", R}, {"pool_reserved", f.pool_reserved}, {"pool_live", f.async_live},
-                 {"pool_slack", f.pool_reserved - f.async_live}};
-    d.advice = {"the pool releases memory only at a synchronisation and above its release threshold: synchronise the "
-                "stream, call cudaMemPoolTrimTo(pool, 0), or lower cudaMemPoolAttrReleaseThreshold",
-                "with PyTorch's cudaMallocAsync backend: torch.cuda.empty_cache()"};
+  if (f.device_total != kUnknown && f.contexts > 0 && R > f.device_total - std::min(f.contexts, f.device_total)) {
+    d.cause = Cause::kExceedsDeviceLessContexts;
+    d.summary = "the request is larger than the device's memory less this process's contexts on it";
+    d.figures = {{"request", R}, {"device_total", f.device_total}, {"contexts", f.contexts},
+                 {"total_less_contexts", f.device_total - f.contexts}};
+    d.advice = {"split the allocation (shard the tensor, a smaller batch or chunk): a context's memory cannot be "
+                "released while the process uses the device"};
     return d;
   }
 
@@ -103,38 +209,40 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
     return d;
   }
 
-  if (f.other_processes_bytes > 0 && F + f.other_processes_bytes >= R) {
-    d.cause = Cause::kOtherProcesses;
-    d.summary = "other processes on the GPU hold the memory this request needed";
-    d.figures = {{"request", R}, {"device_free", F}, {"other_processes_bytes", f.other_processes_bytes}};
-    d.advice = {"find the processes listed (nvidia-smi shows them too) and stop them, or run on another GPU "
-                "(CUDA_VISIBLE_DEVICES)"};
+  if (F >= R) {  // a reading not of the failure's own moment (else address-space, above)
+    d.cause = Cause::kUnknown;
+    d.summary = "the reading, not taken at the failure, shows enough free memory: what was missing then is not known";
+    d.figures = {{"request", R}, {"device_free", F}};
+    d.advice = {"the NVML reading nearest the failure is of another moment: see 'Failed allocations' for when"};
     return d;
   }
 
-  const uint64_t unexplained =
-      f.process_used != kUnknown && f.process_used > f.tracked_footprint ? f.process_used - f.tracked_footprint : 0;
-  if (unexplained > 0 && F + unexplained >= R) {
-    d.cause = Cause::kContextAndUntracked;
-    d.summary = "memory no allocation explains (CUDA contexts, libraries' own workspaces) is what is missing";
-    d.figures = {{"request", R}, {"device_free", F}, {"process_used", f.process_used},
-                 {"tracked_footprint", f.tracked_footprint}, {"context_and_untracked", unexplained}};
-    d.advice = {"see 'Contexts created' for contexts on this GPU (one per process and device: a stray "
-                "torch.cuda.set_device or a library touching GPU 0 makes one), and the NVML split for untracked "
-                "memory (NCCL buffers, cuBLAS workspaces, graphs)"};
+  HolderFacts hf;
+  hf.process_used = f.process_used;
+  hf.footprint = f.tracked_footprint;
+  hf.contexts = f.contexts;
+  hf.pool_reserved = f.pool_reserved;
+  hf.async_live = f.async_live;
+  hf.graph_pool = f.graph_pool;
+  hf.other_processes = f.other_processes;
+  hf.live = &f.live;
+  if (f.allocator_map) {
+    hf.map_segments = &f.allocator_map->joined_in_use;
+    hf.map_allocator = allocator_display_name(f.allocator_map->allocator);
+  }
+  const CachingAllocators owners(stacks);
+  d.device_free = F;
+  d.holders = failure_holders(hf, owners);
+  d.fits = fewest_holders(d.holders, F, R, 5);
+  if (d.fits.empty()) {
+    d.cause = Cause::kUnknown;
+    d.summary = "not even every holder at the reading released together would have let the request fit: the "
+                "reading and the failure disagree, or memory is held where NVML does not say";
+    d.figures = {{"request", R}, {"device_free", F}};
+    d.advice = {"compare the NVML split below with nvidia-smi at the failure"};
     return d;
   }
-
-  d.cause = Cause::kDemand;
-  d.summary = "the live allocations need more memory than the device has left";
-  d.figures = {{"request", R}, {"device_free", F}, {"shortfall", R > F ? R - F : 0},
-               {"tracked_live_bytes", [&] {
-                  uint64_t s = 0;
-                  for (const auto& a : f.live) s += a.size;
-                  return s;
-                }()}};
-  d.advice = {"the top call sites live at the failure are what to shrink: a smaller batch, activation "
-              "checkpointing, lower precision, or sharding"};
+  explain(d, f);
   return d;
 }
 

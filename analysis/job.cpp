@@ -58,11 +58,12 @@ JobProcess process_row(const Report& rep, const std::vector<DeviceInfo>& infos) 
     p.world_size = rep.process->world_size;
     p.job_id = job_id_of(*rep.process);
   }
-  uint64_t leaked = 0;
+  uint64_t leaked = 0, held = 0;
   for (const auto& d : rep.devices) {
     p.failed += d.counts.failed;
     if (d.device < 0) continue;
-    leaked += d.end_device_bytes;
+    leaked += d.end_possible_leak_bytes;  // a caching allocator's cache at exit is no leak
+    held += d.end_held_by_cache_bytes;
     JobProcessDevice jd;
     jd.ordinal = d.device;
     jd.peak_bytes = d.peak_bytes;
@@ -77,7 +78,7 @@ JobProcess process_row(const Report& rep, const std::vector<DeviceInfo>& infos) 
     if (jd.peak_bytes == 0 && jd.contexts == 0 && jd.allocs == 0 && d.counts.failed == 0) continue;
     p.devices.push_back(std::move(jd));
   }
-  if (rep.complete) p.leaked_bytes = leaked;
+  if (rep.complete) p.leaked_bytes = leaked, p.held_by_cache_bytes = held;
   std::sort(p.devices.begin(), p.devices.end(), [](const auto& a, const auto& b) { return a.ordinal < b.ordinal; });
   const JobProcessDevice* own = nullptr;
   for (const auto& d : p.devices)

@@ -49,7 +49,10 @@ struct JobProcess {
   std::vector<JobProcessDevice> devices;  // ascending ordinal
   int32_t own_device = -1;                // ordinal; -1 when it touched no device
   uint64_t own_peak_bytes = 0;
-  std::optional<uint64_t> leaked_bytes;  // device memory live at a clean end; unknown if cut short
+  // Device memory live at a clean end outside caching allocators' caches (possible leaks);
+  // unknown if cut short. What the caches held then is held_by_cache_bytes.
+  std::optional<uint64_t> leaked_bytes;
+  std::optional<uint64_t> held_by_cache_bytes;
   uint64_t failed = 0;                   // failed allocations
 };
 

@@ -82,6 +82,8 @@ json job_to_json(const Job& job) {
                      {"own_peak_bytes", p.own_peak_bytes},
                      {"devices", std::move(devs)},
                      {"leaked_bytes", p.leaked_bytes ? json(*p.leaked_bytes) : json(nullptr)},
+                     {"held_by_cache_at_exit_bytes",
+                      p.held_by_cache_bytes ? json(*p.held_by_cache_bytes) : json(nullptr)},
                      {"failed", p.failed}});
   }
   j["processes"] = std::move(procs);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace cumemtrace {
@@ -168,6 +169,7 @@ void attach_snapshot(const Trace& t, FailedRow& row) {
     row.snapshot_arena_bytes = footprint(d);
     row.snapshot_pool_reserved = d.pool_reserved_bytes;
     row.snapshot_async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
+    row.snapshot_graph_reserved = d.graph_reserved_current;
     row.device_free = d.nvml_device_free;
     if (d.nvml_device_total != format::kUnknown64) row.device_total = d.nvml_device_total;
     row.process_used = d.nvml_process_used;
@@ -252,6 +254,41 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& final, c
   rr.sites = group_sites(live, stacks);
   keep_top(rr.sites, stacks, opt);
   return rr;
+}
+
+// Live at the end, split: device memory a caching allocator (allocator_map.h) holds is
+// "held by its cache at exit", unless growth classifies its call site `leak`; everything
+// else live is a possible leak. Groups by kind (leaks) or allocator (cache), then call site;
+// each device's two sums go to its DeviceReport.
+void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks& stacks, const ReportOptions& opt) {
+  const CachingAllocators owners(stacks);
+  std::set<std::tuple<uint32_t, int32_t, int>> leaking;  // growth's `leak` sites: (call site, device, kind)
+  for (const auto& g : rep.growth.sites)
+    if (g.cls == GrowthSite::Class::kLeak) leaking.insert({g.node, g.device, int(g.kind)});
+  std::map<std::pair<int, int>, std::vector<LiveAlloc>> by_kind;
+  std::map<std::string, std::vector<LiveAlloc>> by_cache;
+  std::map<int32_t, uint64_t> held;
+  for (const auto& a : live) {
+    const std::string& cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
+    if (!cache.empty() && !leaking.count({stacks.call_site(a.stack_id).node, a.device, int(a.kind)})) {
+      by_cache[cache].push_back(a);
+      held[a.device] += a.size;
+    } else {
+      by_kind[{leak_rank(a.kind), int(a.kind)}].push_back(a);
+    }
+  }
+  const auto group = [&](std::vector<LiveAlloc>& allocs, LeakGroup g) {
+    for (const auto& a : allocs) g.bytes += a.size, g.count += 1;
+    g.sites = group_sites(allocs, stacks);
+    g.sites_omitted = keep_top(g.sites, stacks, opt);
+    return g;
+  };
+  for (auto& [key, allocs] : by_kind) rep.leaks.push_back(group(allocs, LeakGroup{static_cast<Kind>(key.second)}));
+  for (auto& [name, allocs] : by_cache) rep.held_by_cache.push_back(group(allocs, LeakGroup{Kind::kDevice, name}));
+  for (auto& d : rep.devices) {
+    d.end_held_by_cache_bytes = std::min(held[d.device], d.end_device_bytes);
+    d.end_possible_leak_bytes = d.end_device_bytes - d.end_held_by_cache_bytes;
+  }
 }
 
 const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
@@ -380,21 +417,6 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     rep.devices.push_back(std::move(dr));
   }
 
-  // Leaks: everything still live when the trace ends, grouped by kind then call site.
-  std::map<std::pair<int, int>, std::vector<LiveAlloc>> by_kind;
-  for (const auto& a : final.live(0, true)) by_kind[{leak_rank(a.kind), int(a.kind)}].push_back(a);
-  for (auto& [key, allocs] : by_kind) {
-    LeakGroup g;
-    g.kind = static_cast<Kind>(key.second);
-    for (const auto& a : allocs) {
-      g.bytes += a.size;
-      g.count += 1;
-    }
-    g.sites = group_sites(allocs, stacks);
-    g.sites_omitted = keep_top(g.sites, stacks, opt);
-    rep.leaks.push_back(std::move(g));
-  }
-
   for (const auto& e : pass.contexts) {
     ContextRow row{e.time_ns, e.device, e.size, trace.api_name(e.api), e.tid, {}, {}, {}};
     const CallSite cs = stacks.call_site(e.stack_id);
@@ -405,7 +427,11 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   }
 
   // Failed allocations, identical ones grouped (report_failures.h); each row diagnosed
-  // with what was live on its device at its first failure.
+  // with what was live on its device at its first failure, and its block map if given.
+  for (size_t k = 0; k < maps.size(); ++k) {
+    FailedRow& row = rep.failed[maps[k].second];
+    row.allocator_map = view_allocator_map(*maps[k].first, lives[map_stops + k], row.size, stacks, opt.top);
+  }
   for (size_t k = 0; k < rep.failed.size(); ++k) {
     FailedRow& row = rep.failed[k];
     attach_snapshot(trace, row);
@@ -413,25 +439,26 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     facts.request = row.size;
     facts.result = row.result;
     facts.runtime_layer = row.runtime_layer;
-    facts.library = row.library;
     facts.device_free = row.device_free;
     facts.process_used = row.process_used;
     facts.reading_at_failure = row.snapshot_at_failure;
     facts.tracked_footprint = row.snapshot_arena_bytes;
     facts.pool_reserved = row.snapshot_pool_reserved;
     facts.async_live = row.snapshot_async_live;
-    for (const auto& p : row.other_processes)
-      if (p.used_bytes != format::kUnknown64) facts.other_processes_bytes += p.used_bytes;
+    facts.other_processes = row.other_processes;
+    facts.device_total = row.device_total;
+    facts.contexts = context_bytes_until(pass.contexts, row.device, row.time_ns);
+    facts.graph_pool = row.snapshot_graph_reserved;
+    if (row.allocator_map) facts.allocator_map = &*row.allocator_map;
     facts.live = std::move(lives[failure_stops + k]);
     row.diagnosis = diagnose(facts, stacks);
     row.sites_at_failure = group_sites(facts.live, stacks);
     keep_top(row.sites_at_failure, stacks, opt);
   }
-  for (size_t k = 0; k < maps.size(); ++k) {
-    FailedRow& row = rep.failed[maps[k].second];
-    row.allocator_map = view_allocator_map(*maps[k].first, lives[map_stops + k], row.size, stacks, opt.top);
-  }
   rep.growth = pass.growth.finish(stacks, opt.frames, std::span(lives).subspan(growth_stops));
+  // Live at the end: what a caching allocator's cache holds (kept until exit by design),
+  // apart from possible leaks (the rest), each grouped.
+  split_at_exit(final.live(0, true), rep, stacks, opt);
   return rep;
 }
 

@@ -107,6 +107,11 @@ struct DeviceReport {
   std::vector<SiteRow> top_sites;      // at peak, by live bytes
   uint64_t top_sites_omitted = 0;      // call sites beyond --top
   std::vector<LibraryRow> by_library;  // at peak
+  // Device bytes live at the end split (held_at_exit.h): held by a caching allocator's cache
+  // (kept by design until exit) and possible leaks (the rest, and cache bytes at call sites
+  // growth classifies `leak`); the two sum to end_device_bytes.
+  uint64_t end_held_by_cache_bytes = 0;
+  uint64_t end_possible_leak_bytes = 0;
   // The library's own figures at exit (the last exit snapshot): exact even when events
   // were dropped or damaged, unlike the replayed ones above.
   std::optional<DeviceSnapshot> exit_snapshot;
@@ -114,6 +119,7 @@ struct DeviceReport {
 
 struct LeakGroup {
   format::Kind kind{};
+  std::string allocator;  // held_by_cache only: the caching allocator holding them ("PyTorch")
   uint64_t bytes = 0;
   uint64_t count = 0;
   std::vector<SiteRow> sites;
@@ -148,6 +154,7 @@ struct FailedRow {
   uint64_t snapshot_arena_bytes = 0;  // footprint: arenas plus unmapped physical memory
   uint64_t snapshot_pool_reserved = format::kUnknown64;
   uint64_t snapshot_async_live = 0;
+  uint64_t snapshot_graph_reserved = format::kUnknown64;  // 1.9: the graph memory pool's reserve
   uint64_t device_free = format::kUnknown64;
   uint64_t device_total = format::kUnknown64;
   uint64_t process_used = format::kUnknown64;
@@ -194,7 +201,8 @@ struct Report {
   uint64_t unknown_records = 0;
   size_t symbols = 0;          // ips with a symbol (file + in-memory)
   std::vector<DeviceReport> devices;
-  std::vector<LeakGroup> leaks;  // device memory kinds first, then managed, host-pinned
+  std::vector<LeakGroup> leaks;  // possible leaks: device memory kinds first, then managed, host-pinned
+  std::vector<LeakGroup> held_by_cache;  // live at the end in a caching allocator's cache, by allocator
   std::vector<FailedRow> failed;  // groups in order of first occurrence, at most --top
   uint64_t failed_total = 0;      // failed allocations, all groups
   uint64_t failed_omitted = 0;    // groups beyond --top

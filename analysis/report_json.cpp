@@ -233,7 +233,9 @@ json report_json(const Report& rep) {
     o["end"] = {{"device_bytes", d.end_device_bytes},
                 {"live_bytes", by_kind(d.end_live_bytes)},
                 {"live_count", by_kind(d.end_live_count)},
-                {"fragmentation", frag(d.frag_at_end)}};
+                {"fragmentation", frag(d.frag_at_end)},
+                {"held_by_cache_at_exit_bytes", d.end_held_by_cache_bytes},
+                {"possible_leak_bytes", d.end_possible_leak_bytes}};
     o["peak_pinned"] = {{"bytes", d.peak_pinned_bytes},
                         {"time_ns", d.peak_pinned_bytes ? json(d.peak_pinned_time_ns) : json(nullptr)}};
     o["counts"] = counts(d.counts);
@@ -299,6 +301,14 @@ json report_json(const Report& rep) {
                      {"call_sites_omitted", g.sites_omitted}});
   }
   j["leaks"] = std::move(leaks);
+  json held = json::array();
+  for (const auto& g : rep.held_by_cache)
+    held.push_back({{"allocator", g.allocator},
+                    {"bytes", g.bytes},
+                    {"count", g.count},
+                    {"call_sites", sites(g.sites)},
+                    {"call_sites_omitted", g.sites_omitted}});
+  j["held_by_cache_at_exit"] = std::move(held);
 
   json failed = json::array();
   for (const auto& f : rep.failed) {
@@ -336,6 +346,23 @@ json report_json(const Report& rep) {
                       {"summary", f.diagnosis.summary},
                       {"figures", std::move(figures)},
                       {"advice", f.diagnosis.advice}};
+    {
+      // The split at the failure and the holder sets that would have let it fit (holders.h).
+      const Diagnosis& dg = f.diagnosis;
+      json held = json::array(), fits = json::array();
+      for (const auto& h : dg.holders)
+        held.push_back({{"holder", holder_key(h)}, {"name", holder_name(h)}, {"bytes", h.bytes}, {"count", h.count},
+                        {"releasable", releasable(h.kind)}});
+      for (const auto& r : dg.fits) {
+        json keys = json::array();
+        for (size_t i : r.holders) keys.push_back(holder_key(dg.holders[i]));
+        fits.push_back({{"holders", std::move(keys)},
+                        {"released", r.released},
+                        {"free_plus_released", dg.device_free + r.released}});
+      }
+      o["diagnosis"]["holders"] = std::move(held);
+      o["diagnosis"]["would_have_fit"] = std::move(fits);
+    }
     o["call_sites_at_failure"] = sites(f.sites_at_failure);
     o["allocator_map"] = f.allocator_map ? allocator_map(*f.allocator_map) : json(nullptr);
     if (f.processes_known) {

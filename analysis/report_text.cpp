@@ -263,6 +263,20 @@ void integrity(std::ostream& out, const Report& rep) {
   }
 }
 
+// NVML's figure at a failure split into holders, and the fewest of them that, released,
+// would have let the request fit (holders.h), with the sum written out.
+void holders(std::ostream& out, const Diagnosis& d, uint64_t request) {
+  if (d.holders.empty()) return;
+  out << "       held at the failure: free " << iec_exact(d.device_free);
+  for (const auto& h : d.holders) out << "; " << holder_name(h) << " " << iec_exact(h.bytes);
+  out << "\n";
+  for (size_t k = 0; k < d.fits.size(); ++k) {
+    out << "       would have fit (" << k + 1 << "): free " << iec(d.device_free);
+    for (size_t i : d.fits[k].holders) out << " + " << holder_name(d.holders[i]) << " " << iec(d.holders[i].bytes);
+    out << " = " << iec_exact(d.device_free + d.fits[k].released) << " >= request " << iec_exact(request) << "\n";
+  }
+}
+
 }  // namespace
 
 void write_text(std::ostream& out, const Report& rep) {
@@ -290,7 +304,16 @@ void write_text(std::ostream& out, const Report& rep) {
 
   for (const auto& d : rep.devices) device(out, rep, d);
 
-  out << "\nLive at end of trace (leaks, unless the process was killed)\n";
+  if (!rep.held_by_cache.empty()) {
+    out << "\nHeld by caching allocators at exit (kept by design until the process ends, not leaks)\n";
+    for (const auto& g : rep.held_by_cache) {
+      out << "  held by " << printable(g.allocator) << "'s cache at exit: " << iec_exact(g.bytes) << " in " << g.count
+          << (g.count == 1 ? " allocation" : " allocations") << "\n";
+      sites(out, g.sites, g.sites_omitted);
+    }
+  }
+  out << "\nPossible leaks (live at end of trace, unless the process was killed; caching allocators' caches apart, "
+         "except at call sites that leak each iteration)\n";
   if (rep.leaks.empty()) out << "  nothing\n";
   for (const auto& g : rep.leaks) {
     out << "  " << format::kind_name(g.kind) << ": " << iec_exact(g.bytes) << " in " << g.count
@@ -334,6 +357,7 @@ void write_text(std::ostream& out, const Report& rep) {
     for (const auto& [name, value] : dg.figures)
       out << "       " << name << ": "
           << (name.find("allocations") != std::string::npos ? std::to_string(value) : iec_exact(value)) << "\n";
+    holders(out, dg, f.size);
     for (const auto& a : dg.advice) out << "       advice: " << a << "\n";
     if (dg.cause == Cause::kDemand && !f.sites_at_failure.empty()) {
       out << "     live on the device at the failure, by call site:\n";

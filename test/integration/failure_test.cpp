@@ -28,6 +28,10 @@ TEST_CASE("a failed allocation is reported with its size, stack, live bytes and 
   // The context (512 MiB) is all the device holds at that moment.
   CHECK(f.at("device_total") == 8589934592);
   CHECK(f.at("device_free") == 8589934592 - 536870912);
+  // A request above the device's total: no holder's release helps (before: `demand`, with
+  // tracked_live_bytes 0 and advice to shrink call sites it did not list).
+  CHECK(f.at("diagnosis").at("cause") == "exceeds-device");
+  CHECK(f.at("diagnosis").at("figures") == nlohmann::json{{"request", 8589934593}, {"device_total", 8589934592}});
   bool in_scenario = false;
   for (const auto& frame : f.at("frames")) in_scenario |= frame.value("function", "").find("scenario_oom") != std::string::npos;
   CHECK(in_scenario);

@@ -3,6 +3,8 @@
      cached   keeps a 9 GiB buffer, then asks for 9 GiB again (from the same library)
      pool     frees 10 GiB back to the stream-ordered pool (no sync: it keeps it), then
               asks cudaMalloc for 8 GiB
+     pool_free  frees 6 GiB back to the stream-ordered pool, then asks cudaMalloc for 12 GiB:
+              neither the 9.5 GiB free nor the 6 GiB slack holds it, the two together do
      other    asks for 8 GiB while another process holds 10 GiB
               (SIMCUDA_OTHER_PROCESS_BYTES=10737418240)
      hidden   asks for 12 GiB while the driver hides 6 GiB (SIMCUDA_HIDDEN_BYTES=6442450944)
@@ -33,6 +35,10 @@ int main(int argc, char **argv) {
     cudaStream_t s;
     if (cudaStreamCreate(&s) || cudaMallocAsync(&p, 10 * GiB, s) || cudaFreeAsync(p, s)) return 3;
     e = cudaMalloc(&q, 8 * GiB);
+  } else if (strcmp(c, "pool_free") == 0) {
+    cudaStream_t s;
+    if (cudaStreamCreate(&s) || cudaMallocAsync(&p, 6 * GiB, s) || cudaFreeAsync(p, s)) return 3;
+    e = cudaMalloc(&q, 12 * GiB);
   } else if (strcmp(c, "other") == 0 || strcmp(c, "hidden") == 0) {
     e = cudaMalloc(&q, (strcmp(c, "other") == 0 ? 8 : 12) * GiB);
   } else if (strcmp(c, "demand") == 0) {

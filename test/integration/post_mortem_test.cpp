@@ -46,24 +46,54 @@ TEST_CASE("a 1 GiB peak freed 5 ms later is split at the peak, from one moment")
   CHECK(n.at("untracked") == 0);
 }
 
-TEST_CASE("out of memory because the failing library holds as much: cached-by-allocator") {
+// The program's own 9 GiB buffer is no cache (issue 25: holders by owner; it was
+// `cached-by-allocator` for coming from the failing call's library): releasing it is demand.
+TEST_CASE("out of memory because the program's own buffer holds as much: demand, not a cache") {
   const auto f = failure("cached");
   const auto& d = f.at("diagnosis");
-  CHECK(d.at("cause") == "cached-by-allocator");
+  CHECK(d.at("cause") == "demand");
   CHECK(d.at("figures") == nlohmann::json{{"request", 9 * GiB},
-                                          {"largest_same_library_allocation", 9 * GiB},
-                                          {"same_library_allocations_at_least_request", 1},
-                                          {"same_library_live_bytes", 9 * GiB}});
+                                          {"device_free", 16 * GiB - 9 * GiB - 512 * MiB},
+                                          {"live:oom_causes", 9 * GiB},
+                                          {"released", 9 * GiB},
+                                          {"free_plus_released", 16 * GiB - 512 * MiB},
+                                          {"shortfall", 2 * GiB + 512 * MiB},
+                                          {"tracked_live_bytes", 9 * GiB}});
   CHECK(f.at("device_free") == 16 * GiB - 9 * GiB - 512 * MiB);
 }
 
 TEST_CASE("out of memory because the stream-ordered pool keeps freed memory: pool-reserve") {
   const auto d = failure("pool").at("diagnosis");
   CHECK(d.at("cause") == "pool-reserve");
+  // The arithmetic (free + slack >= request) added to the pool's figures (issue 25).
   CHECK(d.at("figures") == nlohmann::json{{"request", 8 * GiB},
+                                          {"device_free", 16 * GiB - 10 * GiB - 512 * MiB},
+                                          {"pool_slack", 10 * GiB},
+                                          {"released", 10 * GiB},
+                                          {"free_plus_released", 16 * GiB - 512 * MiB},
                                           {"pool_reserved", 10 * GiB},
-                                          {"pool_live", 0},
-                                          {"pool_slack", 10 * GiB}});
+                                          {"pool_live", 0}});
+}
+
+TEST_CASE("neither free memory nor the pool's slack alone, the two together: pool-reserve, and the split says so") {
+  const auto d = failure("pool_free").at("diagnosis");
+  // Before: context-and-untracked, the 6 GiB slack counted as "context and untracked".
+  CHECK(d.at("cause") == "pool-reserve");
+  CHECK(d.at("figures") == nlohmann::json{{"request", 12 * GiB},
+                                          {"device_free", 16 * GiB - 6 * GiB - 512 * MiB},
+                                          {"pool_slack", 6 * GiB},
+                                          {"released", 6 * GiB},
+                                          {"free_plus_released", 16 * GiB - 512 * MiB},
+                                          {"pool_reserved", 6 * GiB},
+                                          {"pool_live", 0}});
+  const nlohmann::json holders = {
+      {{"holder", "pool_slack"}, {"name", "the stream-ordered pool's slack"}, {"bytes", 6 * GiB}, {"count", 0},
+       {"releasable", true}},
+      {{"holder", "contexts"}, {"name", "contexts"}, {"bytes", 512 * MiB}, {"count", 0}, {"releasable", true}}};
+  CHECK(d.at("holders") == holders);
+  CHECK(d.at("would_have_fit") ==
+        nlohmann::json::array({{{"holders", {"pool_slack"}}, {"released", 6 * GiB},
+                                {"free_plus_released", 16 * GiB - 512 * MiB}}}));
 }
 
 TEST_CASE("out of memory because another process holds the GPU: other-processes, and who") {
@@ -73,18 +103,24 @@ TEST_CASE("out of memory because another process holds the GPU: other-processes,
   CHECK(d.at("cause") == "other-processes");
   CHECK(d.at("figures") == nlohmann::json{{"request", 8 * GiB},
                                           {"device_free", 16 * GiB - 10 * GiB - 512 * MiB},
-                                          {"other_processes_bytes", 10 * GiB}});
+                                          {"other_processes", 10 * GiB},
+                                          {"released", 10 * GiB},
+                                          {"free_plus_released", 16 * GiB - 512 * MiB}});
   CHECK(f.at("other_processes") == nlohmann::json::array({{{"pid", 31337}, {"used_bytes", 10 * GiB}}}));
 }
 
-TEST_CASE("out of memory because memory no allocation explains is missing: context-and-untracked") {
+// The simulated driver's hidden bytes come with the context, and the tracer measures a context
+// as NVML's growth across its creation: 6.5 GiB. 12 GiB is more than the 9.5 GiB the device
+// can give beside it, so no release helps (it was `context-and-untracked`, free + "context and
+// untracked" >= request, as if the context could be released; issue 25). Untracked memory
+// alone is tested in test/analysis/holders_test.cpp.
+TEST_CASE("out of memory above the device's total less the context's 6.5 GiB: exceeds-device-less-contexts") {
   const auto d = failure("hidden", {{"SIMCUDA_HIDDEN_BYTES", std::to_string(6 * GiB)}}).at("diagnosis");
-  CHECK(d.at("cause") == "context-and-untracked");
+  CHECK(d.at("cause") == "exceeds-device-less-contexts");
   CHECK(d.at("figures") == nlohmann::json{{"request", 12 * GiB},
-                                          {"device_free", 16 * GiB - 6 * GiB - 512 * MiB},
-                                          {"process_used", 6 * GiB + 512 * MiB},
-                                          {"tracked_footprint", 0},
-                                          {"context_and_untracked", 6 * GiB + 512 * MiB}});
+                                          {"device_total", 16 * GiB},
+                                          {"contexts", 6 * GiB + 512 * MiB},
+                                          {"total_less_contexts", 16 * GiB - 6 * GiB - 512 * MiB}});
 }
 
 TEST_CASE("out of memory because the live allocations need it: demand, by how much, and who") {
@@ -93,6 +129,9 @@ TEST_CASE("out of memory because the live allocations need it: demand, by how mu
   CHECK(d.at("cause") == "demand");
   CHECK(d.at("figures") == nlohmann::json{{"request", 4 * GiB},
                                           {"device_free", 16 * GiB - 14 * GiB - 512 * MiB},
+                                          {"live:oom_causes", 14 * GiB},
+                                          {"released", 14 * GiB},
+                                          {"free_plus_released", 16 * GiB - 512 * MiB},
                                           {"shortfall", 4 * GiB - (16 * GiB - 14 * GiB - 512 * MiB)},
                                           {"tracked_live_bytes", 14 * GiB}});
   REQUIRE(f.at("call_sites_at_failure").size() == 1);
@@ -114,7 +153,8 @@ TEST_CASE("`run` puts the post-mortem beside the trace while the failing job is 
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }();
   CHECK(text.find("written by `cumemtrace run` while the job was running") != std::string::npos);
-  CHECK(text.find("Why it failed: demand") != std::string::npos);
+  // 32 GiB on a 16 GiB device: no release helps (it was called `demand`, issue 25).
+  CHECK(text.find("Why it failed: exceeds-device") != std::string::npos);
   CHECK(text.find("request: 32.00 GiB (34,359,738,368 B)") != std::string::npos);
   CHECK(r.err.find(".oom.txt") != std::string::npos);
 }

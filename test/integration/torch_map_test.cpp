@@ -37,6 +37,13 @@ TEST_CASE("a block map given after an OOM: exact bytes inside the cached segment
   REQUIRE(r.at("failed_allocations").size() == 1);
   const auto& f = r.at("failed_allocations").at(0);
   CHECK(f.at("diagnosis").at("cause") == "cached-by-allocator");
+  // The map says the 9 GiB segment is split by blocks in use: the advice follows it, never
+  // empty_cache() as a remedy (issue 25: it cannot release such a segment).
+  CHECK(f.at("diagnosis").at("figures").at("cache_in_use:PyTorch") == 9 * GiB);
+  const auto& advice = f.at("diagnosis").at("advice");
+  REQUIRE(advice.size() == 1);
+  CHECK(advice.at(0).get<std::string>().starts_with(
+      "PyTorch's block map shows 1 segment(s) split by blocks in use: emptying the cache cannot release them"));
   const auto& m = f.at("allocator_map");
   REQUIRE(m.is_object());
   CHECK(m.at("allocator") == "pytorch");

@@ -303,7 +303,13 @@
       app.append(table('sites-table', ['bytes', 'count', 'kind', 'library', 'stack'],
         rd.top_call_sites.map((s) => [exact(s.bytes), s.count, s.kind, s.library, frames(s)])));
     }
-    app.append(el('h2', { text: 'Leaks (live at the end)' }));
+    if (r.held_by_cache_at_exit && r.held_by_cache_at_exit.length) {
+      app.append(el('h2', { text: 'Held by caching allocators at exit (kept by design, not leaks)' }));
+      const heldRows = [];
+      for (const g of r.held_by_cache_at_exit) for (const s of g.call_sites) heldRows.push([g.allocator, exact(s.bytes), s.count, 'device ' + s.device, s.library, frames(s)]);
+      app.append(table('held-table', ['allocator', 'bytes', 'count', 'device', 'library', 'stack'], heldRows));
+    }
+    app.append(el('h2', { text: 'Possible leaks (live at the end, not held by a caching allocator)' }));
     const leakRows = [];
     for (const g of r.leaks) for (const s of g.call_sites) leakRows.push([g.kind, exact(s.bytes), s.count, 'device ' + s.device, s.library, frames(s)]);
     app.append(table('leaks-table', ['kind', 'bytes', 'count', 'device', 'library', 'stack'], leakRows));

@@ -227,7 +227,7 @@ struct ReplayerCheckpoint {
     o.put(uint64_t(r.reservations_.size()));
     for (const auto& [a, v] : r.reservations_) o.put(a), put_alloc(o, v);
     o.put(uint64_t(r.graph_.size()));
-    for (const auto& [a, size] : r.graph_) o.put(a), o.put(size);
+    for (const auto& [a, node] : r.graph_) o.put(a), o.put(node.size);
     return o.s;
   }
 
@@ -267,11 +267,13 @@ struct ReplayerCheckpoint {
     }
     for (uint64_t k = in.count(8 + kAllocBytes); k--;) {
       const uint64_t a = in.get<uint64_t>();
-      r.reservations_[a] = get_alloc(in);
+      const LiveAlloc& v = r.reservations_[a] = get_alloc(in);
+      ++r.dev(v.device).reserved_count;  // not saved: the reservations tell it
     }
     for (uint64_t k = in.count(16); k--;) {
       const uint64_t a = in.get<uint64_t>();
-      r.graph_[a] = in.get<uint64_t>();
+      // A node's device is not saved: only the tracer reads it (the trace's frees carry theirs).
+      r.graph_[a] = {in.get<uint64_t>(), -1};
     }
     if (!in.ok || in.pos != in.n) return std::nullopt;
     return r;

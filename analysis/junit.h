@@ -1,5 +1,5 @@
 // JUnit XML for `cumemtrace check --junit FILE`, as GitHub Actions, GitLab and Jenkins read
-// it (../shared/research/formats-and-conventions.md §6): one <testsuite> per trace, one
+// it (docs/formats.md, "JUnit XML"): one <testsuite> per trace, one
 // <testcase> per limit and device, a <failure message="..."> when it does not hold.
 #pragma once
 

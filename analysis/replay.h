@@ -1,6 +1,7 @@
 // Replaying a trace's events to know what was live, where, and when.
 //
-// The algorithm (one forward pass, state per device):
+// The algorithm (one forward pass, state per device; the rules are the tracer's too,
+// written once in cumemtrace/ledger.h):
 //   - kAlloc/kFree of device, pitch, managed, async-pool and host-pinned memory pair by
 //     address. A vmm-physical kAlloc is a cuMemCreate handle (address 0) and its kFree
 //     is cuMemRelease, by handle; but the driver keeps the physical memory until the
@@ -38,9 +39,8 @@
 #include <vector>
 
 #include "cumemtrace/reader.h"
-#include "cumemtrace/address_map.h"
+#include "cumemtrace/ledger.h"
 #include "event_source.h"
-#include "cumemtrace/flat_fragmentation.h"
 #include "gap_ratio_front.h"
 
 namespace cumemtrace {
@@ -77,13 +77,10 @@ struct DeviceCounts {
   uint64_t imports = 0;         // 1.9: ipc-imports opened (also in allocs)
 };
 
-struct DeviceState {
+// live_bytes, live_count, device_bytes (tracked device bytes), reserved_bytes and frag
+// (the tracer's gap figures, flat_fragmentation.h) are the ledger's (ledger::Figures).
+struct DeviceState : ledger::Figures {
   int32_t device = -1;
-  FlatFragmentationIndex frag;  // the tracer's FragmentationIndex's figures, flat (flat_fragmentation.h)
-  uint64_t live_bytes[format::kKindCount] = {};  // vmm-physical: bytes still held
-  uint64_t live_count[format::kKindCount] = {};
-  uint64_t device_bytes = 0;    // tracked device bytes
-  uint64_t reserved_bytes = 0;  // VMM address space reserved
   uint64_t context_bytes = 0;   // sum of kContextCreate sizes
   DeviceCounts counts;
 
@@ -100,7 +97,7 @@ struct DeviceState {
   uint64_t peak_import_bytes = 0;     // 1.9: ipc-import bytes mapped at once, at most (never device bytes)
   std::vector<uint32_t> import_pids;  // 1.9: exporters' pids the trace names, in order seen
 
-  explicit DeviceState(int32_t d, uint64_t granule) : device(d), frag(granule) {}
+  explicit DeviceState(int32_t d, uint64_t granule) : Figures(granule), device(d) {}
 };
 
 struct FailedAlloc {
@@ -109,7 +106,7 @@ struct FailedAlloc {
   uint64_t live_device_bytes = 0;  // tracked device bytes on its device at that moment
 };
 
-class Replayer {
+class Replayer : public ledger::Ledger<Replayer, LiveAlloc, DeviceState> {
  public:
   // `live_set_only`: keep what is live (live(), reservations(), failed()) and nothing
   // per moment: no fragmentation index, no peaks, no gap ratios. The second passes only
@@ -120,7 +117,6 @@ class Replayer {
 
   const std::map<int32_t, DeviceState>& devices() const { return devices_; }
   const std::vector<FailedAlloc>& failed() const { return failed_; }
-  const std::map<uint64_t, LiveAlloc>& reservations() const { return reservations_; }
 
   // Every live allocation on `device` (all devices when `all`), vmm-physical handles
   // still holding memory included; mappings and reservations excluded.
@@ -128,30 +124,18 @@ class Replayer {
 
  private:
   friend struct ReplayerCheckpoint;  // checkpoint.cpp: saves and restores the live state
-
-  struct Handle {
-    LiveAlloc alloc;
-    uint32_t references = 1;  // cuMemCreate's, plus one per retain (kRetain)
-    uint32_t maps = 0;
-    bool released() const { return references == 0; }
-  };
-  struct Mapping {
-    uint64_t size = 0;
-    uint64_t handle = 0;
-    int32_t device = -1;
-    bool imported = false;  // of an imported handle: never counted, so never taken off
-  };
+  friend class ledger::Ledger<Replayer, LiveAlloc, DeviceState>;
+  using Handle = ledger::Handle<LiveAlloc>;
+  using Mapping = ledger::Mapping;
 
   DeviceState& dev(int32_t d);
-  void add_live(DeviceState& s, const LiveAlloc& a);
-  void remove_live(DeviceState& s, const LiveAlloc& a);
-  void alloc(const Event& e, size_t index);
-  void free(const Event& e);
-  void map(const Event& e);
-  void unmap(const Event& e);
-  void drop_handle_if_gone(std::map<uint64_t, Handle>::iterator it);
-  bool graph(const Event& e);
+  // What only the replay keeps of an event the ledger applied: counts, failures, exporters.
+  void count(DeviceState& s, const Event& e, const ledger::Outcome& o, size_t index);
   void observe(DeviceState& s, const Event& e, size_t index);
+  // The ledger's calls back (ledger.h).
+  DeviceState& ledger_device(int32_t d) { return dev(d); }
+  bool ledger_keeps_gaps() const { return !live_set_only_; }
+  void ledger_added(DeviceState& s, const LiveAlloc& a);
 
   uint64_t granule_;
   bool live_set_only_;
@@ -166,13 +150,9 @@ class Replayer {
       return *this;
     }
   } last_;
-  // Device, pitch, managed, async-pool, host-pinned: hashed (a tree here was a fifth of a
-  // replay, a node-based hash a quarter of `report`); live() sorts what it returns by address.
-  AddressMap<LiveAlloc> by_address_;
-  std::map<uint64_t, Handle> handles_;        // vmm-physical, by handle
-  std::map<uint64_t, Mapping> mappings_;      // by mapped address
-  std::map<uint64_t, LiveAlloc> reservations_;
-  std::map<uint64_t, uint64_t> graph_;        // graph memory nodes: address -> size
+  // The live set is the ledger's: allocations by address hashed (address_map.h: a tree
+  // was a fifth of a replay, a node-based hash a quarter of `report`; live() sorts what it
+  // returns by address), handles, mappings, reservations and graph nodes in ordered maps.
   std::vector<FailedAlloc> failed_;
 };
 

@@ -6,7 +6,8 @@
 // Why: glibc does not reset the loader's list lock in a fork child. A child made while
 // one of our threads (the writer scanning modules, a hook unwinding) was inside
 // dl_iterate_phdr hung forever in its own first unwind: found by hostile testing, as
-// DataLoader-style forks from a threaded process (test/integration/fork_stress_test.cpp).
+// DataLoader-style forks from a threaded process (test/integration/fork_child_hang.c,
+// run by hostile_test.cpp).
 // Sections may nest (a dlopen of ours runs the library's constructors, which may call a
 // hook): only a thread's outermost one takes the lock.
 //

@@ -9,8 +9,6 @@
 #include <unordered_map>
 
 #include <cuda.h>
-#include <cumemtrace/address_map.h>
-#include <cumemtrace/flat_fragmentation.h>
 
 #include "capture.h"
 #include "config.h"
@@ -25,6 +23,7 @@
 #include "signal_safe.h"
 #include "stack_tree.h"
 #include "thread_state.h"
+#include "tracker_ledger.h"
 #include "writer.h"
 
 namespace cumemtrace::interpose {
@@ -39,72 +38,6 @@ uint64_t now_ns() {
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
-struct DeviceState {
-  explicit DeviceState(uint64_t granule) : frag(granule) {}
-  uint64_t live_bytes[format::kKindCount] = {};
-  uint64_t live_count = 0;
-  uint64_t device_bytes = 0;  // sum over holds_device_memory kinds
-  uint64_t peak = 0, peak_time = 0;
-  uint64_t peak_since_reset = 0;  // for cumemtrace_stats (api.h): since cumemtrace_reset_peak()
-  uint64_t sampled_peak = 0;  // device_bytes at the last kSampledPeak snapshot
-  FlatFragmentationIndex frag;  // flat_fragmentation.h says why not FragmentationIndex
-
-  // Returns whether the peak rose.
-  bool add(Kind k, uint64_t address, uint64_t size, uint64_t t) {
-    live_bytes[int(k)] += size;
-    ++live_count;
-    if (format::counts_for_fragmentation(k)) frag.insert(address, size);
-    if (!format::holds_device_memory(k)) return false;
-    device_bytes += size;
-    peak_since_reset = std::max(peak_since_reset, device_bytes);
-    if (device_bytes <= peak) return false;
-    peak = device_bytes, peak_time = t;
-    return true;
-  }
-  void remove(Kind k, uint64_t address, uint64_t size) {
-    live_bytes[int(k)] -= size;
-    --live_count;
-    if (format::counts_for_fragmentation(k)) frag.erase(address);
-    if (format::holds_device_memory(k)) device_bytes -= size;
-  }
-};
-
-struct Allocation {
-  uint64_t size;
-  int32_t device;
-  Kind kind;
-  uint32_t stack;  // for cumemtrace_live_sites (api.h)
-  uint32_t epoch;  // cumemtrace_reset_peak() calls before it was made
-  uint64_t context = 0;  // the cuCtxCreate context it was made in; 0: its device's primary
-};
-
-// The kinds whose memory a context's teardown frees with it: cuMemAlloc's,
-// cuMemAllocPitch's and CUDA arrays (cuda.h, cuCtxDestroy: "all resources allocated
-// in the context"; the simulated driver does the same). Stream-
-// ordered pools and VMM memory outlive a context; managed and pinned host memory are left
-// live, since their fate at a teardown is not pinned down by a driver we can test against.
-bool owned_by_context(Kind k) { return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kArray; }
-
-struct Physical {  // a cuMemCreate handle: its memory lasts until released AND unmapped
-  uint64_t size;
-  int32_t device;
-  uint32_t maps;
-  uint32_t references;  // cuMemCreate's, plus one per cuMemRetainAllocationHandle
-  uint32_t stack;
-  uint32_t epoch;
-  // cuMemImportFromShareableHandle: another process's memory (kind kIpcImport), never this
-  // one's device bytes. Its size is learnt at its first cuMemMap (the driver has no query).
-  bool imported = false;
-  Kind kind() const { return imported ? Kind::kIpcImport : Kind::kVmmPhysical; }
-  bool released() const { return references == 0; }
-};
-struct Mapping {
-  uint64_t size;
-  uint64_t handle;
-  int32_t device;
-  bool imported;  // of an imported handle: never counted, so never taken off
-};
-
 // 1.6: an event with Python frames carries its Python stack after the EventRecord.
 #pragma pack(push, 1)
 struct EventWithPython {
@@ -113,223 +46,20 @@ struct EventWithPython {
 };
 #pragma pack(pop)
 
-struct State {
+struct State : TrackerLedger {
+  State() : TrackerLedger(config().granule_bytes) {}
   std::mutex mu;
   PendingBuffer pending;  // encoded records not yet taken by the writer
   std::string new_nodes;  // StackNodeRecords of the event being recorded
   uint64_t events_written = 0, events_dropped = 0;
   StackTree stacks;
   PyStackTree python_stacks;
-  AddressMap<Allocation> allocations;                    // by address (address_map.h: no node per allocation)
-  std::unordered_map<uint64_t, Physical> physical;       // by handle
-  std::map<uint64_t, Mapping> mappings;                  // by address, ordered for ranged unmaps
-  std::unordered_map<uint64_t, uint64_t> reservations;   // address -> size
-  std::map<int32_t, DeviceState> devices;
   std::map<int32_t, std::string> device_uuids;   // as NVML spells them
   std::map<int32_t, uint64_t> default_pools;      // device -> its default memory pool
-  uint64_t peak_rises = 0;                        // times some device's peak rose
-  uint64_t peak_rises_at_snapshot = 0;            // ... as of the last snapshot
-  std::unordered_map<uint64_t, int32_t> pool_devices;    // memory pool -> device ordinal
-  struct GraphNode {
-    uint64_t size;
-    int32_t device;
-  };
-  std::unordered_map<uint64_t, GraphNode> graph_allocations;  // kEventCaptured allocs, by address
-  uint32_t epoch = 0;  // cumemtrace_reset_peak() calls
+  uint64_t peak_rises_at_snapshot = 0;            // peak_rises as of the last snapshot
   std::unordered_map<uint64_t, int32_t> created_contexts;  // cuCtxCreate's live contexts -> device
 
-  // Calls f(device, stack, size) for each live allocation holding device memory made since
-  // the last reset_peak() (cumemtrace_stats and cumemtrace_live_sites count the same set).
-  template <class F>
-  void each_since_reset(F f) const {
-    allocations.for_each([&](uint64_t, const Allocation& a) {
-      if (a.epoch == epoch && format::holds_device_memory(a.kind)) f(a.device, a.stack, a.size);
-    });
-    for (const auto& [handle, p] : physical)
-      if (p.epoch == epoch && !p.imported) f(p.device, p.stack, p.size);
-  }
-
-  DeviceState& device(int32_t d) { return devices.try_emplace(d, config().granule_bytes).first->second; }
-
-  void drop_physical(uint64_t handle) {
-    auto it = physical.find(handle);
-    if (it == physical.end()) return;
-    device(it->second.device).remove(it->second.kind(), 0, it->second.size);
-    physical.erase(it);
-  }
-
-  // Updates the live picture and completes `ev` (device, kind, size of frees).
-  void apply(format::EventRecord& ev) {
-    const auto op = Op(ev.op);
-    if (op == Op::kPoolTrim) {
-      const auto pool = pool_devices.find(ev.handle);
-      ev.device = pool != pool_devices.end() ? pool->second : -1;
-    }
-    if (op == Op::kShare && !complete_share(ev)) return;
-    device(ev.device);  // even a failed call puts its device in the snapshots
-    // A failed call changed nothing (failed allocs are OOMs), except a restore.
-    if (ev.result != 0 && !(ev.flags & format::kEventRestored)) return;
-    if (ev.result != 0 && op == Op::kFree) return;  // a failed free of an unknown address
-    if (apply_graph(ev)) return;
-    switch (op) {
-      case Op::kAlloc:
-        if (Kind(ev.kind) == Kind::kVmmPhysical) {
-          physical[ev.handle] = {ev.size, ev.device, 0, 1, ev.stack_id, epoch};
-          peak_rises += device(ev.device).add(Kind::kVmmPhysical, 0, ev.size, ev.time_ns);
-        } else if (Kind(ev.kind) == Kind::kIpcImport && ev.address == 0) {
-          physical[ev.handle] = {0, ev.device, 0, 1, ev.stack_id, epoch, true};
-        } else {
-          // A reused address means we missed its free (e.g. made before we loaded).
-          if (const Allocation* old = allocations.find(ev.address))
-            device(old->device).remove(old->kind, ev.address, old->size);
-          allocations.insert_or_assign(ev.address, {ev.size, ev.device, Kind(ev.kind), ev.stack_id, epoch});
-          if (ev.handle && Kind(ev.kind) == Kind::kAsyncPool) pool_devices[ev.handle] = ev.device;
-          peak_rises += device(ev.device).add(Kind(ev.kind), ev.address, ev.size, ev.time_ns);
-        }
-        break;
-      case Op::kFree:
-        if (Kind(ev.kind) == Kind::kVmmPhysical) {
-          auto it = physical.find(ev.handle);
-          if (it == physical.end()) return unknown(ev);
-          ev.device = it->second.device;
-          ev.size = it->second.size;
-          ev.kind = uint8_t(it->second.kind());
-          if (it->second.released()) return unknown(ev);  // more releases than references
-          if (--it->second.references == 0 && it->second.maps == 0) drop_physical(ev.handle);
-        } else {
-          const Allocation* a = allocations.find(ev.address);
-          if (!a) return unknown(ev);
-          ev.device = a->device;
-          ev.kind = uint8_t(a->kind);
-          ev.size = a->size;
-          device(ev.device).remove(a->kind, ev.address, ev.size);
-          allocations.erase(ev.address);
-        }
-        break;
-      case Op::kMap: {
-        auto p = physical.find(ev.handle);
-        ev.device = p != physical.end() ? p->second.device : -1;
-        if (p != physical.end()) ++p->second.maps;
-        const bool imported = p != physical.end() && p->second.imported;
-        mappings[ev.address] = {ev.size, ev.handle, ev.device, imported};
-        if (imported) {
-          // Another process's memory seen through this range: neither mapped bytes nor
-          // footprint here (the NVML split would count it twice, H200 run L).
-          if (p->second.size == 0) {
-            p->second.size = ev.size;
-            device(ev.device).add(Kind::kIpcImport, 0, ev.size, ev.time_ns);
-          }
-          break;
-        }
-        device(ev.device).add(Kind::kVmmMap, ev.address, ev.size, ev.time_ns);
-        break;
-      }
-      case Op::kUnmap: {
-        // One unmap may cover several mappings made by separate cuMemMap calls.
-        auto it = mappings.lower_bound(ev.address);
-        if (it == mappings.end() || it->first >= ev.address + ev.size) return unknown(ev);
-        ev.device = it->second.device;
-        while (it != mappings.end() && it->first < ev.address + ev.size) {
-          auto p = physical.find(it->second.handle);
-          if (!it->second.imported) device(it->second.device).remove(Kind::kVmmMap, it->first, it->second.size);
-          if (p != physical.end() && --p->second.maps == 0 && p->second.released()) drop_physical(p->first);
-          it = mappings.erase(it);
-        }
-        break;
-      }
-      case Op::kReserve:
-        reservations[ev.address] = ev.size;
-        device(-1).add(Kind::kVmmReserve, ev.address, ev.size, ev.time_ns);
-        break;
-      case Op::kReserveFree: {
-        auto it = reservations.find(ev.address);
-        if (it == reservations.end()) return unknown(ev);
-        device(-1).remove(Kind::kVmmReserve, ev.address, it->second);
-        reservations.erase(it);
-        break;
-      }
-      case Op::kRetain: {
-        auto p = physical.find(ev.handle);
-        if (p == physical.end()) return unknown(ev);
-        ev.device = p->second.device;
-        ev.size = p->second.size;
-        ev.kind = uint8_t(p->second.kind());
-        ++p->second.references;
-        break;
-      }
-      case Op::kShare:  // completed by complete_share, before any device is touched
-      case Op::kPoolTrim:
-      case Op::kContextCreate:
-      case Op::kGraphLaunch:  // the graph pool's memory is read from the driver, not tracked
-      case Op::kGraphExecDestroy:
-      case Op::kGraphMemTrim:
-        break;
-    }
-  }
-
-  // A share is a mark on what it names (an allocation by address, a physical handle):
-  // its device, kind and size are completed; no bytes move. False when it names nothing live.
-  bool complete_share(format::EventRecord& ev) {
-    if (auto p = ev.address ? physical.end() : physical.find(ev.handle); p != physical.end()) {
-      ev.device = p->second.device;
-      ev.size = p->second.size;
-      ev.kind = uint8_t(p->second.kind());
-      return true;
-    }
-    if (const Allocation* a = ev.address ? allocations.find(ev.address) : nullptr) {
-      ev.device = a->device;
-      ev.kind = uint8_t(a->kind);
-      ev.size = a->size;
-      return true;
-    }
-    unknown(ev);
-    return false;
-  }
-
-  // Graph memory nodes (kEventCaptured): their addresses are remembered so that their
-  // frees, captured or not, are known, but they hold no device memory when made. A
-  // captured free of an ordinary allocation happens when the graph runs: not applied.
-  bool apply_graph(format::EventRecord& ev) {
-    const auto op = Op(ev.op);
-    if (op == Op::kAlloc && (ev.flags & format::kEventCaptured)) {
-      graph_allocations[ev.address] = {ev.size, ev.device};
-      return true;
-    }
-    if (op == Op::kAlloc && !graph_allocations.empty()) graph_allocations.erase(ev.address);  // ordinary memory now
-    if (op != Op::kFree) return false;
-    // A graph node's address stays the graph's: each launch makes it live again, and the
-    // program frees it after each launch (an allocation that escaped the graph).
-    if (auto g = graph_allocations.find(ev.address); g != graph_allocations.end()) {
-      ev.kind = uint8_t(Kind::kAsyncPool);
-      ev.size = g->second.size;
-      ev.device = g->second.device;
-      return true;
-    }
-    if (!(ev.flags & format::kEventCaptured)) return false;
-    if (const Allocation* a = allocations.find(ev.address)) {
-      ev.device = a->device;
-      ev.kind = uint8_t(a->kind);
-      ev.size = a->size;
-    }
-    return true;
-  }
-
-  static void unknown(format::EventRecord& ev) {
-    ev.flags |= format::kEventUnknownAddress;
-    ev.kind = uint8_t(Kind::kUnknown);
-  }
-
   uint64_t seq() const { return events_written + events_dropped; }
-
-  // Whether the allocation just applied lifts its device past the last sampled peak by
-  // the margin (trace_format.h: sampled_peak_margin); if so, that is the new sampled peak.
-  bool crosses_sampled_peak(const format::EventRecord& ev) {
-    if (Op(ev.op) != Op::kAlloc || ev.result != 0 || !format::holds_device_memory(Kind(ev.kind))) return false;
-    DeviceState& ds = device(ev.device);
-    if (ds.device_bytes < ds.sampled_peak + format::sampled_peak_margin(ds.sampled_peak)) return false;
-    ds.sampled_peak = ds.device_bytes;
-    return true;
-  }
 
   // False (nothing appended) when `same_moment_only` and events came after the samples'
   // readings began.
@@ -349,7 +79,8 @@ struct State {
       e.device = dev;
       std::copy(ds.live_bytes, ds.live_bytes + format::kSnapshotKinds, e.live_bytes);
       std::copy(ds.live_bytes + format::kSnapshotKinds, std::end(ds.live_bytes), e.live_bytes_more);
-      e.live_count = ds.live_count;
+      e.live_bytes[int(Kind::kVmmReserve)] = ds.reserved_bytes;  // the ledger keeps them apart
+      e.live_count = ds.snapshot_live_count();
       e.device_bytes = ds.device_bytes;
       e.peak_device_bytes = ds.peak;
       e.peak_time_ns = ds.peak_time;
@@ -506,7 +237,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     }
     s.apply(ev);
     if (context && s.created_contexts.count(context))
-      if (Allocation* a = s.allocations.find(ev.address)) a->context = context;
+      if (Allocation* a = s.allocation(ev.address)) a->context = context;
     sample_peak = s.crosses_sampled_peak(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
       if (python_stack_id)
@@ -546,13 +277,7 @@ void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t fla
     device = c->second;
     s.created_contexts.erase(c);
   }
-  // In address order, so that a trace of the same run always reads the same. The list is
-  // as long as what the context held; a teardown is rare (once per device and process).
-  std::vector<uint64_t> doomed;
-  s.allocations.for_each([&](uint64_t address, const Allocation& a) {
-    if (a.context == context && a.device == device && owned_by_context(a.kind)) doomed.push_back(address);
-  });
-  std::sort(doomed.begin(), doomed.end());
+  const std::vector<uint64_t> doomed = s.torn_down(device, context);
   const uint32_t stack_id = s.stacks.intern(stack, s.new_nodes);
   if (!s.new_nodes.empty()) {
     s.pending.append(s.new_nodes);

@@ -1,5 +1,5 @@
 // `cumemtrace export --format chrome`: Chrome trace-event JSON for the Perfetto UI and
-// chrome://tracing. Research notes: /work/shared/research/formats-and-conventions.md §2.
+// chrome://tracing. What its readers accept: docs/formats.md, "Chrome trace-event JSON".
 //
 // One synthetic process per traced process and device (pid 1000, 1001, … in the order
 // the traces and their devices come), named by a process_name metadata event ("GPU 0

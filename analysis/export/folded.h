@@ -1,6 +1,6 @@
 // `cumemtrace export --format folded`: folded stacks of the device memory live at one
-// moment, for flamegraph.pl, speedscope and inferno. Research notes:
-// /work/shared/research/formats-and-conventions.md §3.
+// moment, for flamegraph.pl, speedscope and inferno. What those readers accept:
+// docs/formats.md, "Folded stacks".
 //
 // One line per distinct stack: frames root first, joined by ';', one space, the live
 // bytes (an integer) held by the allocations made there; '\n' ends each line. The root

@@ -1,9 +1,9 @@
 // `cumemtrace export --format memviz`: a PyTorch memory snapshot that memory_viz
-// (pytorch.org/memory_viz, torch.cuda._memory_viz) opens. Research notes:
-// /work/shared/research/formats-and-conventions.md §1.
+// (pytorch.org/memory_viz, torch.cuda._memory_viz) opens. What that page reads:
+// docs/formats.md, "PyTorch memory snapshot".
 //
 // The mapping (each allocation of ours is a cudaMalloc, so it is a segment of its own
-// holding one block, as §1.8 recommends):
+// holding one block, as docs/formats.md says):
 //   alloc of kind device, pitch or async-pool -> segment_alloc, then alloc (same addr, size)
 //   its free                                  -> free_requested, free_completed, segment_free
 //   failed allocation of those kinds          -> oom, with device_free = NVML's free bytes

@@ -2,7 +2,7 @@
 // PyTorch's memory_viz page parses (its hand-written unpickler in MemoryViz.js knows
 // only PROTO 2-4, FRAME, containers, BININT*, LONG1, SHORT_BINUNICODE/BINUNICODE,
 // NONE/NEWTRUE/NEWFALSE, MEMOIZE/BINGET/LONG_BINGET and STOP; it rejects protocol 5).
-// Research notes: /work/shared/research/formats-and-conventions.md §1.6.
+// The opcodes and their limits: docs/formats.md, "Pickle encoding".
 //
 // Framing follows protocol 4 as CPython writes it: PROTO 4 outside any frame, then the
 // opcodes in FRAME blocks (opcode 0x95, u64 length, that many bytes) of about 64 KiB,

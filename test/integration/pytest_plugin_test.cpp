@@ -73,3 +73,15 @@ TEST_CASE("pytest plugin: without the preload a marked test is skipped with the 
   CHECK(outcome(r.out, "test_warm_up") == "PASSED");
   CHECK(has(r.out, "cuda_memory: libcumemtrace.so is not preloaded"));
 }
+
+TEST_CASE("pytest plugin: no device seen is no pass, unless the marker allows incomplete figures") {
+  TempDir dir;
+  std::vector<std::string> argv = pytest_argv();
+  argv.back() = kDir + "/test_no_device.py";
+  const Result r = traced(dir, argv, env());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(has(r.out, "1 failed, 1 passed"));
+  CHECK(has(r.out, "cuda_memory: figures are incomplete (no device seen): no limit judged "
+                   "(allow_incomplete=True judges them on incomplete figures)"));
+}

@@ -29,9 +29,9 @@ bool has(const std::string& out, const std::string& text) { return out.find(text
 
 // The first word of pytest's -rA summary line for one test ("PASSED", "FAILED"...), or "".
 // Those lines name the file relative to the working directory.
-std::string outcome(const std::string& out, const std::string& test) {
+std::string outcome(const std::string& out, const std::string& test, const std::string& file = "test_cuda_memory.py") {
   std::istringstream lines(out);
-  const std::string tail = "test_cuda_memory.py::" + test;
+  const std::string tail = file + "::" + test;
   for (std::string line; std::getline(lines, line);)
     if (line.size() > tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0 &&
         line.find(' ') != std::string::npos)
@@ -82,6 +82,8 @@ TEST_CASE("pytest plugin: no device seen is no pass, unless the marker allows in
   INFO(r.out << r.err);
   CHECK(r.exit_code == 1);
   CHECK(has(r.out, "1 failed, 1 passed"));
+  CHECK(outcome(r.out, "test_no_device_allowed", "test_no_device.py") == "PASSED");
+  CHECK(outcome(r.out, "test_no_device", "test_no_device.py") == "FAILED");
   CHECK(has(r.out, "cuda_memory: figures are incomplete (no device seen): no limit judged "
                    "(allow_incomplete=True judges them on incomplete figures)"));
 }

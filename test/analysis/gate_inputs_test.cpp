@@ -179,7 +179,7 @@ TEST_CASE("check: a trace cut at a chunk boundary (no End record) and one with n
   CHECK(r.out.find("figures are incomplete (no device seen)") != std::string::npos);
 }
 
-TEST_CASE("baseline on a cut trace and diff on a damaged one: exit 3 and why; --allow-incomplete goes on, saying so") {
+TEST_CASE("baseline on a cut trace and diff on a damaged one: exit 3 and why, and --allow-incomplete goes on, saying so") {
   TempDir d;
   const Built t = build();
   const uint64_t cut = t.starts[5] + 7;  // inside the fourth allocation's chunk

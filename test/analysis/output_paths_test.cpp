@@ -68,7 +68,7 @@ bool html_built() {
 
 }  // namespace
 
-TEST_CASE("-o at a symlink to /proc/self/root/<path>: every writing command refuses it, exit 1, the target untouched") {
+TEST_CASE("output files: -o at a symlink to /proc/self/root/<path>: every writing command refuses it, exit 1, the target untouched") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", victim = d.path + "/victim", link = d.path + "/out";
   write_trace(trace);
@@ -94,7 +94,7 @@ TEST_CASE("-o at a symlink to /proc/self/root/<path>: every writing command refu
                      "/proc/self/root/... reaches any file); name it by its real path\n");
 }
 
-TEST_CASE("-o through a linked directory, plain or via /proc/self/root, is refused; nothing lands in the target") {
+TEST_CASE("output files: -o through a linked directory, plain or via /proc/self/root, is refused: nothing lands in the target") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", real = d.path + "/real";
   write_trace(trace);
@@ -118,7 +118,7 @@ TEST_CASE("-o through a linked directory, plain or via /proc/self/root, is refus
   CHECK(mode_of(real + "/b.json") == 0600);
 }
 
-TEST_CASE("-o at a FIFO that no one reads is refused at once (no command waits); with --force one that is read works") {
+TEST_CASE("output files: -o at a FIFO that no one reads is refused at once (no command waits), and with --force one that is read works") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", fifo = d.path + "/fifo", link = d.path + "/fifo-link";
   write_trace(trace);
@@ -170,7 +170,7 @@ TEST_CASE("baseline and check --junit: -o a directory or /dev/full exits 1, as e
   CHECK(shell(cli + " index " + trace + " -o " + trace + " 2>/dev/null").status == 2);
 }
 
-TEST_CASE("-o /dev/stdout and /dev/fd/N write to the CLI's own descriptor, whatever it is") {
+TEST_CASE("output files: -o /dev/stdout and /dev/fd/N write to the CLI's own descriptor, whatever it is") {
   TempDir d;
   const std::string trace = d.path + "/t.trace";
   write_trace(trace);

@@ -120,7 +120,7 @@ TEST_CASE("check: a trace path on a FAIL line cannot forge a line or a workflow 
   CHECK(r.out.find("\n::warning::") == std::string::npos);
 }
 
-TEST_CASE("check: a process that did not end cleanly gets no verdict (exit 3); allowed, --max-leaked fails it") {
+TEST_CASE("check: a process that did not end cleanly gets no verdict (exit 3), and allowed, --max-leaked fails it") {
   TempDir dir;
   // Killed with SIGKILL while it still holds what it made: no EndRecord. It waits up to
   // 10 s for a post-mortem no one writes here; 300 ms was once too short for an ASan

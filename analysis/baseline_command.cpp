@@ -4,6 +4,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "completeness.h"
+#include "escape.h"
 #include "event_source.h"
 #include "output_file.h"
 #include "size_parse.h"
@@ -12,7 +14,8 @@
 
 namespace cumemtrace {
 
-std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths, std::string* error) {
+std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths, std::string* error,
+                                           Incomplete* incomplete) {
   std::vector<Report> reports;
   for (const auto& p : paths) {
     const TraceFile file(p);  // a large trace in passes, holding no event (event_source.h)
@@ -32,17 +35,26 @@ std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths
       if (error) *error = file.changed_message();
       return std::nullopt;
     }
+    if (const auto why = incomplete_reasons(reports.back()); !why.empty()) {
+      const std::string note = printable(p) + ": figures are incomplete (" + join_reasons(why) + ")";
+      if (incomplete) incomplete->found = true;
+      if (!incomplete || !incomplete->allow) {
+        if (error) *error = note + "; no verdict on them (--allow-incomplete gives one on incomplete figures)";
+        return std::nullopt;
+      }
+      incomplete->notes.push_back(note);
+    }
   }
   return baseline_of(reports);
 }
 
-std::optional<Baseline> load_baseline(const std::string& path, std::string* error) {
+std::optional<Baseline> load_baseline(const std::string& path, std::string* error, Incomplete* incomplete) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (error) *error = path + ": cannot be read";
     return std::nullopt;
   }
-  if (in.peek() != '{') return baseline_of_traces({path}, error);
+  if (in.peek() != '{') return baseline_of_traces({path}, error, incomplete);
   try {
     const auto j = nlohmann::json::parse(in);
     auto b = baseline_from_json(j, error);
@@ -54,32 +66,40 @@ std::optional<Baseline> load_baseline(const std::string& path, std::string* erro
   }
 }
 
-int run_baseline(const std::vector<std::string>& traces, const std::string& out) {
+int run_baseline(const std::vector<std::string>& traces, const std::string& out, bool allow_incomplete) {
   std::string error;
-  const auto b = baseline_of_traces(traces, &error);
+  Incomplete incomplete;
+  incomplete.allow = allow_incomplete;
+  const auto b = baseline_of_traces(traces, &error, &incomplete);
   if (!b) {
     std::cerr << "cumemtrace baseline: " << error << "\n";
-    return 2;
+    return incomplete.found ? kExitIncomplete : 2;
   }
+  for (const auto& note : incomplete.notes)
+    std::cerr << "cumemtrace baseline: " << note << "; the baseline is of incomplete figures\n";
   OutputFile f(out, traces);
   f.stream() << to_json(*b).dump(2) << "\n";
   if (!f.commit()) {
     std::cerr << "cumemtrace baseline: " << f.error() << "\n";
-    return 2;
+    return f.exit_status();
   }
   std::cerr << "cumemtrace baseline: " << b->devices.size() << " device(s), " << b->sites.size()
             << " call site(s) written to " << out << "\n";
   return 0;
 }
 
-int run_diff(const std::string& before_path, const std::string& after_path, bool json) {
+int run_diff(const std::string& before_path, const std::string& after_path, bool json, bool allow_incomplete) {
   std::string error;
-  const auto before = load_baseline(before_path, &error);
-  const auto after = before ? load_baseline(after_path, &error) : std::nullopt;
+  Incomplete incomplete;
+  incomplete.allow = allow_incomplete;
+  const auto before = load_baseline(before_path, &error, &incomplete);
+  const auto after = before ? load_baseline(after_path, &error, &incomplete) : std::nullopt;
   if (!before || !after) {
     std::cerr << "cumemtrace diff: " << error << "\n";
-    return 2;
+    return incomplete.found ? kExitIncomplete : 2;
   }
+  for (const auto& note : incomplete.notes)
+    std::cerr << "cumemtrace diff: " << note << "; the differences are on incomplete figures\n";
   const auto changes = diff_sites(*before, *after);
   std::map<int32_t, std::pair<Baseline::Device, Baseline::Device>> devices;
   for (const auto& [d, v] : before->devices) devices[d].first = v;

@@ -11,13 +11,23 @@
 
 namespace cumemtrace {
 
-// Every call site of every trace, symbolized (in memory when the trace has no symbols).
-std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths, std::string* error);
-// A baseline file, or a trace (then its baseline).
-std::optional<Baseline> load_baseline(const std::string& path, std::string* error);
+// Traces whose figures are incomplete (completeness.h) among those read for a baseline.
+struct Incomplete {
+  bool allow = false;               // --allow-incomplete: go on, noting them
+  bool found = false;               // one was met (refused unless `allow`)
+  std::vector<std::string> notes;   // "TRACE: figures are incomplete (why)", one per trace
+};
 
-int run_baseline(const std::vector<std::string>& traces, const std::string& out);
-int run_diff(const std::string& before, const std::string& after, bool json);
+// Every call site of every trace, symbolized (in memory when the trace has no symbols).
+// A trace whose figures are incomplete is an error (`incomplete->found`) unless
+// `incomplete->allow`; without `incomplete` it is always an error.
+std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths, std::string* error,
+                                           Incomplete* incomplete = nullptr);
+// A baseline file, or a trace (then its baseline).
+std::optional<Baseline> load_baseline(const std::string& path, std::string* error, Incomplete* incomplete = nullptr);
+
+int run_baseline(const std::vector<std::string>& traces, const std::string& out, bool allow_incomplete);
+int run_diff(const std::string& before, const std::string& after, bool json, bool allow_incomplete);
 
 // check --baseline: peak and leaked per device may exceed the baseline's by `tolerance`
 // (a percentage of the baseline figure, or bytes); a result per device and figure.

@@ -34,11 +34,16 @@ struct LimitResult {
   std::string name;     // "max-peak d0"
   bool ok = true;
   std::string message;  // one line: what, limit, measured, and the top call sites
+  // The "figures-complete" result (completeness.h): no limit was judged on this trace.
+  bool incomplete = false;
+  // --allow-incomplete on a trace whose figures are incomplete: "on incomplete figures (why)".
+  std::string note;
 };
 
 struct TraceCheck {
   std::string path;
   std::vector<LimitResult> results;
+  std::string incomplete;  // why its figures are incomplete (completeness.h); empty: complete
   bool ok() const;
 };
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "baseline_command.h"
+#include "completeness.h"
 #include "escape.h"
 #include "job.h"
 #include "junit.h"
@@ -63,14 +64,19 @@ int run_check(const CheckOptions& given) {
   if (!opt.baseline.empty()) {
     std::string error;
     const auto tol = parse_tolerance(opt.tolerance, &error);
-    const auto base = tol ? load_baseline(opt.baseline, &error) : std::nullopt;
-    const auto now = base ? baseline_of_traces(opt.traces, &error) : std::nullopt;
+    Incomplete incomplete;
+    incomplete.allow = opt.allow_incomplete;
+    const auto base = tol ? load_baseline(opt.baseline, &error, &incomplete) : std::nullopt;
+    const auto now = base ? baseline_of_traces(opt.traces, &error, &incomplete) : std::nullopt;
     if (!now) {
       std::cerr << "cumemtrace check: " << (tol ? "" : "--tolerance: ") << error << "\n";
-      return 2;
+      return incomplete.found ? kExitIncomplete : 2;
     }
     checks.push_back(check_against(*base, *now, *tol));
     checks.back().path = opt.baseline;
+    checks.back().incomplete = join_reasons(incomplete.notes);
+    for (auto& r : checks.back().results)
+      if (!incomplete.notes.empty()) r.note = "on incomplete figures (" + checks.back().incomplete + ")";
   }
   // Traces are read and checked in parallel; results and messages stay in the order given.
   struct Checked {
@@ -95,12 +101,28 @@ int run_check(const CheckOptions& given) {
     ro.extra_symbols = &symbols;
     ro.frames = 1;
     Report rep = build_report(t, file.events(), ro);
-    if (!opt.limits.empty()) out.check = check_trace(t, file.events(), rep, opt.limits);
+    const std::string why = join_reasons(incomplete_reasons(rep));
+    if (!why.empty() && !opt.allow_incomplete) {  // no verdict without the data
+      out.check = TraceCheck{traces[i], {}, why};
+      LimitResult r;
+      r.name = "figures-complete";
+      r.ok = false;
+      r.incomplete = true;
+      r.message = "figures are incomplete (" + why + "): no limit judged (--allow-incomplete judges them on "
+                  "incomplete figures)";
+      out.check->results.push_back(std::move(r));
+    } else if (!opt.limits.empty()) {
+      out.check = check_trace(t, file.events(), rep, opt.limits);
+      out.check->incomplete = why;
+      for (auto& r : out.check->results)
+        if (!why.empty()) r.note = "on incomplete figures (" + why + ")";
+    }
     if (file.changed()) {
       out.unreadable = "cumemtrace check: " + file.changed_message();
       out.check.reset();
       return out;
     }
+    if (!why.empty() && !opt.allow_incomplete) return out;
     if (opt.max_rank_imbalance) {
       out.devices = std::move(t.devices);
       out.report = std::move(rep);
@@ -109,11 +131,13 @@ int run_check(const CheckOptions& given) {
   });
   std::vector<Report> reports;
   std::vector<std::vector<DeviceInfo>> devices;
+  bool unreadable = false;  // every one is said, not only the first
   for (auto& c : checked) {
-    if (c.unreadable) {
-      std::cerr << *c.unreadable << "\n";
-      return 2;
-    }
+    if (c.unreadable) std::cerr << *c.unreadable << "\n";
+    unreadable |= bool(c.unreadable);
+  }
+  if (unreadable) return 2;
+  for (auto& c : checked) {
     if (c.check) checks.push_back(std::move(*c.check));
     if (c.report) {
       reports.push_back(std::move(*c.report));
@@ -126,13 +150,17 @@ int run_check(const CheckOptions& given) {
     c.results.push_back(check_rank_imbalance(build_job(reports, devices, *opt.max_rank_imbalance), *opt.max_rank_imbalance));
     checks.push_back(std::move(c));
   }
-  bool ok = true;
+  bool ok = true, incomplete = false, on_incomplete = false;
   for (const auto& c : checks) {
+    on_incomplete |= !c.incomplete.empty();
     for (const auto& r : c.results) {
       if (r.ok) continue;
-      ok = false;
-      std::cout << "FAIL " << printable(c.path) << ": " << r.name << ": " << r.message << "\n";
-      if (opt.github) std::cout << "::error title=cumemtrace " << r.name << "::" << github_escape(r.message) << "\n";
+      const std::string message = r.message + (r.note.empty() ? "" : " " + r.note);
+      if (r.incomplete) incomplete = true;
+      else ok = false;
+      std::cout << (r.incomplete ? "INCOMPLETE " : "FAIL ") << printable(c.path) << ": " << r.name << ": " << message
+                << "\n";
+      if (opt.github) std::cout << "::error title=cumemtrace " << r.name << "::" << github_escape(message) << "\n";
     }
   }
   if (!opt.junit.empty()) {
@@ -140,13 +168,18 @@ int run_check(const CheckOptions& given) {
     write_junit(out.stream(), checks);
     if (!out.commit()) {
       std::cerr << "cumemtrace check: " << out.error() << "\n";
-      return 2;
+      return out.exit_status();
     }
   }
   size_t n = 0;
   for (const auto& c : checks) n += c.results.size();
+  if (incomplete) {
+    std::cerr << "cumemtrace check: figures incomplete: no verdict on those traces (exit " << kExitIncomplete << ")\n";
+    if (ok) return kExitIncomplete;
+  }
   std::cerr << "cumemtrace check: " << (ok ? "all " : "") << n << " limit checks"
-            << (ok ? " hold" : ", some failed") << "\n";
+            << (ok ? " hold" : ", some failed") << (on_incomplete && !incomplete ? " on incomplete figures" : "")
+            << "\n";
   return ok ? 0 : 1;
 }
 

@@ -21,6 +21,7 @@ struct CheckOptions {
   // --max-rank-imbalance PCT: a limit on the job of all traces together (job.h): no rank's
   // peak on its own device may differ from the median by more than PCT percent.
   std::optional<double> max_rank_imbalance;
+  bool allow_incomplete = false;  // a verdict on incomplete figures (completeness.h), saying so
 };
 
 int run_check(const CheckOptions& opt);

@@ -45,7 +45,7 @@ int export_jsonl(const ExportOptions& opt) {
   const auto checked = all_readable(opt.paths);
   if (!checked) return 1;
   try {
-    std::filesystem::create_directories(opt.output);
+    if (std::string error; !make_output_directory(opt.output, &error)) throw std::runtime_error(error);
     JsonlTables tables(opt.output, opt.paths, opt.zstd);
     for (size_t i = 0; i < opt.paths.size(); ++i) {
       const TraceFile file(opt.paths[i]);
@@ -142,7 +142,7 @@ int cmd_export(const ExportOptions& opt) {
     file = std::make_unique<OutputFile>(opt.output, opt.paths);
     if (!file->ok()) {
       std::cerr << "cumemtrace export: " << file->error() << "\n";
-      return 1;
+      return file->exit_status();
     }
   }
   std::ostream& out = to_stdout ? std::cout : file->stream();

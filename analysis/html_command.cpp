@@ -61,7 +61,7 @@ int cmd_html(const HtmlOptions& opt) {
   }
   if (!out.ok()) {
     std::cerr << "cumemtrace html: " << out.error() << "\n";
-    return 1;
+    return out.exit_status();
   }
   return rc;
 }

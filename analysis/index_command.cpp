@@ -39,7 +39,7 @@ int cmd_index(const std::string& path, const std::string& output, uint64_t every
   if (f.ok()) f.stream().write(index.data(), std::streamsize(index.size()));
   if (!f.ok() || !f.commit()) {
     std::cerr << "cumemtrace index: " << f.error() << "\n";
-    return 1;
+    return f.exit_status();
   }
   std::cout << printable(out) << ": " << stats.checkpoints << (stats.checkpoints == 1 ? " checkpoint" : " checkpoints")
             << " over " << stats.events << " events (at chunk ends, at least " << every << " events apart), "

@@ -36,11 +36,15 @@ void write_junit(std::ostream& out, const std::vector<TraceCheck>& checks) {
     out << "  <testsuite name=\"" << attr(c.path) << "\" tests=\"" << c.results.size() << "\" failures=\"" << f
         << "\" errors=\"0\" skipped=\"0\">\n";
     for (const auto& r : c.results) {
+      const std::string message = r.message + (r.note.empty() ? "" : " " + r.note);
       out << "    <testcase classname=\"cumemtrace.check\" name=\"" << attr(r.name) << "\"";
-      if (r.ok) {
+      if (r.ok && !r.note.empty()) {
+        out << ">\n      <system-out>" << attr(r.note) << "</system-out>\n    </testcase>\n";
+      } else if (r.ok) {
         out << "/>\n";
       } else {
-        out << ">\n      <failure message=\"" << attr(r.message) << "\" type=\"limit\">" << attr(r.message)
+        out << ">\n      <failure message=\"" << attr(message) << "\" type=\"" << (r.incomplete ? "incomplete" : "limit")
+            << "\">" << attr(message)
             << "</failure>\n    </testcase>\n";
       }
     }

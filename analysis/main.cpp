@@ -21,6 +21,9 @@
 #include "escape.h"
 #include "nearest_command.h"
 #include "html_command.h"
+#include "escape.h"
+#include "output_file.h"
+#include "trace_inputs.h"
 #include "run_command.h"
 #include "torch_oom.h"
 
@@ -195,7 +198,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> sym_paths;
   auto* sym = app.add_subcommand("symbolize", "Append symbols to traces (needs the modules' files)");
-  sym->add_option("traces", sym_paths, "Trace files")->required();
+  sym->add_option("traces", sym_paths, "Trace files, folders of traces, or a `run` manifest")->required();
 
   CheckOptions check_opt;
   std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap, max_growth;
@@ -220,7 +223,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> base_paths;
   std::string base_out;
   auto* base = app.add_subcommand("baseline", "Write a JSON baseline of traces for check --baseline and diff");
-  base->add_option("traces", base_paths, "Trace files")->required();
+  base->add_option("traces", base_paths, "Trace files, folders of traces, or a `run` manifest")->required();
   base->add_option("-o,--output", base_out, "Baseline file to write")->required();
 
   std::string diff_old, diff_new;
@@ -232,7 +235,8 @@ int main(int argc, char** argv) {
 
   ExportOptions export_opt;
   auto* exp = app.add_subcommand("export", "Write traces for other tools: memory_viz, Perfetto, flame graphs");
-  exp->add_option("traces", export_opt.paths, "Trace files (memviz: one)")->required();
+  exp->add_option("traces", export_opt.paths, "Trace files, folders of traces, or a `run` manifest (memviz: one)")
+      ->required();
   exp->add_option("--format", export_opt.format,
                   "memviz (PyTorch pickle), chrome (trace-event JSON), folded (stacks), jsonl (tables)")
       ->required();
@@ -242,7 +246,9 @@ int main(int argc, char** argv) {
   HtmlOptions html_opt;
   long long html_top = 10, html_frames = 6;
   auto* html = app.add_subcommand("html", "Write one self-contained HTML page of traces (docs/html-report.md)");
-  html->add_option("traces", html_opt.traces, "Trace files (several: one job, a process selector)")->required();
+  html->add_option("traces", html_opt.traces,
+                   "Trace files, folders of traces, or a `run` manifest (several: one job, a process selector)")
+      ->required();
   html->add_option("-o,--output", html_opt.output, "Page to write")->required();
   html->add_option("--top", html_top, "Call sites per table")->capture_default_str()->check(kCount);
   html->add_option("--frames", html_frames, "Frames per call site in the tables")->capture_default_str()->check(kCount);
@@ -255,6 +261,15 @@ int main(int argc, char** argv) {
                   "A function-name regex of allocator frames to skip past to the call site (repeatable)");
     c->add_flag("--no-allocator-skip", no_allocator_skip, "Call sites at the allocator's own frames");
   }
+  // No verdict on incomplete figures unless asked (completeness.h).
+  bool allow_incomplete = false;
+  for (CLI::App* c : {chk, base, dif})
+    c->add_flag("--allow-incomplete", allow_incomplete,
+                "Give a verdict on a trace whose figures are incomplete (damaged, cut, events dropped), saying so");
+  // Files the commands write (output_file.h): a FIFO at the name without a reader.
+  bool output_force = false;
+  for (CLI::App* c : {chk, base, exp, html, idx})
+    c->add_flag("--force", output_force, "-o at a FIFO that no one reads yet: wait for a reader instead of refusing");
 
   std::string dump_path;
   auto* dmp = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
@@ -307,10 +322,24 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  set_output_force(output_force);
+  // Every command that reads traces takes files, folders and manifests alike (trace_inputs.h);
+  // `report` and `check` expand their own. Naming no trace is the status of an unreadable one.
+  const auto expand = [](std::vector<std::string>& args, const char* command) {
+    const std::vector<std::string> given = args;
+    args = expand_trace_inputs(given);
+    if (args.empty()) std::cerr << "cumemtrace " << command << ": no trace found in " << printable(given.front()) << "\n";
+    return !args.empty();
+  };
+  if (*html && !expand(html_opt.traces, "html")) return 1;
+  if (*sym && !expand(sym_paths, "symbolize")) return 1;
+  if (*base && !expand(base_paths, "baseline")) return 2;
+  if (*exp && !expand(export_opt.paths, "export")) return 1;
   try {
+    check_opt.allow_incomplete = allow_incomplete;
     if (*chk) return run_check(check_opt);
-    if (*base) return run_baseline(base_paths, base_out);
-    if (*dif) return run_diff(diff_old, diff_new, diff_json);
+    if (*base) return run_baseline(base_paths, base_out, allow_incomplete);
+    if (*dif) return run_diff(diff_old, diff_new, diff_json, allow_incomplete);
     if (*report) return cmd_report(report_paths, report_json, size_t(top), size_t(frames), rank_tolerance);
     if (*html) {
       html_opt.top = size_t(html_top);

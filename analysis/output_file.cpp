@@ -4,11 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <climits>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <ext/stdio_filebuf.h>
+
+#include <cumemtrace/no_follow.h>
 
 #include "temporaries.h"
 
@@ -21,11 +24,62 @@ struct OutputFile::Impl {
 };
 
 namespace {
+bool g_force = false;
+
 std::ostream& discard() {
   static std::ostream sink(nullptr);  // badbit set: every write is dropped
   return sink;
 }
+
+// The descriptor a name of the CLI's own descriptors stands for, or -1.
+int own_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (!path.starts_with(prefix)) continue;
+    const char* first = path.data() + prefix.size();
+    const char* last = path.data() + path.size();
+    int fd = -1;
+    const auto [p, ec] = std::from_chars(first, last, fd);
+    if (ec == std::errc() && p == last && first != last && fd >= 0) return fd;
+  }
+  return -1;
+}
+
+std::string link_refusal(const std::string& path) {
+  return path + ": a symbolic link on the way (never followed for a file the CLI writes: a link to "
+                "/proc/self/root/... reaches any file); name it by its real path";
+}
 }  // namespace
+
+void set_output_force(bool force) { g_force = force; }
+
+bool make_output_directory(const std::string& path, std::string* error) {
+  int at = ::open(path.starts_with('/') ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  for (size_t from = 0; at >= 0 && from < path.size();) {
+    const size_t slash = std::min(path.find('/', from), path.size());
+    const std::string name = path.substr(from, slash - from);
+    from = slash + 1;
+    if (name.empty() || name == ".") continue;
+    int next = ::openat(at, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && ::mkdirat(at, name.c_str(), 0700) == 0)
+      next = ::openat(at, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st{};
+    const int e = next < 0 && errno == ENOTDIR && ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                          S_ISLNK(st.st_mode)
+                      ? ELOOP  // O_PATH | O_NOFOLLOW reaches the link itself, which is no directory
+                      : errno;
+    ::close(at);
+    at = next;
+    errno = e;
+  }
+  if (at < 0) {
+    if (error) *error = errno == ELOOP ? link_refusal(path) : "cannot make directory " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  ::close(at);
+  return true;
+}
 
 bool names_an_input(const std::string& path, const std::vector<std::string>& inputs) {
   struct stat out{};
@@ -37,62 +91,71 @@ bool names_an_input(const std::string& path, const std::vector<std::string>& inp
   return false;
 }
 
-namespace {
-enum class Target { kReplace, kWriteThrough, kRefuse };
-
-bool starts_with_proc(const std::string& p) { return p.rfind("/proc/", 0) == 0; }
-
-// How to write `path`, by what is there now (the attack: `index -o /dev/null` as root had
-// replaced the device node with a file of ours). Replacing keeps a planted symlink from
-// sending the output elsewhere; writing through keeps a device, a FIFO or a link into
-// /proc (/dev/stdout, /dev/fd/N) what it is.
-Target target_of(const std::string& path, std::string& why) {
-  struct stat at{};
-  if (::lstat(path.c_str(), &at) != 0) return Target::kReplace;  // nothing there (or unreachable: create fails)
-  const bool link = S_ISLNK(at.st_mode);
-  struct stat to{};
-  if (link && ::stat(path.c_str(), &to) != 0) return Target::kReplace;  // a dangling link
-  const struct stat& st = link ? to : at;
-  if (S_ISDIR(st.st_mode)) return why = path + " is a directory", Target::kRefuse;
-  if (S_ISBLK(st.st_mode)) return why = path + " is a block device: refusing to write to it", Target::kRefuse;
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return Target::kWriteThrough;
-  if (!link) return Target::kReplace;
-  char text[4096];
-  const ssize_t n = ::readlink(path.c_str(), text, sizeof text - 1);
-  if (n > 0 && starts_with_proc(std::string(text, size_t(n)))) return Target::kWriteThrough;
-  char dir[PATH_MAX];
-  const std::string parent = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
-  if (::realpath(parent.c_str(), dir) && starts_with_proc(std::string(dir) + "/")) return Target::kWriteThrough;
-  return Target::kReplace;
-}
-}  // namespace
-
 OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs) : path_(std::move(path)) {
   if (names_an_input(path_, inputs)) {
+    is_input_ = true;
     error_ = path_ + " is one of the inputs: refusing to overwrite it";
     return;
   }
-  std::string why;
-  switch (target_of(path_, why)) {
-    case Target::kRefuse:
-      error_ = why;
+  if (const int own = own_descriptor(path_); own >= 0) {
+    struct stat st{};
+    const int fd = ::fstat(own, &st) == 0 && !S_ISDIR(st.st_mode) ? ::fcntl(own, F_DUPFD_CLOEXEC, 3) : -1;
+    if (fd < 0) {
+      error_ = "cannot write " + path_ + ": not an open descriptor for writing";
       return;
-    case Target::kWriteThrough: {
-      const int fd = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-      if (fd < 0) {
-        error_ = "cannot open " + path_ + ": " + std::strerror(errno);
-        return;
+    }
+    impl_ = std::make_unique<Impl>(fd);
+    return;
+  }
+  const auto [dir, name] = no_follow::split(path_);
+  name_ = name;
+  if (name.empty() || name == "." || name == "..") {
+    error_ = path_ + " is a directory";
+    return;
+  }
+  dir_fd_ = no_follow::open_dir(dir, no_follow::DirLinks::kNone);
+  if (dir_fd_ < 0) {
+    error_ = errno == ELOOP ? link_refusal(path_) : "cannot create " + path_ + ": " + std::strerror(errno);
+    return;
+  }
+  open_at_name();
+}
+
+// What is at the name now decides (the attack: `index -o /dev/null` as root had replaced the
+// device node with a file of ours): a device or a FIFO stays what it is; a link is refused.
+void OutputFile::open_at_name() {
+  struct stat st{};
+  if (::fstatat(dir_fd_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(st.st_mode)) return void(error_ = link_refusal(path_));
+    if (S_ISDIR(st.st_mode)) return void(error_ = path_ + " is a directory");
+    if (S_ISBLK(st.st_mode)) return void(error_ = path_ + " is a block device: refusing to write to it");
+    if (S_ISSOCK(st.st_mode)) return void(error_ = path_ + " is a socket: refusing to write to it");
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of waiting for one.
+      const int flags = O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC;
+      int fd = ::openat(dir_fd_, name_.c_str(), flags | O_NONBLOCK);
+      if (fd < 0 && errno == ENXIO && S_ISFIFO(st.st_mode)) {
+        if (!g_force)
+          return void(error_ = path_ + " is a FIFO that no one reads: writing would wait for a reader "
+                                       "(--force waits)");
+        fd = ::openat(dir_fd_, name_.c_str(), flags);
       }
+      struct stat now{};
+      if (fd >= 0 && (::fstat(fd, &now) != 0 || (now.st_mode & S_IFMT) != (st.st_mode & S_IFMT))) {
+        ::close(fd);  // replaced between the look and the open
+        return void(error_ = path_ + " changed while it was opened");
+      }
+      if (fd < 0) return void(error_ = "cannot open " + path_ + ": " + std::strerror(errno));
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
       impl_ = std::make_unique<Impl>(fd);
       return;
     }
-    case Target::kReplace:
-      break;
   }
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
+  tmp_name_ = name_ + ".tmp." + std::to_string(::getpid());
+  tmp_ = (path_.find('/') == std::string::npos ? "" : no_follow::split(path_).dir + "/") + tmp_name_;
   // Registered before it exists: a signal between the two would leave it otherwise.
   temp_slot_ = register_temporary(tmp_);
-  const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const int fd = ::openat(dir_fd_, tmp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     error_ = "cannot create " + tmp_ + ": " + std::strerror(errno);
     tmp_.clear();
@@ -105,8 +168,9 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs)
 
 OutputFile::~OutputFile() {
   impl_.reset();
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  if (!tmp_.empty()) ::unlinkat(dir_fd_, tmp_name_.c_str(), 0);
   unregister_temporary(temp_slot_);
+  if (dir_fd_ >= 0) ::close(dir_fd_);
 }
 
 std::ostream& OutputFile::stream() { return impl_ ? impl_->out : discard(); }
@@ -121,8 +185,9 @@ bool OutputFile::commit() {
     error_ = "writing " + path_ + " failed";
     return false;
   }
-  if (tmp_.empty()) return true;  // written through (target_of)
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (tmp_.empty()) return true;  // written through (open_at_name)
+  // renameat replaces whatever is at the name then, a link included, and follows none.
+  if (::renameat(dir_fd_, tmp_name_.c_str(), dir_fd_, name_.c_str()) != 0) {
     error_ = "cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno);
     return false;
   }

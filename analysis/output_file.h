@@ -1,12 +1,16 @@
-// A file the CLI writes for the user: an export, an html page, a baseline, a JUnit report.
-// It is written to a private temporary beside the name given and renamed onto it only when
-// whole, so a symlink at that name is replaced rather than written through, a reader never
-// sees half a file, and a failed write leaves what was there. The file is created 0600, as
-// traces are: it carries command lines, host names and source paths. A character device,
-// FIFO or socket at the name, directly or through a symlink (/dev/null, /dev/stdout on a
-// pipe or terminal), and a symlink into /proc (/dev/stdout on a file) are written through
-// instead, never replaced; a directory or a block device is refused. SIGINT, SIGTERM or
-// SIGHUP before the rename removes the temporary (temporaries.h).
+// A file the CLI writes for the user: an export, an html page, a baseline, a JUnit report,
+// an index. The directory it goes in is reached without following any link (a symlink in
+// the path is refused: include/cumemtrace/no_follow.h), and a symlink at the name itself is
+// refused too, never written through nor replaced: a link to /proc/self/root/<path>/file
+// would otherwise reach any file the user can write. A regular file (or nothing) at the
+// name is written to a private temporary beside it and renamed onto it only when whole, so
+// a reader never sees half a file and a failed write leaves what was there; it is created
+// 0600, as traces are: it carries command lines, host names and source paths. A character
+// device at the name (/dev/null) is written through, never replaced; so is a FIFO that has
+// a reader (one without would make the command wait for one: refused, unless --force). The
+// names of the CLI's own descriptors (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N)
+// write to that descriptor. A directory, a block device or a socket is refused. SIGINT,
+// SIGTERM or SIGHUP before the rename removes the temporary (temporaries.h).
 #pragma once
 
 #include <memory>
@@ -15,6 +19,9 @@
 #include <vector>
 
 namespace cumemtrace {
+
+// --force: wait for a reader of a FIFO at the output name instead of refusing it.
+void set_output_force(bool force);
 
 class OutputFile {
  public:
@@ -28,16 +35,27 @@ class OutputFile {
   std::ostream& stream();
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
+  // The command's exit status after a failure (docs/cli.md, "Files the commands write"):
+  // 2 when the name is one of the inputs (a usage error), 1 for anything else.
+  int exit_status() const { return is_input_ ? 2 : 1; }
   // Flushes, closes and renames the temporary onto the path; false (and error()) on any
   // failure, after which the temporary is gone and the path untouched.
   bool commit();
 
  private:
   struct Impl;
-  std::string path_, tmp_, error_;
+  void open_at_name();
+  std::string path_, tmp_, tmp_name_, name_, error_;
+  bool is_input_ = false;
+  int dir_fd_ = -1;     // the name's directory, reached without links
   int temp_slot_ = -1;  // temporaries.h: removed if a signal ends the CLI first
   std::unique_ptr<Impl> impl_;
 };
+
+// Makes directory `path` and any missing parent (0700), as `export --format jsonl -o DIR`
+// wants, going through no link (a link at or above it is refused, as for files); true when
+// it is a directory reached so. Else false and `error`.
+bool make_output_directory(const std::string& path, std::string* error);
 
 // Whether `path` is the same file as one of `inputs` (device and inode); a path that does
 // not exist is none of them.

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <cumemtrace/manifest_line.h>
+#include <cumemtrace/no_follow.h>
 #include <cumemtrace/trace_format.h>
 
 #include "config.h"
@@ -93,11 +95,19 @@ std::string expand_output_pattern(const std::string& pattern) {
 namespace {
 
 // Where a trace goes when CUMEMTRACE_OUTPUT names something that cannot be one: inside
-// a directory (CUMEMTRACE_OUTPUT=/scratch), or in the current directory instead of a
-// device, FIFO or socket (/dev/null: CUMEMTRACE_DISABLE=1 is the way to trace nothing).
+// a directory (CUMEMTRACE_OUTPUT=/scratch, or /scratch/ when /scratch is a link to one),
+// or in the current directory instead of a device, FIFO or socket (/dev/null:
+// CUMEMTRACE_DISABLE=1 is the way to trace nothing). A symbolic link is a taken name,
+// whatever it points at: never followed, so a link to a directory is no way into it (its
+// target may be anyone's); the trace gets the next free name beside it (name_file).
 std::string usable_output_path(const std::string& path) {
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return path;
+  if (lstat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return path;
+  if (S_ISLNK(st.st_mode)) {
+    log_warn("CUMEMTRACE_OUTPUT={} is a symbolic link, never followed; the trace gets the next free name beside it",
+             path);
+    return path;
+  }
   const std::string inside = S_ISDIR(st.st_mode) ? path + (path.ends_with('/') ? "" : "/") : std::string();
   const std::string moved = inside + expand_output_pattern(kDefaultOutputPattern);
   log_warn("CUMEMTRACE_OUTPUT={} is {}; the trace goes to {}", path,
@@ -105,44 +115,56 @@ std::string usable_output_path(const std::string& path) {
   return moved;
 }
 
-// Gives the file holding the preamble the name `wanted`, or the next free ".N" one.
-// link() never replaces and never follows a symlink at the new name.
-int name_file(int fd, const char* from, std::string& path) {
-  const std::string wanted = path;
+// Gives the file holding the preamble the name `wanted` in `dir`, or the next free ".N"
+// one; `path` (the whole name) follows. link() never replaces and never follows a symlink
+// at the new name.
+bool name_file(int from_dir, const char* from, int follow, int dir, const std::string& wanted, std::string& path) {
+  const std::string whole = path;
   for (int n = 0; n < 100; ++n) {
-    path = n ? wanted + "." + std::to_string(n) : wanted;
-    if (linkat(AT_FDCWD, from, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0) return fd;
-    if (errno != EEXIST) return -1;
+    const std::string suffix = n ? "." + std::to_string(n) : "";
+    if (linkat(from_dir, from, dir, (wanted + suffix).c_str(), follow) == 0) {
+      path = whole + suffix;
+      return true;
+    }
+    if (errno != EEXIST) return false;
   }
-  return -1;
-}
-
-std::string parent_dir(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  return false;
 }
 
 }  // namespace
 
 int create_trace_file(std::string& path, std::string_view preamble) {
   path = usable_output_path(path);
+  // The directory, reached through no link inside /proc: a link to /proc/self/root/... would
+  // reach any directory whatever its own text says (no_follow.h).
+  const auto [dir_name, name] = no_follow::split(path);
+  const int dir = no_follow::open_dir(dir_name, no_follow::DirLinks::kOrdinary);
+  if (dir < 0) return -1;
   // An unnamed file in the target directory, named once it holds the preamble.
-  int fd = open(parent_dir(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  int fd = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
   if (fd >= 0) {
     const std::string self = "/proc/self/fd/" + std::to_string(fd);
-    if (write_all_signal_safe(fd, preamble) && name_file(fd, self.c_str(), path) >= 0) return fd;
+    if (write_all_signal_safe(fd, preamble) && name_file(AT_FDCWD, self.c_str(), AT_SYMLINK_FOLLOW, dir, name, path)) {
+      close(dir);
+      return fd;
+    }
     const int e = errno;
     close(fd);
-    if (e != ENOENT) return errno = e, -1;  // ENOENT: no /proc; try the portable way
+    if (e != ENOENT) return close(dir), errno = e, -1;  // ENOENT: no /proc; try the portable way
   }
   // Filesystems without O_TMPFILE (NFS, older kernels): a private temporary name, linked
   // to the real one once written, then removed.
-  const std::string temp = path + ".tmp-" + std::to_string(getpid());
-  fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return -1;
-  const bool ok = write_all_signal_safe(fd, preamble) && name_file(fd, temp.c_str(), path) >= 0;
+  const std::string temp = name + ".tmp-" + std::to_string(getpid());
+  fd = openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int e = errno;
+    close(dir);
+    return errno = e, -1;
+  }
+  const bool ok = write_all_signal_safe(fd, preamble) && name_file(dir, temp.c_str(), 0, dir, name, path);
   const int e = errno;
-  unlink(temp.c_str());
+  unlinkat(dir, temp.c_str(), 0);
+  close(dir);
   if (ok) return fd;
   close(fd);
   return errno = e, -1;
@@ -191,7 +213,7 @@ void announce_in_manifest(const std::string& path, std::string_view prefix) {
     char cwd[PATH_MAX];
     if (getcwd(cwd, sizeof cwd)) line = std::string(cwd) + "/" + path;
   }
-  line = std::string(prefix) + line + '\n';
+  line = std::string(prefix) + manifest::escape_path(line) + '\n';
   // No O_CREAT: the manifest belongs to `cumemtrace run`, which made it. And only a
   // file that is one: a stray CUMEMTRACE_MANIFEST=/etc/passwd must not get a line.
   const int fd = open(manifest.c_str(), O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);

@@ -16,7 +16,9 @@ std::string expand_output_pattern(const std::string& pattern);
 // over an existing file: a taken name gets ".1", ".2", ...). The name appears only once
 // the preamble is written, so no trace is ever 0 bytes, whenever the process dies.
 // A directory at `path` gets the default name inside it; a device, FIFO or socket the
-// default name in the current directory (each with a warning). Returns the fd or -1
+// default name in the current directory; a symbolic link (never followed, whatever it
+// points at) is a taken name (each with a warning). The directory is reached through no link inside /proc
+// (include/cumemtrace/no_follow.h). Returns the fd or -1
 // (errno set); `path` becomes the name actually used.
 int create_trace_file(std::string& path, std::string_view preamble);
 

@@ -21,6 +21,13 @@ reason, never passed silently. The figures come from the library's own accountin
   such marks (NVTX ranges reach the trace, not this plugin: gate them with
   ``cumemtrace check --max-growth``).
 
+No verdict without the data, as ``cumemtrace check``: when the tracer has seen no device by
+the test's end (its figures are of nothing: CUDA reached by a way the tracer did not see),
+a marked test fails with "figures are incomplete (no device seen)", unless the marker says
+``allow_incomplete=True`` (then it is judged on those figures). The library's own counts
+are exact otherwise: damage, cuts and dropped events concern the trace file, which
+``cumemtrace check`` gates.
+
 Limits are inclusive (a test at exactly the limit passes), as ``cumemtrace check``'s.
 Sizes: a number of bytes, or with a unit, IEC (KiB, MiB, GiB, TiB) or SI (kB, MB, GB, TB).
 Every test's start is also recorded as a mark named "pytest <node id>".
@@ -98,8 +105,9 @@ def _top_sites(limit=5):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "cuda_memory(max_peak=None, max_leaked=None, max_growth=None): fail the test when its CUDA device "
-        "memory (traced by cumemtrace) passes a limit; skipped when the tracer is not preloaded")
+        "cuda_memory(max_peak=None, max_leaked=None, max_growth=None, allow_incomplete=False): fail the test when "
+        "its CUDA device memory (traced by cumemtrace) passes a limit, or when no device was seen; skipped when the "
+        "tracer is not preloaded")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -112,11 +120,13 @@ def pytest_runtest_call(item):
     if not _api.available():
         pytest.skip("cuda_memory: libcumemtrace.so is not preloaded (run the tests under `cumemtrace run -- pytest ...`)")
     if marker.args:
-        raise pytest.UsageError("cuda_memory takes keyword arguments only: max_peak, max_leaked, max_growth")
-    unknown = set(marker.kwargs) - {"max_peak", "max_leaked", "max_growth"}
+        raise pytest.UsageError(
+            "cuda_memory takes keyword arguments only: max_peak, max_leaked, max_growth, allow_incomplete")
+    unknown = set(marker.kwargs) - {"max_peak", "max_leaked", "max_growth", "allow_incomplete"}
     if unknown:
         raise pytest.UsageError("cuda_memory: unknown argument(s) %s" % ", ".join(sorted(unknown)))
-    limits = {k: parse_size(v) for k, v in marker.kwargs.items() if v is not None}
+    allow_incomplete = bool(marker.kwargs.get("allow_incomplete", False))
+    limits = {k: parse_size(v) for k, v in marker.kwargs.items() if v is not None and k != "allow_incomplete"}
     _api.reset_peak()
     watch = _Watch()
     _api._mark_observers.append(watch.on_mark)
@@ -124,15 +134,18 @@ def pytest_runtest_call(item):
         yield
     finally:
         _api._mark_observers.remove(watch.on_mark)
-    item.stash[_FAILURES] = _over_limits(limits, watch)
+    item.stash[_FAILURES] = _over_limits(limits, watch, allow_incomplete)
 
 
 _FAILURES = pytest.StashKey()
 
 
-def _over_limits(limits, watch):
+def _over_limits(limits, watch, allow_incomplete=False):
     """The failure message, or None when every limit holds."""
     stats = _api.stats() or []
+    if limits and not allow_incomplete and not any(s.device >= 0 for s in stats):
+        return ("cuda_memory: figures are incomplete (no device seen): no limit judged "
+                "(allow_incomplete=True judges them on incomplete figures)")
     failures = []
     for s in stats:
         where = "device %d" % s.device

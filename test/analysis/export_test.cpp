@@ -386,8 +386,10 @@ TEST_CASE("export command: a trace over 32 MiB, read in passes, gives the same f
 }
 
 TEST_CASE("export command: --at peak, end and ns for folded, and usage errors") {
-  const std::string path = tmp_path("folded.trace");
+  // `copy`: a second file of the same bytes (one file named twice is one trace, as for report).
+  const std::string path = tmp_path("folded.trace"), copy = tmp_path("folded-copy.trace");
   folded_trace().write(path);
+  folded_trace().write(copy);
   const std::string cli = std::string(CUMEMTRACE_CLI) + " export ";
   auto r = test::shell(cli + "--format folded " + path + " 2>/dev/null");
   CHECK(r.status == 0);
@@ -397,7 +399,7 @@ TEST_CASE("export command: --at peak, end and ns for folded, and usage errors") 
   r = test::shell(cli + "--format folded --at 1000001500 " + path + " 2>/dev/null");
   CHECK(r.out == kMine + " 1000\n");
   // Two traces: the process is the root.
-  r = test::shell(cli + "--format folded --at end " + path + " " + path + " 2>/dev/null");
+  r = test::shell(cli + "--format folded --at end " + path + " " + copy + " 2>/dev/null");
   CHECK(r.out == "rank 0;cuda:0;[no stack] 200\nrank 0;" + kMine + " 3000\n");
 
   const std::string out = tmp_path("cli.pickle");
@@ -406,7 +408,7 @@ TEST_CASE("export command: --at peak, end and ns for folded, and usage errors") 
   CHECK(read_file(out).substr(0, 3) == "\x80\x04\x95");
   std::remove(out.c_str());
 
-  CHECK(test::shell(cli + "--format memviz " + path + " " + path + " 2>/dev/null").status == 2);
+  CHECK(test::shell(cli + "--format memviz " + path + " " + copy + " 2>/dev/null").status == 2);
   CHECK(test::shell(cli + "--format chrome --at end " + path + " 2>/dev/null").status == 2);
   CHECK(test::shell(cli + "--format svg " + path + " 2>/dev/null").status == 2);
   CHECK(test::shell(cli + "--format folded --at never " + path + " 2>/dev/null").status == 2);
@@ -418,21 +420,25 @@ TEST_CASE("export command: --at peak, end and ns for folded, and usage errors") 
         "devices.jsonl.zst\nevents.jsonl.zst\nframes.jsonl.zst\nmarks.jsonl.zst\nprocesses.jsonl.zst\nsnapshots.jsonl.zst\n");
   test::shell("rm -r " + tables);
   std::remove(path.c_str());
+  std::remove(copy.c_str());
 }
 
-TEST_CASE("export and html output files: a symlink is replaced not followed, an input is never overwritten, 0600") {
+TEST_CASE("export and html output files: a symlink is refused not followed, an input is never overwritten, 0600") {
   const std::string path = tmp_path("out.trace"), victim = tmp_path("victim"), link = tmp_path("link.txt");
+  const std::string mine = tmp_path("mine.txt");
   folded_trace().write(path);
   const std::string cli = std::string(CUMEMTRACE_CLI) + " export ";
   REQUIRE(test::shell("printf keep > " + victim + " && ln -sf " + victim + " " + link).status == 0);
   auto r = test::shell(cli + "--format folded " + path + " -o " + link + " 2>&1");
-  CHECK(r.status == 0);
+  CHECK(r.status == 1);
   CHECK(read_file(victim) == "keep");  // the link's target is untouched ...
-  CHECK(test::shell("test -L " + link).status != 0);  // ... and the name is now a file of ours
-  CHECK(read_file(link) == kMine + " 1500\n" + kOther + " 2000\n");
-  CHECK(test::shell("stat -c %a " + link).out == "600\n");
+  CHECK(test::shell("test -L " + link).status == 0);  // ... and the link left as it was
+  r = test::shell(cli + "--format folded " + path + " -o " + mine + " 2>&1");
+  CHECK(r.status == 0);
+  CHECK(read_file(mine) == kMine + " 1500\n" + kOther + " 2000\n");
+  CHECK(test::shell("stat -c %a " + mine).out == "600\n");
   // The success line comes after the file is in place.
-  CHECK(r.out == "cumemtrace export: 3500 live bytes to " + link + "\n");
+  CHECK(r.out == "cumemtrace export: 3500 live bytes to " + mine + "\n");
 
   // The trace itself as the output, however spelt: refused, the trace unchanged.
   const std::string before = read_file(path);
@@ -444,16 +450,18 @@ TEST_CASE("export and html output files: a symlink is replaced not followed, an 
   r = test::shell(cli + "--format chrome " + path + " -o /proc/cumemtrace-no/x.json 2>&1");
   CHECK(r.status == 1);
   CHECK(r.out.find("trace events to") == std::string::npos);
-  // A device at the name, through a symlink: written through, the link and the device kept
-  // (renaming onto it had replaced /dev/null itself when run as root); a failed write is an
-  // error; a directory is refused.
+  // A device at the name: written through, the device kept (renaming onto it had replaced
+  // /dev/null itself when run as root); through a symlink: refused, as any link; a failed
+  // write is an error; a directory is refused.
   const std::string to_null = tmp_path("null-link"), to_full = tmp_path("full-link"), a_dir = tmp_path("a-dir");
   REQUIRE(test::shell("ln -sf /dev/null " + to_null + " && ln -sf /dev/full " + to_full + " && mkdir -p " + a_dir).status == 0);
-  CHECK(test::shell(cli + "--format folded " + path + " -o " + to_null + " >/dev/null").status == 0);
-  CHECK(test::shell("test -L " + to_null + " && test -c /dev/null").status == 0);
-  r = test::shell(cli + "--format folded " + path + " -o " + to_full + " 2>&1");
+  CHECK(test::shell(cli + "--format folded " + path + " -o /dev/null >/dev/null 2>&1").status == 0);
+  CHECK(test::shell("test -c /dev/null").status == 0);
+  CHECK(test::shell(cli + "--format folded " + path + " -o " + to_null + " >/dev/null 2>&1").status == 1);
+  r = test::shell(cli + "--format folded " + path + " -o /dev/full 2>&1");
   CHECK(r.status == 1);
-  CHECK(r.out == "cumemtrace export: writing " + to_full + " failed\n");
+  CHECK(r.out == "cumemtrace export: writing /dev/full failed\n");
+  CHECK(test::shell(cli + "--format folded " + path + " -o " + to_full + " >/dev/null 2>&1").status == 1);
   CHECK(test::shell("test -L " + to_full).status == 0);
   r = test::shell(cli + "--format folded " + path + " -o " + a_dir + " 2>&1");
   CHECK(r.status == 1);
@@ -471,7 +479,7 @@ TEST_CASE("export and html output files: a symlink is replaced not followed, an 
   CHECK(r.status == 0);
   CHECK(r.out == kMine + " 1500\n" + kOther + " 2000\n");
   CHECK(test::shell(cli + "--format folded " + empty + " 2>/dev/null").status == 2);  // alone: nothing to draw
-  for (const auto& f : {path, victim, link, empty}) std::remove(f.c_str());
+  for (const auto& f : {path, victim, link, empty, mine}) std::remove(f.c_str());
 }
 
 namespace {

@@ -29,9 +29,9 @@ bool has(const std::string& out, const std::string& text) { return out.find(text
 
 // The first word of pytest's -rA summary line for one test ("PASSED", "FAILED"...), or "".
 // Those lines name the file relative to the working directory.
-std::string outcome(const std::string& out, const std::string& test) {
+std::string outcome(const std::string& out, const std::string& test, const std::string& file = "test_cuda_memory.py") {
   std::istringstream lines(out);
-  const std::string tail = "test_cuda_memory.py::" + test;
+  const std::string tail = file + "::" + test;
   for (std::string line; std::getline(lines, line);)
     if (line.size() > tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0 &&
         line.find(' ') != std::string::npos)
@@ -72,4 +72,18 @@ TEST_CASE("pytest plugin: without the preload a marked test is skipped with the 
   CHECK(has(r.out, "1 passed, 5 skipped"));
   CHECK(outcome(r.out, "test_warm_up") == "PASSED");
   CHECK(has(r.out, "cuda_memory: libcumemtrace.so is not preloaded"));
+}
+
+TEST_CASE("pytest plugin: no device seen is no pass, unless the marker allows incomplete figures") {
+  TempDir dir;
+  std::vector<std::string> argv = pytest_argv();
+  argv.back() = kDir + "/test_no_device.py";
+  const Result r = traced(dir, argv, env());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(has(r.out, "1 failed, 1 passed"));
+  CHECK(outcome(r.out, "test_no_device_allowed", "test_no_device.py") == "PASSED");
+  CHECK(outcome(r.out, "test_no_device", "test_no_device.py") == "FAILED");
+  CHECK(has(r.out, "cuda_memory: figures are incomplete (no device seen): no limit judged "
+                   "(allow_incomplete=True judges them on incomplete figures)"));
 }

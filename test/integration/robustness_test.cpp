@@ -64,6 +64,29 @@ TEST_CASE("a symlink at the trace path is never written through") {
   CHECK(S_ISREG(st.st_mode));
 }
 
+TEST_CASE("CUMEMTRACE_OUTPUT at a symlink to a directory, plain or via /proc/self/root: nothing lands in the target") {
+  for (const std::string via : {"", "/proc/self/root"}) {
+    INFO("link to " << via << "DIR/real");
+    TempDir dir;
+    const std::string real = dir.path + "/real", link = dir.path + "/out";
+    REQUIRE(mkdir(real.c_str(), 0700) == 0);
+    REQUIRE(symlink((via + real).c_str(), link.c_str()) == 0);
+    const Result plain = run({program("prog_runtime"), "basic"});
+    const Result t = traced(dir, {program("prog_runtime"), "basic"}, {{"CUMEMTRACE_OUTPUT", link}});
+    CHECK(t.exit_code == plain.exit_code);
+    CHECK(t.out == plain.out);
+    const Result listed = run({"/bin/ls", "-A", real});
+    CHECK(listed.out.empty());  // the link's target got nothing
+    struct stat st {};
+    REQUIRE(lstat((link + ".1").c_str(), &st) == 0);  // the next free name beside the link
+    CHECK(S_ISREG(st.st_mode));
+    CHECK(t.err.find("CUMEMTRACE_OUTPUT=" + link +
+                     " is a symbolic link, never followed; the trace gets the next free name beside it") !=
+          std::string::npos);
+    CHECK(device(report(link + ".1"), 0).at("counts").at("allocs") == 7);
+  }
+}
+
 TEST_CASE("an unwritable output path costs a warning, never the job") {
   TempDir dir;
   const std::string not_a_dir = dir.path + "/file";

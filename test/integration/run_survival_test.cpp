@@ -129,3 +129,15 @@ TEST_CASE("run killed with SIGKILL: its watchdog lists the job's complete trace 
   CHECK(device(j, 0).at("counts").at("allocs") == 7);
   CHECK(tmp.files().empty());
 }
+
+TEST_CASE("run -o with a newline and other control characters in the path: the trace is listed and symbolized") {
+  TempDir dir;
+  const std::string pattern = dir.path + "/trace-a\nb\tc\\x0a-%p.trace";
+  const Result r = run({cli(), "run", "-o", pattern, "--", program("prog_runtime"), "basic"});
+  CHECK(r.exit_code == 0);
+  const std::string trace = only_trace(dir);
+  CHECK(trace.starts_with(dir.path + "/trace-a\nb\tc\\x0a-"));
+  CHECK(contains(r.err, "cumemtrace: trace written to " + trace + " ("));
+  CHECK(!contains(r.err, "cannot"));
+  CHECK(contains(run({cli(), "dump", trace}).out, " symbol ip="));  // symbolized by run: Symbol records in the file
+}

@@ -113,7 +113,10 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs)
     error_ = path_ + " is a directory";
     return;
   }
-  dir_fd_ = no_follow::open_dir(dir, no_follow::DirLinks::kNone);
+  // The library's rule for its trace file, one rule for both: a folder may be an ordinary
+  // link (a cluster's /scratch, a home directory often are), never one inside /proc; the
+  // name itself is never a link (open_new/O_NOFOLLOW below).
+  dir_fd_ = no_follow::open_dir(dir, no_follow::DirLinks::kOrdinary);
   if (dir_fd_ < 0) {
     error_ = errno == ELOOP ? link_refusal(path_) : "cannot create " + path_ + ": " + std::strerror(errno);
     return;

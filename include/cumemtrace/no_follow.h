@@ -24,8 +24,8 @@ namespace cumemtrace::no_follow {
 // Which links a path's directory part may go through. Neither ever goes through a link
 // inside /proc (a "magic" link such as /proc/self/root or /proc/self/fd/N) nor ends at one.
 enum class DirLinks {
-  kNone,      // no link anywhere (the CLI's -o)
-  kOrdinary,  // ordinary links, as a cluster's /scratch often is (the library's trace file)
+  kNone,      // no link anywhere
+  kOrdinary,  // ordinary links, as a cluster's /scratch often is (the CLI's -o, the library's trace file)
 };
 
 // A path split at its last '/': "a/b" -> {"a", "b"}, "b" -> {".", "b"}, "/b" -> {"/", "b"};

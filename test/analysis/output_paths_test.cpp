@@ -94,28 +94,34 @@ TEST_CASE("output files: -o at a symlink to /proc/self/root/<path>: every writin
                      "/proc/self/root/... reaches any file); name it by its real path\n");
 }
 
-TEST_CASE("output files: -o through a linked directory, plain or via /proc/self/root, is refused: nothing lands in the target") {
+TEST_CASE("output files: -o through /proc/self/root is refused, nothing lands; an ordinary folder link is followed, as for traces") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", real = d.path + "/real";
   write_trace(trace);
   REQUIRE(::mkdir(real.c_str(), 0700) == 0);
   REQUIRE(::symlink(real.c_str(), (d.path + "/plain").c_str()) == 0);
   REQUIRE(::symlink(("/proc/self/root" + real).c_str(), (d.path + "/magic").c_str()) == 0);
-  for (const char* via : {"/plain/", "/magic/"}) {
-    for (const auto& [name, cmd] : writers(trace, d.path + via + "f")) {
+  for (const std::string& via : {d.path + "/magic/", "/proc/self/root" + real + "/"}) {
+    for (const auto& [name, cmd] : writers(trace, via + "f")) {
       if (name == "html" && !html_built()) continue;
       INFO(name << " " << via);
       CHECK(shell(cmd + " 2>/dev/null").status == 1);
     }
     // jsonl's -o is a directory of tables.
-    CHECK(shell(std::string(CUMEMTRACE_CLI) + " export --format jsonl " + trace + " -o " + d.path + via + "tables" +
+    CHECK(shell(std::string(CUMEMTRACE_CLI) + " export --format jsonl " + trace + " -o " + via + "tables" +
                 " 2>/dev/null")
               .status == 1);
   }
   CHECK(shell("ls -A " + real + " | wc -l").out == "0\n");
-  // The same directory named without a link takes the file.
-  CHECK(shell(std::string(CUMEMTRACE_CLI) + " baseline " + trace + " -o " + real + "/b.json 2>/dev/null").status == 0);
+  // An ordinary link to a folder (a symlinked /scratch) is followed, as the library does
+  // for its trace: the file lands in the folder, written whole and private.
+  CHECK(shell(std::string(CUMEMTRACE_CLI) + " baseline " + trace + " -o " + d.path + "/plain/b.json 2>/dev/null")
+            .status == 0);
   CHECK(mode_of(real + "/b.json") == 0600);
+  // A link at the name itself never is.
+  REQUIRE(::symlink((real + "/b.json").c_str(), (d.path + "/at-name.json").c_str()) == 0);
+  CHECK(shell(std::string(CUMEMTRACE_CLI) + " baseline " + trace + " -o " + d.path + "/at-name.json 2>/dev/null")
+            .status == 1);
 }
 
 TEST_CASE("output files: -o at a FIFO that no one reads is refused at once (no command waits), and with --force one that is read works") {

@@ -29,6 +29,7 @@ std::string snapshot_reason_name(format::SnapshotReason r) {
     case format::SnapshotReason::kExit: return "exit";
     case format::SnapshotReason::kPeak: return "peak";
     case format::SnapshotReason::kSampledPeak: return "sampled-peak";
+    case format::SnapshotReason::kLateReading: return "late-reading";
   }
   return "unknown";
 }

@@ -134,6 +134,11 @@ NvmlSplit nvml_split(const Trace& t, const std::vector<Event>& contexts, int32_t
   const std::optional<Reading>& r = c.reading;
   n.at_peak = c.at;
   n.same_moment = c.same;
+  for (const auto& s : t.snapshots)
+    if (const DeviceSnapshot* d = s.find(device); d && (d->moment & format::kMomentReadingMissed)) {
+      ++n.readings_missed;
+      if (peak_bytes && d->device_bytes == peak_bytes && s.time_ns >= peak_ns) n.peak_reading_missed = true;
+    }
   if (!r) return n;
   const DeviceSnapshot& d = *r->device;
   n.known = true;

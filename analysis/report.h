@@ -67,6 +67,11 @@ struct NvmlSplit {
   uint64_t pool_slack = 0; // the default async pool's reserve beyond its live allocations
   uint64_t graph_pool = 0; // 1.9: the CUDA graph memory pool's reserve read in the same snapshot
   uint64_t untracked = 0;  // the rest, clamped at 0
+  // Issue 29.7: snapshot entries whose NVML reading did not come within the tracer's wait
+  // (kMomentReadingMissed), and whether one of them was taken at the peak: the peak's own
+  // reading missed it, so the split shown is a reading from another moment.
+  uint64_t readings_missed = 0;
+  bool peak_reading_missed = false;
 };
 
 // Calls per entry point the program called (e.g. "cudaMalloc"), on one device.

@@ -262,10 +262,12 @@ json report_json(const Report& rep) {
                            {"context", d.nvml.context},
                            {"pool_slack", d.nvml.pool_slack},
                            {"graph_pool", d.nvml.graph_pool},
-                           {"untracked", d.nvml.untracked}};
+                           {"untracked", d.nvml.untracked},
+                           {"peak_reading_missed", d.nvml.peak_reading_missed}};
     } else {
       o["nvml_at_peak"] = nullptr;
     }
+    o["nvml_readings_missed"] = d.nvml.readings_missed;
     const auto reading = [&](const GraphPoolReading& r) -> json {
       if (!r.known) return nullptr;
       return {{"reserved_bytes", r.reserved}, {"time_ns", r.time_ns}, {"since_start_ns", since(r.time_ns)}};

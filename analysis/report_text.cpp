@@ -43,6 +43,7 @@ std::string reason_name(format::SnapshotReason r) {
     case format::SnapshotReason::kExit: return "at exit";
     case format::SnapshotReason::kPeak: return "after a new peak";
     case format::SnapshotReason::kSampledPeak: return "at a sampled peak";
+    case format::SnapshotReason::kLateReading: return "when a late NVML reading came";
   }
   return "reason " + std::to_string(uint32_t(r));
 }
@@ -208,6 +209,11 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     if (!n.has_peak) {
       out << "  NVML (nvidia-smi) process usage (no peak: nothing was live) (reading " << reason_name(n.reason)
           << " at " << since(rep, n.snapshot_time_ns) << "): ";
+    } else if (n.peak_reading_missed && !n.at_peak) {
+      out << "  NVML: the peak's own reading came too late (NVML slower than the tracer waits); reading from another "
+             "moment, "
+          << reason_name(n.reason) << " at " << since(rep, n.snapshot_time_ns) << ", when requested bytes live were "
+          << iec_exact(n.device_bytes) << (n.same_moment ? "" : ", NOT of one moment") << ": ";
     } else if (n.at_peak) {
       out << "  NVML (nvidia-smi) process usage at the peak (read " << reason_name(n.reason) << " at "
           << since(rep, n.snapshot_time_ns) << "): ";
@@ -223,6 +229,9 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     if (n.pool_slack) out << " + async pool reserve " << iec(n.pool_slack);
     if (n.graph_pool) out << " + graph memory pool " << iec(n.graph_pool);
     out << " + untracked " << iec(n.untracked) << "\n";
+  } else if (d.device >= 0 && d.nvml.readings_missed) {
+    out << "  NVML: no figures: asked " << count_of(d.nvml.readings_missed, "time")
+        << ", it never answered in time (slow or hung; the job did not wait for it)\n";
   } else if (d.device >= 0) {
     out << "  NVML: no figures in this trace (libnvidia-ml.so.1 was not found where the job ran)\n";
   }

@@ -18,6 +18,7 @@ struct Config {
                                  // that has Python frames (default: CUMEMTRACE_DEPTH's)
   uint32_t snapshot_ms;        // CUMEMTRACE_SNAPSHOT_MS: periodic snapshots, 0 = off
   uint32_t flush_ms;           // CUMEMTRACE_FLUSH_MS: at most 100
+  uint32_t nvml_wait_ms;        // CUMEMTRACE_NVML_WAIT_MS: the longest a thread waits for NVML (sampler.h)
   uint64_t granule_bytes;      // CUMEMTRACE_GRANULE: fragmentation granule
   uint64_t buffer_limit_bytes; // CUMEMTRACE_BUFFER_MB: unflushed bytes kept before dropping
   bool disabled;               // CUMEMTRACE_DISABLE=1: forward everything, record nothing

@@ -4,6 +4,7 @@
 #include "driver_api.h"
 #include "errno_guard.h"
 #include "nvml.h"
+#include "sampler.h"
 #include "tracker.h"
 
 namespace cumemtrace::interpose {
@@ -35,7 +36,7 @@ ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : de
   }
   if (!creates_) return;
   uuid_ = uuid_of(dev);  // once: the driver is asked for it only here (not during a capture)
-  const NvmlFigures before = nvml_query(uuid_);
+  const NvmlFigures before = nvml_query_in_time(uuid_);
   measured_ = before.process_used != format::kUnknown64;
   used_before_ = before.process_used;
 }
@@ -46,7 +47,7 @@ void ContextProbe::record(DriverCall& call, CUresult r, uint64_t ctx) const {
   if (new_ && r == CUDA_SUCCESS) note_created_context(ctx, dev_);
   uint64_t cost = 0;
   if (r == CUDA_SUCCESS && measured_) {
-    const NvmlFigures after = nvml_query(uuid_);
+    const NvmlFigures after = nvml_query_in_time(uuid_);
     if (after.process_used != format::kUnknown64 && after.process_used > used_before_)
       cost = after.process_used - used_before_;
   }

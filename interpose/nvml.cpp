@@ -133,6 +133,8 @@ uint64_t monotonic_ns() {
 
 }  // namespace
 
+bool nvml_looked_for() { return g_loaded.load(std::memory_order_acquire); }
+
 NvmlFigures nvml_query(const std::string& uuid) {
   NvmlFigures f;
   if (!loader_usable()) return f;

@@ -23,6 +23,11 @@ struct NvmlFigures {
 // `uuid` in NVML's spelling (driver_api.h: nvml_uuid_string). Unknown fields stay
 // kUnknown64 when NVML is missing or says nothing; a process not (yet) listed on the
 // GPU has process_used 0.
+// On the reader thread only (sampler.h): NVML may take any time to answer.
 NvmlFigures nvml_query(const std::string& uuid);
+
+// Whether libnvidia-ml.so.1 has been looked for (found or not): its first use, dlopen and
+// nvmlInit, may take far longer than a reading (sampler.cpp waits longer for it).
+bool nvml_looked_for();
 
 }  // namespace cumemtrace::interpose

@@ -20,6 +20,7 @@
 #include "pending_buffer.h"
 #include "python_frames.h"
 #include "python_tree.h"
+#include "sampler.h"
 #include "signal_safe.h"
 #include "stack_tree.h"
 #include "thread_state.h"
@@ -52,6 +53,11 @@ struct State : TrackerLedger {
   PendingBuffer pending;  // encoded records not yet taken by the writer
   std::string new_nodes;  // StackNodeRecords of the event being recorded
   uint64_t events_written = 0, events_dropped = 0;
+  // The EndRecord is in `pending`: nothing more is appended nor counted, so that its count
+  // is what the file holds whatever threads do during exit (issue 29.5: threads allocating
+  // while the process exited put 1-15 events after it, and the report called the trace
+  // incomplete).
+  bool ended = false;
   StackTree stacks;
   PyStackTree python_stacks;
   std::map<int32_t, std::string> device_uuids;   // as NVML spells them
@@ -64,6 +70,7 @@ struct State : TrackerLedger {
   // False (nothing appended) when `same_moment_only` and events came after the samples'
   // readings began.
   bool append_snapshot(format::SnapshotReason reason, const DeviceSamples& samples, bool same_moment_only) {
+    if (ended) return true;  // a late reading after the EndRecord: not written
     const bool same = seq() == samples.seq_before;
     if (same_moment_only && !same) return false;
     peak_rises_at_snapshot = peak_rises;
@@ -102,6 +109,7 @@ struct State : TrackerLedger {
       e.nvml_read_ns = sample.nvml.read_ns;
       e.event_seq = seq();
       e.moment = same && sample.nvml.process_used != format::kUnknown64 ? uint32_t(format::kMomentSame) : 0u;
+      if (samples.nvml_missed && device_uuids.count(dev)) e.moment |= format::kMomentReadingMissed;
       put_bytes(pending, &e, sizeof e);
     }
     for (const auto& [dev, sample] : samples.devices) {
@@ -216,6 +224,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     // threads put an earlier time after a later one hundreds of times a run, and a
     // moment's state (`live --at`) then differed from the same moment in file order.
     ev.time_ns = now_ns();
+    if (s.ended) return ev;  // past the EndRecord: neither written nor counted
     if (describe && !described(ev.device)) {
       g_described.fetch_or(1ull << ev.device, std::memory_order_relaxed);
       format::DeviceRecord rec{};
@@ -260,6 +269,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   } else if (sample_peak) {
     // NVML's figure while the peak holds: the next free may come a millisecond later,
     // too soon for the writer thread (issue: a 15 GiB peak freed at once by empty_cache).
+    // Read on the reader thread; this one waits for it at most CUMEMTRACE_NVML_WAIT_MS.
     take_snapshot(format::SnapshotReason::kSampledPeak);
   }
   return ev;
@@ -271,6 +281,7 @@ void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t fla
   capture_stack(stack, config().stack_depth);
   State& s = state();
   std::lock_guard lock(s.mu);
+  if (s.ended) return;
   if (context) {
     const auto c = s.created_contexts.find(context);
     if (c == s.created_contexts.end()) return;  // not one of cuCtxCreate's: nothing of ours
@@ -355,7 +366,22 @@ struct SamplingCost {
   }
 } g_sampling_cost;
 
-// NVML and the driver, outside the tracker's lock (the driver only outside captures).
+// A reading that came after its snapshot went without it: a snapshot of its own moment.
+void append_late_reading(const NvmlReading& r) {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s) return;
+  DeviceSamples samples;
+  samples.seq_before = r.seq_before;
+  for (const auto& [dev, figures] : r.figures) samples.devices[dev].nvml = figures;
+  std::lock_guard lock(s->mu);
+  if (s->ended) return;
+  s->append_snapshot(format::SnapshotReason::kLateReading, samples, false);
+  g_sampling_cost.snapshots.fetch_add(1, std::memory_order_relaxed);  // one count per snapshot written
+  g_sampling_cost.add(0, 0);
+}
+
+// NVML (on the reader thread, sampler.h) and the driver (here, meanwhile, and only
+// outside captures), outside the tracker's lock.
 DeviceSamples sample_devices() {
   State& s = state();
   std::map<int32_t, std::string> uuids;
@@ -370,18 +396,28 @@ DeviceSamples sample_devices() {
       if (dev >= 0) ordinals.push_back(dev);
     out.seq_before = s.seq();
   }
-  const ForeignCall foreign;  // NVML and the driver may use the loader inside (loader_lock.h)
-  const uint64_t t0 = now_ns();
   // NVML is not CUDA: a capture does not see it (checked on the H200, docs/validation.md).
-  for (const auto& [dev, uuid] : uuids) out.devices[dev].nvml = nvml_query(uuid);
-  const uint64_t t1 = now_ns();
-  const OwnCudaCalls own;
-  out.capture_open = !own;
-  if (own) {
-    for (const auto& [dev, pool] : pools) out.devices[dev].pool_reserved = pool_reserved_bytes(pool);
-    for (int32_t dev : ordinals) out.devices[dev].graph = graph_mem_figures(dev);
+  auto reading = std::make_shared<NvmlReading>();
+  reading->uuids = uuids;
+  reading->seq_before = out.seq_before;
+  NvmlTicket ticket(reading, append_late_reading);
+  const uint64_t t0 = now_ns();
+  {
+    const ForeignCall foreign;  // the driver may use the loader inside (loader_lock.h)
+    const OwnCudaCalls own;
+    out.capture_open = !own;
+    if (own) {
+      for (const auto& [dev, pool] : pools) out.devices[dev].pool_reserved = pool_reserved_bytes(pool);
+      for (int32_t dev : ordinals) out.devices[dev].graph = graph_mem_figures(dev);
+    }
   }
-  g_sampling_cost.add(t1 - t0, now_ns() - t1);
+  const uint64_t t1 = now_ns();
+  if (ticket.wait()) {
+    for (const auto& [dev, figures] : reading->figures) out.devices[dev].nvml = figures;
+  } else {
+    out.nvml_missed = !uuids.empty();
+  }
+  g_sampling_cost.add(now_ns() - t1, t1 - t0);
   return out;
 }
 
@@ -393,7 +429,8 @@ void take_snapshot(format::SnapshotReason reason) {
   for (int attempt = 1;; ++attempt) {
     const DeviceSamples samples = sample_devices();
     std::lock_guard lock(s.mu);
-    if (s.append_snapshot(reason, samples, attempt < 3)) return;
+    // A reading that missed its wait is not asked again: the next one would wait too.
+    if (s.append_snapshot(reason, samples, attempt < 3 && !samples.nvml_missed)) return;
   }
 }
 
@@ -413,7 +450,7 @@ bool track_mark(std::string_view name, format::MarkSource source) {
   State& s = state();
   std::lock_guard lock(s.mu);
   m.time_ns = now_ns();  // under the lock, as an event's: the file stays in time order
-  if (s.pending.size() >= config().buffer_limit_bytes) return false;
+  if (s.ended || s.pending.size() >= config().buffer_limit_bytes) return false;
   put_record(s.pending, format::RecordType::kMark, m, std::string(name.substr(0, 4096)));
   return true;
 }
@@ -471,14 +508,16 @@ bool peak_rose_since_snapshot() {
 void append_end() {
   State& s = state();
   std::lock_guard lock(s.mu);
+  if (s.ended) return;
   put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.events_dropped});
+  s.ended = true;
 }
 
 bool append_program_records(std::string_view encoded) {
   State* s = g_state.load(std::memory_order_acquire);  // never starts a trace of its own
   if (!s || !tracing_enabled()) return false;
   std::lock_guard lock(s->mu);
-  if (s->pending.size() + encoded.size() > config().buffer_limit_bytes) return false;
+  if (s->ended || s->pending.size() + encoded.size() > config().buffer_limit_bytes) return false;
   s->pending.append(encoded);
   return true;
 }
@@ -506,6 +545,7 @@ void tracker_after_fork_child() {
   g_described.store(0, std::memory_order_relaxed);
   g_failed.store(0, std::memory_order_relaxed);
   g_sampling_cost.reset();
+  sampler_after_fork_child();
 }
 
 }  // namespace cumemtrace::interpose

@@ -57,12 +57,16 @@ struct DeviceSample {
 struct DeviceSamples {
   std::map<int32_t, DeviceSample> devices;  // by device ordinal
   bool capture_open = false;  // the driver was not asked (capture.h): pool figures unknown
+  bool nvml_missed = false;   // NVML was asked but did not answer in time (sampler.h)
   uint64_t seq_before = 0;    // events seen by the tracker before the readings began
 };
 
 // Takes a snapshot of one moment: samples NVML (and the driver), then appends the
 // tracker's figures if no event came in between (kMomentSame); else samples again, at
 // most three times, and the last one goes in without kMomentSame. Call outside the lock.
+// NVML is read on the reader thread (sampler.h): when it does not answer in time the
+// snapshot goes in at once without it (kMomentReadingMissed), and the reading, if it
+// comes, is appended then as a kLateReading snapshot of its own moment.
 void take_snapshot(format::SnapshotReason reason);
 
 // Logs (info) how many snapshots were taken and what their NVML and driver readings cost.
@@ -99,7 +103,7 @@ uint64_t failed_allocations();
 // Whether some device's tracked peak rose since the last snapshot.
 bool peak_rose_since_snapshot();
 
-// Appends the EndRecord.
+// Appends the EndRecord; from then on nothing more is appended (nor counted).
 void append_end();
 
 // Appends whole encoded records a program gave through the C API (api.h), in event order.

@@ -306,13 +306,19 @@ enum class SnapshotReason : uint32_t {
   kPeak = 4,              // 1.1: the tracked peak rose since the last snapshot (at most
                           // one per flush), so NVML's figure is sampled near every peak
   kSampledPeak = 5,       // 1.3: a device's tracked bytes rose past its last sampled peak
-                          // by kSampledPeakMargin: NVML read by the allocating thread right
-                          // after the allocation, while the peak held (see `moment` flags)
+                          // by kSampledPeakMargin: NVML read right after the allocation (on
+                          // the reader thread, the allocating thread waiting), while the
+                          // peak held (see `moment` flags)
+  kLateReading = 6,       // an NVML reading that came after its requester stopped waiting
+                          // (NVML slower than CUMEMTRACE_NVML_WAIT_MS): appended when it
+                          // came, with the tracker's figures of that moment; the snapshot
+                          // it was for carries kMomentReadingMissed
 };
 
 // A sampled peak is taken when tracked bytes exceed the last sampled peak by
 // max(1 % of it, 64 MiB): at most total/64 MiB of them per device over a whole run
-// (about 2,200 on an H200), each costing one NVML query in the allocating thread.
+// (about 2,200 on an H200), each one NVML query on the tracer's reader thread, which the
+// allocating thread waits for at most CUMEMTRACE_NVML_WAIT_MS.
 inline constexpr uint64_t sampled_peak_margin(uint64_t last) {
   return last / 100 > (64ull << 20) ? last / 100 : (64ull << 20);
 }
@@ -384,6 +390,10 @@ enum MomentFlags : uint32_t {
   // entry: process_used and device_bytes/arena_bytes describe one moment. Without it
   // (NVML was not read, or events kept coming in three attempts) they may not.
   kMomentSame = 1u << 0,
+  // NVML was asked for this entry but did not answer within CUMEMTRACE_NVML_WAIT_MS: the
+  // NVML fields are kUnknown64, and the reading, if it comes, is a later kLateReading
+  // snapshot of its own moment. A sampled peak with this flag: the peak was not read.
+  kMomentReadingMissed = 1u << 1,
 };
 
 // 1.3: NVML's list of the compute processes on one GPU at a snapshot, this one included.

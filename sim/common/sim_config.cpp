@@ -36,6 +36,9 @@ Config read_config() {
     c.other_pid = static_cast<uint32_t>(env_u64("SIMCUDA_OTHER_PROCESS_PID", 4242));
     c.nvml_delay_us = env_u64("SIMNVML_DELAY_US", 0);
     c.nvml_loader_us = env_u64("SIMNVML_LOADER_US", 0);
+    c.nvml_hang = env_u64("SIMNVML_HANG", 0) != 0;
+    const char *callers = std::getenv("SIMNVML_CALLERS");
+    c.nvml_callers = callers && *callers ? callers : nullptr;
     return c;
 }
 

@@ -16,6 +16,8 @@ struct Config {
     uint32_t other_pid;        // SIMCUDA_OTHER_PROCESS_PID: its pid, as NVML lists it
     uint64_t nvml_delay_us;    // SIMNVML_DELAY_US: each NVML process listing takes this long
     uint64_t nvml_loader_us;   // SIMNVML_LOADER_US: ... and first holds the loader's list lock this long
+    bool nvml_hang;            // SIMNVML_HANG=1: every NVML device query never returns
+    const char *nvml_callers;  // SIMNVML_CALLERS: file each device query appends "PID TID\n" to, or null
 };
 
 // Reads the environment now. The driver calls this once (and again only from

@@ -7,7 +7,9 @@
 #include "sim_export.h"
 #include "sim_uuid.h"
 
+#include <fcntl.h>
 #include <link.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -50,10 +52,27 @@ void hold_loader(uint64_t us) {
         &us);
 }
 
+// What a device query does before it answers: says which thread asked (so a test can tell
+// that no program thread ever waits on NVML), and hangs when asked to, as an NVML stuck in
+// a kernel driver call does.
+void enter_query() {
+    if (g_config.nvml_callers) {
+        char line[48];
+        const int n = std::snprintf(line, sizeof line, "%d %ld\n", int(getpid()), long(syscall(SYS_gettid)));
+        const int fd = open(g_config.nvml_callers, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            if (write(fd, line, size_t(n)) != n) std::fprintf(stderr, "simnvml: cannot write SIMNVML_CALLERS\n");
+            close(fd);
+        }
+    }
+    while (g_config.nvml_hang) sleep(1000);
+}
+
 nvmlReturn_t running_processes(nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos) {
     int ordinal;
     if (nvmlReturn_t r = device_ordinal(device, &ordinal)) return r;
     if (!infoCount) return NVML_ERROR_INVALID_ARGUMENT;
+    enter_query();
     if (g_config.nvml_loader_us) hold_loader(g_config.nvml_loader_us);
     if (g_config.nvml_delay_us) usleep(static_cast<useconds_t>(g_config.nvml_delay_us));
     simnvml::DeviceUse use = simnvml::probe(ordinal);
@@ -155,6 +174,7 @@ SIM_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *
     int ordinal;
     if (nvmlReturn_t r = device_ordinal(device, &ordinal)) return r;
     if (!memory) return NVML_ERROR_INVALID_ARGUMENT;
+    enter_query();
     unsigned long long used = simnvml::probe(ordinal).used_bytes + g_config.other_bytes;
     memory->total = g_config.capacity;
     memory->used = used < g_config.capacity ? used : g_config.capacity;

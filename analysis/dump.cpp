@@ -82,6 +82,8 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
     case RecordType::kChecksum:
       out << "checksum";
       return;
+    case RecordType::kChunkSequence:  // described from its bytes (dump())
+      return;
     case RecordType::kApiName:
       for (const auto& [id, name] : t.api_names) out << "api id=" << id << " " << name;
       return;
@@ -142,6 +144,14 @@ std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> byte
         out << where << " compressed " << (bad.empty() ? std::to_string(raw.size()) + " bytes of records" : bad)
             << " (" << h.payload_bytes << " bytes)\n";
         if (bad.empty()) self(self, raw.data(), raw.size(), std::to_string(off) + "+");
+        off += n;
+        continue;
+      }
+      if (h.type == uint16_t(RecordType::kChunkSequence) && h.payload_bytes >= sizeof(ChunkSequenceRecord)) {
+        ChunkSequenceRecord c;
+        std::memcpy(&c, data + off + sizeof h, sizeof c);
+        out << where << " chunk-sequence trace_id=" << c.trace_id << " n=" << c.sequence << " (" << h.payload_bytes
+            << " bytes)\n";
         off += n;
         continue;
       }

@@ -9,17 +9,6 @@ void MemoryEvents::scan(const Each& each) const {
   for (const Event& e : events_) each(e, i++);
 }
 
-void EventsWithout::scan(const Each& each) const {
-  size_t next = 0, kept = 0;
-  all_.scan([&](const Event& e, size_t i) {
-    if (next < left_out_.size() && left_out_[next] == i) {
-      ++next;
-      return;
-    }
-    each(e, kept++);
-  });
-}
-
 void FileEvents::scan(const Each& each) const {
   size_t i = 0;
   const Trace read = parse_trace_events(bytes_, path_, [&](const Event& e) { each(e, i++); }, /*quiet=*/true, mapped_);

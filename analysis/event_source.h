@@ -41,19 +41,6 @@ class MemoryEvents final : public EventSource {
   const EventLog& events_;
 };
 
-// Another source's events less some (by index, ascending), numbered again from 0: the
-// trace as replayed once its impossible events are left out (integrity.h).
-class EventsWithout final : public EventSource {
- public:
-  EventsWithout(const EventSource& all, std::vector<size_t> left_out) : all_(all), left_out_(std::move(left_out)) {}
-  void scan(const Each& each) const override;
-  size_t size() const override { return all_.size() - left_out_.size(); }
-
- private:
-  const EventSource& all_;
-  std::vector<size_t> left_out_;
-};
-
 // A trace's events parsed again from its bytes at each scan (parse_trace_events), one at a
 // time: memory holds none of them. `events` and `damage` are how many events and damaged
 // ranges the first read found; the bytes (of `mapped` when given: its pages are given

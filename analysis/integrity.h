@@ -1,8 +1,8 @@
 // What in a trace cannot be taken at face value: damaged byte ranges, an End record whose
 // count disagrees with what was read, events the writer dropped, and events whose figures
-// are impossible (an allocation larger than its device, a time before tracing began).
-// The report states each one, marks its figures as incomplete, and replays the trace
-// without the impossible events instead of summing them silently.
+// are impossible (an allocation larger than its device, a time before tracing began), which
+// the reader set aside (plausible.h). The report states each one and marks its figures as
+// incomplete; no command counts the impossible events.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +14,9 @@
 
 namespace cumemtrace {
 
-struct ImpossibleEvent {
-  size_t index = 0;  // the event's place among all the trace's events (0: the first)
-  Event event;
-  std::string why;
-};
+// Set aside by the reader (reader.h, plausible.h): index is the event's place among all
+// the trace's events (0: the first).
+using ImpossibleEvent = SetAsideEvent;
 
 struct EndMismatch {
   uint64_t announced = 0;  // EndRecord::events_written
@@ -37,11 +35,8 @@ struct Integrity {
   bool incomplete() const { return !damage.empty() || end_mismatch || events_dropped || !impossible.empty(); }
 };
 
-// In two parts, for a command that reads the events as they come (event_source.h): what
-// the records other than events say, given how many events were read; then each event's
-// verdict (the report fills Integrity::impossible with them).
+// What the records say, given how many events were read (and kept: those the reader set
+// aside are counted here from the trace).
 Integrity check_records(const Trace& trace, uint64_t events_read);
-// Why `e` cannot be true, or empty.
-std::string impossible_event(const Trace& trace, const Event& e);
 
 }  // namespace cumemtrace

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "cumemtrace/trace_format.h"
+#include "units.h"
 
 namespace cumemtrace {
 namespace {
@@ -25,7 +26,39 @@ bool fixed_then_strings(const uint8_t* p, size_t n, size_t fixed, int strings) {
   return pos == n;
 }
 
+bool allocates(Op op) { return op == Op::kAlloc || op == Op::kReserve || op == Op::kMap; }
+
+// Ten years of nanoseconds: no trace runs that long, and times past it overflow sums.
+constexpr uint64_t kMaxTraceNs = 10ull * 366 * 24 * 3600 * 1'000'000'000ull;
+
 }  // namespace
+
+// Only allocations are judged by size: a free's size is whatever the tracker recorded for it.
+std::string implausible_event(const Trace& t, const Event& e) {
+  // 0 is absent (a payload too short to hold it, which no writer made): it changes nothing.
+  if (uint8_t(e.op) > uint8_t(Op::kShare))
+    return "operation " + std::to_string(int(e.op)) + " is none this format has";
+  if (uint8_t(e.kind) >= kKindCount) return "kind " + std::to_string(int(e.kind)) + " is none this format has";
+  if (!plausible_ordinal(e.device))
+    return "device ordinal " + std::to_string(e.device) + " is no device's (-1 to " +
+           std::to_string(kMaxDeviceOrdinal) + ")";
+  const uint64_t start = t.process ? t.process->start_monotonic_ns : 0;
+  if (e.time_ns < start)
+    return "time " + std::to_string(e.time_ns) + " ns is before the trace began (" + std::to_string(start) + " ns)";
+  if (e.time_ns - start > kMaxTraceNs)
+    return "time " + std::to_string(e.time_ns) + " ns is more than ten years after the trace began (" +
+           std::to_string(start) + " ns)";
+  if (!allocates(e.op) || e.result != 0) return {};
+  if (e.address + e.size < e.address)
+    return "range at " + hex(e.address) + " of " + std::to_string(e.size) + " bytes runs past the end of memory";
+  // Address reservations and host memory have no device size to compare with.
+  if (e.op == Op::kReserve || e.kind == Kind::kHostPinned || e.kind == Kind::kManaged) return {};
+  const DeviceInfo* d = t.device(e.device);
+  if (d && d->total_bytes && e.size > d->total_bytes)
+    return "allocation of " + iec_exact(e.size) + " on device " + std::to_string(e.device) + " of " +
+           iec_exact(d->total_bytes);
+  return {};
+}
 
 bool plausible_legacy_record(uint16_t type, uint16_t flags, const uint8_t* p, size_t n) {
   if (flags != 0) return false;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "chunk_order.h"
 #include "cumemtrace/checksum.h"
 #include "cut_guard.h"
 #include "inflate.h"
@@ -110,7 +111,9 @@ class Parser {
         damaged(stop, b_.size(), why);
     } else if (t_.version_minor >= 2) {
       t_.sealed = true;
+      if (t_.version_minor >= 10) order_.emplace(t_.trace_id, resume_at > 0);
       sealed_chunks();
+      if (order_) t_.last_chunk_sequence = order_->last();
     } else {
       legacy_records();
     }
@@ -156,6 +159,8 @@ class Parser {
         return off;
       }
       Cursor c(payload, h.payload_bytes);
+      record_at_ = off;
+      record_bytes_ = sizeof h + h.payload_bytes;
       if (std::string bad = record(static_cast<RecordType>(h.type), c); !bad.empty()) {
         why = bad + " in record of type " + std::to_string(h.type) + " at byte " + std::to_string(off);
         return off;
@@ -207,6 +212,17 @@ class Parser {
       if (!seal_matches(base + start, r)) continue;
       if (start > pos) damaged(pos, start, damage_message(pos, start));
       ++t_.sealed_chunks;
+      // 1.10: the chunk's place, which its checksum alone does not cover (chunk_order.h).
+      const ChunkOrder::Verdict order =
+          order_ ? order_->judge(base, start, rec, m + sizeof r, start == pos) : ChunkOrder::Verdict{};
+      if (!order.read) {
+        damaged(start, m + sizeof r, order.damage);
+        pos = m + sizeof r;
+        t_.records_end = pos;
+        search = pos + sizeof(RecordHeader);
+        continue;
+      }
+      if (!order.damage.empty()) damaged(start, start, order.damage);
       std::string why;
       bool cut;
       const uint64_t from = std::max(start, first);
@@ -319,6 +335,7 @@ class Parser {
     }
     t_.header_ok = true;
     t_.records_end = fh.header_bytes;
+    if (fh.version_minor >= 10) t_.trace_id = fh.trace_id;
     return true;
   }
 
@@ -366,6 +383,8 @@ class Parser {
         d.total_bytes = r.total_bytes;
         std::memcpy(d.uuid, r.uuid, sizeof d.uuid);
         if (!c.string(d.name)) return "bad string length";
+        if (verify_ && !plausible_ordinal(d.ordinal))
+          return set_aside_record("a Device record of ordinal " + std::to_string(d.ordinal));
         t_.devices.push_back(std::move(d));
         return {};
       }
@@ -404,6 +423,13 @@ class Parser {
         EventPython py{};  // 1.6: only events with Python frames carry it
         c.fixed(py);
         e.python_stack_id = py.python_stack_id;
+        const size_t index = events_seen_++;
+        if (verify_) {
+          if (std::string why = implausible_event(t_, e); !why.empty()) {
+            t_.set_aside.push_back(SetAsideEvent{index, e, std::move(why)});
+            return {};
+          }
+        }
         if (on_event) {
           (*on_event)(e);
           ++dropped_;
@@ -462,6 +488,8 @@ class Parser {
       case RecordType::kGpuProcesses: {
         GpuProcessesRecord r{};
         c.fixed(r);
+        if (verify_ && !plausible_ordinal(r.device))
+          return set_aside_record("a GPU processes record of device ordinal " + std::to_string(r.device));
         if (uint64_t(r.count) * sizeof(GpuProcess) > c.left())
           return "list of " + std::to_string(r.count) + " GPU processes does not fit its payload";
         GpuProcesses g{r.time_ns, r.device, std::vector<GpuProcess>(r.count)};
@@ -474,6 +502,8 @@ class Parser {
         return {};
       case RecordType::kCompressed:
         return compressed(c);
+      case RecordType::kChunkSequence:  // 1.10: judged where its chunk's seal is (chunk_order.h)
+        return {};
     }
     ++t_.unknown_records;  // a newer writer's record: skip it by its length
     return {};
@@ -513,6 +543,10 @@ class Parser {
     m.time_ns = r.time_ns;
     m.device = r.device;
     m.events_before = dropped_ + t_.events.size();
+    if (verify_ && !plausible_ordinal(m.device)) {
+      set_aside_record("an allocator map of device ordinal " + std::to_string(m.device));
+      return true;
+    }
     if (!c.string(m.allocator) || r.segment_bytes < 40 || r.block_bytes < 12) return false;
     if (uint64_t(r.segment_count) * r.segment_bytes + uint64_t(r.block_count) * r.block_bytes > c.left()) return false;
     std::vector<format::AllocatorSegment> raw(r.segment_count);
@@ -562,6 +596,10 @@ class Parser {
       Cursor entry(c.here(), r.entry_bytes);
       entry.fixed(raw);
       c.skip(r.entry_bytes);
+      if (verify_ && !plausible_ordinal(raw.device)) {
+        set_aside_record("a snapshot entry of device ordinal " + std::to_string(raw.device));
+        continue;
+      }
       cumemtrace::DeviceSnapshot d;
       d.device = raw.device;
       std::memcpy(d.live_bytes, raw.live_bytes, sizeof raw.live_bytes);
@@ -592,9 +630,27 @@ class Parser {
     return {};
   }
 
+  // A record whose framing holds but whose device ordinal no trace can name (plausible.h):
+  // left out, and said as damage at the record (inside a compressed record: at it, 0 bytes,
+  // so that ranges stay in order). Returns "" so that reading goes on.
+  std::string set_aside_record(const std::string& what) {
+    // One range per record, whatever number of its entries are set aside.
+    if (set_aside_at_ == record_at_) return {};
+    set_aside_at_ = record_at_;
+    const uint64_t bytes = inside_compressed_ ? 0 : record_bytes_;
+    damaged(record_at_, record_at_ + bytes,
+            what + " at byte " + std::to_string(record_at_) + (inside_compressed_ ? " (compressed)" : "") +
+                ": no device has it; set aside");
+    return {};
+  }
+
   std::span<const uint8_t> b_;
   Trace& t_;
   bool verify_;
+  std::optional<ChunkOrder> order_;  // 1.10
+  uint64_t record_at_ = 0, record_bytes_ = 0;  // the (outer) record being read
+  uint64_t set_aside_at_ = ~0ull;              // the last record set_aside_record said
+  size_t events_seen_ = 0;  // Event records read, set aside or not
   bool truncated_tail_ = false;  // the only damage is a cut-off end
   bool inside_compressed_ = false;  // reading the records of a CompressedRecord
   uint64_t reported_ = 0;           // where progress() was last told

@@ -315,7 +315,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
   rep.error = trace.error;
-  rep.events = all.size();
+  rep.events = all.size() + trace.set_aside.size();  // those the reader set aside were read too
   rep.unknown_records = trace.unknown_records;
   rep.start_ns = trace.process ? trace.process->start_monotonic_ns : 0;
   if (trace.end) rep.events_dropped = trace.end->events_dropped;
@@ -325,15 +325,12 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   stacks.set_symbols(opt.extra_symbols);
   rep.symbols = trace.symbols.size() + (opt.extra_symbols ? opt.extra_symbols->size() : 0);
 
-  // First pass: impossible events are reported, never replayed; the others are replayed
-  // and gathered (FirstPass), numbered as if the impossible ones were not there.
+  // First pass: replayed and gathered (FirstPass). Impossible events never get here: the
+  // reader set them aside (plausible.h), and check_records said them.
   FirstPass pass(trace);
   all.scan([&](const Event& e, size_t i) {
     if ((i & 0xfff) == 0) progress("replaying", i, all.size());
-    if (std::string why = impossible_event(trace, e); !why.empty())
-      rep.integrity.impossible.push_back(ImpossibleEvent{i, e, std::move(why)});
-    else
-      pass.observe(e);
+    pass.observe(e);
   });
   const Replayer& final = pass.final;
   const uint64_t last = last_time(trace, pass);
@@ -354,11 +351,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   const auto maps = pick_allocator_maps(trace, final, row_of, rep.failed, stops);
   const size_t growth_stops = stops.size();
   for (const auto& stop : pass.growth.stops(pass.kept)) stops.push_back(stop);
-  std::vector<size_t> left_out;
-  for (const auto& x : rep.integrity.impossible) left_out.push_back(x.index);
-  std::vector<std::vector<LiveAlloc>> lives;
-  if (left_out.empty()) lives = live_after(all, trace.granule(), stops);
-  else lives = live_after(EventsWithout(all, std::move(left_out)), trace.granule(), stops);
+  std::vector<std::vector<LiveAlloc>> lives = live_after(all, trace.granule(), stops);
 
   // What was live at a peak is what made it: another process's memory mapped here
   // (ipc-import) never did.

@@ -104,6 +104,8 @@ SymbolizeFileResult symbolize_file(const std::string& path) {
   std::string added = symbol_records(symbols);
   if (t.sealed && !added.empty()) {
     ChunkHasher chunk;
+    // 1.10: the appended chunk takes the next number, so that it reads as the trace's own.
+    if (t.trace_id) chunk.number_chunks(t.trace_id, t.last_chunk_sequence ? *t.last_chunk_sequence + 1 : 0);
     chunk.update(added.data(), added.size());
     added += chunk.seal();
   }

@@ -1,6 +1,7 @@
 #include "trace_file.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <limits.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 
@@ -170,13 +172,31 @@ int create_trace_file(std::string& path, std::string_view preamble) {
   return errno = e, -1;
 }
 
-std::string trace_preamble(const TraceStart& start) {
+uint64_t new_trace_id() {
+  uint64_t id = 0;
+  if (getrandom(&id, sizeof id, GRND_NONBLOCK) != ssize_t(sizeof id)) {
+    // No entropy yet (early boot) or no getrandom: the clock, the pid and where the stack
+    // is, mixed (splitmix64), tell two traces apart as well as a splice needs.
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    id = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec) + (uint64_t(getpid()) << 40) +
+         reinterpret_cast<uintptr_t>(&ts);
+    id += 0x9e3779b97f4a7c15ull;
+    id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ull;
+    id = (id ^ (id >> 27)) * 0x94d049bb133111ebull;
+    id ^= id >> 31;
+  }
+  return id ? id : 1;
+}
+
+std::string trace_preamble(const TraceStart& start, uint64_t trace_id) {
   std::string out;
   format::FileHeader h{};
   std::memcpy(h.magic, format::kMagic, sizeof h.magic);
   h.version_major = format::kVersionMajor;
   h.version_minor = format::kVersionMinor;
   h.header_bytes = sizeof h;
+  h.trace_id = trace_id;
   put_bytes(out, &h, sizeof h);
 
   format::ProcessRecord p{};

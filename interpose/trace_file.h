@@ -1,6 +1,7 @@
 // Naming and creating the trace file, and the records it starts with.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,13 @@ std::string expand_output_pattern(const std::string& pattern);
 // (errno set); `path` becomes the name actually used.
 int create_trace_file(std::string& path, std::string_view preamble);
 
-// FileHeader, ProcessRecord and one ApiNameRecord per hooked entry point.
-std::string trace_preamble(const TraceStart& start);
+// FileHeader (naming the trace `trace_id`), ProcessRecord and one ApiNameRecord per hooked
+// entry point.
+std::string trace_preamble(const TraceStart& start, uint64_t trace_id);
+
+// A trace's identity (format 1.10, FileHeader::trace_id): random, never 0, never waits for
+// the kernel's entropy.
+uint64_t new_trace_id();
 
 // Appends "PREFIX PATH\n" (PATH absolute) to CUMEMTRACE_MANIFEST if set: how `cumemtrace
 // run` finds traces (no prefix) and learns of a failed allocation (format::kManifestOomPrefix).

@@ -170,7 +170,11 @@ void open_trace(Writer& w) {
     std::lock_guard io(w.io_mu);
     // The preamble goes into the file sealed as its first chunk, in the same step that
     // creates it: a trace is never 0 bytes, nor an unsealed header.
-    std::string preamble = trace_preamble(trace_start());
+    // 1.10: every seal numbers its chunk and names this trace (a fresh id per file, a
+    // forked child's included), so a reader finds chunks reordered or spliced in.
+    const uint64_t trace_id = new_trace_id();
+    std::string preamble = trace_preamble(trace_start(), trace_id);
+    w.chunk.number_chunks(trace_id, 0);
     w.chunk.update(preamble.data(), preamble.size());
     preamble += w.chunk.seal();
     w.fd = create_trace_file(path, preamble);
@@ -311,9 +315,9 @@ void write_pending_in_signal_handler() {
             },
             w->fd);
         if (w->chunk.pending()) {
-          char seal[ChunkHasher::kSealBytes];
-          w->chunk.seal_into(seal);
-          write_all_signal_safe(w->fd, std::string_view(seal, sizeof seal));
+          char seal[ChunkHasher::kMaxSealBytes];
+          const size_t n = w->chunk.seal_into(seal);
+          write_all_signal_safe(w->fd, std::string_view(seal, n));
         }
       }
       if (created) w->broken = true;

@@ -17,8 +17,11 @@
 //
 // Values: addr/size in bytes, stream the raw CUstream, time_us epoch microseconds
 // (the Process record's wall clock plus monotonic time since), device_traces indexed by
-// device ordinal with an empty list for every ordinal below the highest. Frames
-// {filename, line, name}, innermost first, as export_frames.h names them.
+// device ordinal with an empty list for every ordinal below the highest (the reader keeps
+// ordinals below 1024: plausible.h). Frames {filename, line, name}, innermost first, as
+// export_frames.h names them. Each distinct frame list, and each distinct frame, is written
+// once and referred to (pickle's memo) from every other block and entry that has it: a
+// snapshot of 200,000 live blocks over a few hundred stacks holds a few hundred lists.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,8 @@ namespace cumemtrace {
 struct MemvizCounts {
   uint64_t events = 0;    // trace entries written, all devices
   uint64_t segments = 0;  // live at the end
+  uint64_t frame_lists = 0;  // distinct frame lists written out (every other use refers to one)
+  uint64_t frames = 0;       // distinct frames written out
 };
 
 // Writes the snapshot as a protocol-4 pickle.

@@ -83,16 +83,7 @@ void PickleWriter::string(std::string_view raw) {
   const std::string text = utf8_escaped(raw);
   const std::string_view s = text;
   auto it = memo_.find(text);
-  if (it != memo_.end()) {
-    if (it->second <= 0xff) {
-      op(kBinGet);
-      le(it->second, 1);
-    } else {
-      op(kLongBinGet);
-      le(it->second, 4);
-    }
-    return maybe_flush();
-  }
+  if (it != memo_.end()) return get(it->second);
   if (s.size() <= 0xff) {
     op(kShortBinUnicode);
     le(s.size(), 1);
@@ -101,10 +92,38 @@ void PickleWriter::string(std::string_view raw) {
     le(s.size(), 4);
   }
   bytes(s.data(), s.size());
-  op(kMemoize);
-  const uint32_t index = uint32_t(memo_.size());
-  memo_.emplace(std::string(s), index);
+  memo_.emplace(std::string(s), memoize());
   maybe_flush();
+}
+
+void PickleWriter::get(uint32_t index) {
+  if (index <= 0xff) {
+    op(kBinGet);
+    le(index, 1);
+  } else {
+    op(kLongBinGet);
+    le(index, 4);
+  }
+  ++references_;
+  maybe_flush();
+}
+
+// MEMOIZE gives the object on top of the stack the next memo index.
+uint32_t PickleWriter::memoize() {
+  op(kMemoize);
+  return next_memo_++;
+}
+
+void PickleWriter::remember(const std::string& key) {
+  objects_.emplace(key, memoize());
+  maybe_flush();
+}
+
+bool PickleWriter::recall(const std::string& key) {
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return false;
+  get(it->second);
+  return true;
 }
 
 void PickleWriter::boolean(bool v) {

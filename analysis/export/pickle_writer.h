@@ -12,7 +12,9 @@
 // Containers are written as CPython does: EMPTY_LIST/EMPTY_DICT, MARK, items,
 // APPENDS/SETITEMS, in batches of 1000 items (CPython's _BATCHSIZE). Strings are
 // memoized (MEMOIZE on first use, BINGET after), since a snapshot repeats the same file
-// and function names in every frame.
+// and function names in every frame; so are objects the caller names (remember/recall): a
+// stack's frame list, written once and referred to from every block and event that has
+// it, so that the pickle grows with the distinct stacks, not with their uses.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,15 @@ class PickleWriter {
   // A tuple of the two values written since the call.
   void tuple2();
 
+  // The object just written (a container: after its end()) is kept in the memo as `key`.
+  void remember(const std::string& key);
+  // When an object was remembered as `key`: writes a reference to it (BINGET) and returns
+  // true. Else writes nothing and returns false.
+  bool recall(const std::string& key);
+  // Memo entries so far (strings and remembered objects), and references written to them.
+  uint64_t memo_entries() const { return next_memo_; }
+  uint64_t memo_references() const { return references_; }
+
   // STOP and the last frame; the writer must not be used after.
   void finish();
 
@@ -53,6 +64,8 @@ class PickleWriter {
   void le(uint64_t v, int n);
   void maybe_flush();
   void flush_frame();
+  void get(uint32_t index);
+  uint32_t memoize();
 
   struct Open {
     bool dict = false;
@@ -62,7 +75,10 @@ class PickleWriter {
   std::ostream& out_;
   std::string frame_;
   std::vector<Open> open_;
-  std::unordered_map<std::string, uint32_t> memo_;
+  std::unordered_map<std::string, uint32_t> memo_;     // strings
+  std::unordered_map<std::string, uint32_t> objects_;  // remembered objects, by the caller's key
+  uint32_t next_memo_ = 0;
+  uint64_t references_ = 0;
 };
 
 }  // namespace cumemtrace

@@ -29,26 +29,47 @@ class ChunkHasher {
   }
   uint64_t pending() const { return bytes_; }
 
+  // The ChecksumRecord with its header; and (1.10) the ChunkSequenceRecord before it.
   static constexpr size_t kSealBytes = sizeof(format::RecordHeader) + sizeof(format::ChecksumRecord);
+  static constexpr size_t kSequenceBytes = sizeof(format::RecordHeader) + sizeof(format::ChunkSequenceRecord);
+  static constexpr size_t kMaxSealBytes = kSequenceBytes + kSealBytes;
 
-  // The ChecksumRecord (header included) sealing everything updated since the last
-  // seal, into `out` (kSealBytes); starts the next chunk. Allocates nothing, calls only
-  // xxHash's pure functions: a fatal signal's handler may use it.
-  void seal_into(char* out) {
+  // 1.10: from now on each seal is preceded by a ChunkSequenceRecord of `trace_id`, the
+  // next one numbered `next`, so that a reader knows each chunk's place.
+  void number_chunks(uint64_t trace_id, uint64_t next) {
+    trace_id_ = trace_id;
+    next_ = next;
+    numbered_ = true;
+  }
+
+  // The records (headers included) sealing everything updated since the last seal, into
+  // `out` (kMaxSealBytes at least); returns how many bytes they take. Starts the next
+  // chunk. Allocates nothing, calls only xxHash's pure functions: a fatal signal's handler
+  // may use it.
+  size_t seal_into(char* out) {
+    size_t n = 0;
+    if (numbered_) {
+      const format::ChunkSequenceRecord s{trace_id_, next_++};
+      const format::RecordHeader sh{uint16_t(format::RecordType::kChunkSequence), 0, uint32_t(sizeof s)};
+      std::memcpy(out, &sh, sizeof sh);
+      std::memcpy(out + sizeof sh, &s, sizeof s);
+      update(out, kSequenceBytes);
+      n = kSequenceBytes;
+    }
     format::ChecksumRecord r{};
     std::memcpy(r.marker, format::kChecksumMarker, sizeof r.marker);
     r.covered_bytes = bytes_;
     XXH3_64bits_update(&state_, &r, offsetof(format::ChecksumRecord, xxh3));
     r.xxh3 = XXH3_64bits_digest(&state_);
     const format::RecordHeader h{uint16_t(format::RecordType::kChecksum), 0, uint32_t(sizeof r)};
-    std::memcpy(out, &h, sizeof h);
-    std::memcpy(out + sizeof h, &r, sizeof r);
+    std::memcpy(out + n, &h, sizeof h);
+    std::memcpy(out + n + sizeof h, &r, sizeof r);
     reset();
+    return n + kSealBytes;
   }
   std::string seal() {
-    std::string out(kSealBytes, '\0');
-    seal_into(out.data());
-    return out;
+    char out[kMaxSealBytes];
+    return std::string(out, seal_into(out));
   }
 
  private:
@@ -58,6 +79,8 @@ class ChunkHasher {
   }
   XXH3_state_t state_;
   uint64_t bytes_ = 0;
+  bool numbered_ = false;
+  uint64_t trace_id_ = 0, next_ = 0;
 };
 
 // Whether `r`, found right after `covered`, seals those bytes.

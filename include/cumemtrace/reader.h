@@ -6,6 +6,12 @@
 // can be made from the readable part and say where data is missing:
 //   - format >= 1.2: only chunks whose ChecksumRecord matches are read; the bytes
 //     between good chunks are damage, and the next good chunk is found by its marker.
+//   - format >= 1.10: each chunk's number and trace id are checked too: a chunk dropped,
+//     repeated, moved or taken from another trace is damage (a moved, repeated or foreign
+//     one is set aside unread).
+//   - every format: values no trace can hold (a device ordinal past any machine's, a time
+//     before tracing began, an allocation larger than its device) are set aside by the
+//     reader, so that no command counts them (plausible.h), and said.
 //   - older files: a record whose size its writer could never have written is damage;
 //     reading resumes at the next offset where a run of sound records starts
 //     (plausible.h).
@@ -195,6 +201,13 @@ struct DamagedRange {
   std::string message;  // names the offset and the cause
 };
 
+// An event whose figures cannot be true (plausible.h, implausible_event): the reader sets
+// it aside, so that no command counts it.
+struct SetAsideEvent {
+  size_t index = 0;  // the event's place among all the trace's Event records (0: the first)
+  Event event;
+  std::string why;
+};
 struct Trace {
   std::string path;
   bool header_ok = false;  // magic and major version accepted
@@ -226,6 +239,12 @@ struct Trace {
   bool sealed = false;               // format >= 1.2: every chunk carries a checksum
   uint64_t sealed_chunks = 0;        // chunks whose checksum matched
   std::vector<DamagedRange> damage;  // every unreadable range, in file order
+  uint64_t trace_id = 0;             // 1.10: FileHeader::trace_id (0 before)
+  // 1.10: the highest chunk number read, so that a chunk appended takes the next one.
+  std::optional<uint64_t> last_chunk_sequence;
+  // Events read but not kept nor handed on, in file order: `events` and the callbacks
+  // never see them.
+  std::vector<SetAsideEvent> set_aside;
 
   const DeviceInfo* device(int32_t ordinal) const;  // latest record for that ordinal
   std::string api_name(uint16_t id) const;          // "api#N" when unnamed

@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 9;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 10;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                               // 1.2: ChecksumRecord after every flush; capture
                                               //      flags (events, snapshots)
                                               // 1.3: snapshots of one moment, sampled peaks,
@@ -37,6 +37,9 @@ inline constexpr uint16_t kVersionMinor = 9;  // 1.1: DeviceSnapshot::pool_reser
                                               //      EventPython after an EventRecord)
                                               // 1.7: zstd-compressed flushes
                                               // 1.8: the launcher's facts (ProcessLineage)
+                                              // 1.9: graph memory, arrays, IPC imports
+                                              // 1.10: numbered chunks (ChunkSequenceRecord,
+                                              //       FileHeader::trace_id)
 
 #pragma pack(push, 1)
 
@@ -45,7 +48,9 @@ struct FileHeader {
   uint16_t version_major;  // kVersionMajor
   uint16_t version_minor;  // kVersionMinor
   uint32_t header_bytes;   // sizeof(FileHeader) today; records start at this offset
-  uint64_t reserved[2];    // zero
+  uint64_t trace_id;       // 1.10: random, never 0: names this trace in every chunk's
+                           // ChunkSequenceRecord (0 before 1.10)
+  uint64_t reserved;       // zero
 };
 static_assert(sizeof(FileHeader) == 32);
 
@@ -76,6 +81,8 @@ enum class RecordType : uint16_t {
   kPyFrame = 15,       // 1.6: PyFrameRecord: a node of the Python stacks' prefix tree
   kCompressed = 20,    // 1.7: CompressedRecord + one zstd frame holding whole records (up
                        // to a megabyte of a flush), sealed by the ChecksumRecord after it
+  kChunkSequence = 21,  // 1.10: ChunkSequenceRecord: the chunk's place in the trace, written
+                        // right before its ChecksumRecord (so sealed by it)
 };
 
 // 1.6: Python stacks form a prefix tree of their own, rooted at the outermost frame, like
@@ -479,6 +486,16 @@ struct ChecksumRecord {
   uint64_t xxh3;           // XXH3-64 (seed 0) of the covered bytes, then marker and covered_bytes
 };
 static_assert(sizeof(ChecksumRecord) == 24);
+
+// 1.10: the last record of every chunk, just before the ChecksumRecord that seals it, so
+// that a seal covers the chunk's place in the sequence as well as its bytes: a reader finds
+// chunks dropped, repeated, swapped or taken from another trace, though each checksum
+// matches. Chunks are numbered from 0 (the one holding the FileHeader) in the order written.
+struct ChunkSequenceRecord {
+  uint64_t trace_id;  // FileHeader::trace_id of the trace the chunk was written for
+  uint64_t sequence;  // 0, 1, 2, ... one per seal
+};
+static_assert(sizeof(ChunkSequenceRecord) == 16);
 
 #pragma pack(pop)
 

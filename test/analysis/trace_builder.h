@@ -21,12 +21,18 @@ class TraceBuilder {
   static constexpr uint64_t kStart = 1'000'000'000;  // start_monotonic_ns of every test trace
 
   // From format 1.2 on, each record is sealed as a chunk of its own (as if flushed alone).
-  explicit TraceBuilder(uint16_t minor = fmt::kVersionMinor) : seal_(minor >= 2) {
+  // From 1.10 on, seals number their chunks for trace `trace_id`, as the library's do.
+  static constexpr uint64_t kTraceId = 0x5eed0fc0ffee;
+  explicit TraceBuilder(uint16_t minor = fmt::kVersionMinor, uint64_t trace_id = kTraceId) : seal_(minor >= 2) {
     fmt::FileHeader h{};
     std::memcpy(h.magic, fmt::kMagic, sizeof h.magic);
     h.version_major = fmt::kVersionMajor;
     h.version_minor = minor;
     h.header_bytes = sizeof h;
+    if (minor >= 10) {
+      h.trace_id = trace_id;
+      chunk_.number_chunks(trace_id, 0);
+    }
     put(bytes_, h);
     chunk_.update(&h, sizeof h);
   }

@@ -101,6 +101,8 @@ bool peak_rose_since_snapshot();
 
 // Appends the EndRecord.
 void append_end();
+// Appends an EndRecord that says the process exec'd into `target` (EndReason::kExec).
+void append_exec_end(std::string_view target);
 
 // Appends whole encoded records a program gave through the C API (api.h), in event order.
 // False (nothing appended) when no trace has started (no CUDA call traced yet), tracing

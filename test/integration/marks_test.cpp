@@ -115,7 +115,7 @@ TEST_CASE("a profiler's NVTX injection set before cumemtrace run is chained: it 
   CHECK(marks(traces[0]) == std::vector<std::string>{"2 iter", "2 iter", "2 iter", "2 iter", "2 iter", "3 done"});
 }
 
-TEST_CASE("a profiler's NVTX injection set after cumemtrace run keeps NVTX; the tracer says it sees none") {
+TEST_CASE("a profiler's NVTX injection set after cumemtrace run keeps NVTX, and the tracer says it sees none") {
   TempDir dir;
   const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", "/usr/bin/env",
                         "NVTX_INJECTION64_PATH=" + here("libnvtx_tool.so"), here("nvtx_marks")});

@@ -430,6 +430,7 @@ class Parser {
             return {};
           }
         }
+        if (t_.end && t_.end->exec) t_.end.reset();  // the exec failed or a thread went on (EndReason)
         if (on_event) {
           (*on_event)(e);
           ++dropped_;
@@ -451,7 +452,11 @@ class Parser {
       case RecordType::kEnd: {
         EndRecord r{};
         c.fixed(r);
-        t_.end = EndInfo{r.time_ns, r.events_written, r.events_dropped};
+        t_.end = EndInfo{r.time_ns, r.events_written, r.events_dropped, false, {}};
+        uint32_t reason = 0;
+        c.fixed(reason);
+        t_.end->exec = reason == uint32_t(format::EndReason::kExec);
+        if (!c.string(t_.end->exec_into)) return "bad string length";
         return {};
       }
       case RecordType::kApiName: {

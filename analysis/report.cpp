@@ -314,6 +314,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   rep.path = trace.path;
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
+  if (trace.end && trace.end->exec) rep.exec_into = trace.end->exec_into;
   rep.error = trace.error;
   rep.events = all.size() + trace.set_aside.size();  // those the reader set aside were read too
   rep.unknown_records = trace.unknown_records;

@@ -197,6 +197,7 @@ struct Report {
   std::string path;
   std::optional<ProcessInfo> process;
   bool complete = false;  // an EndRecord was found
+  std::optional<std::string> exec_into;  // the trace ended at an exec of this program
   std::optional<ReadError> error;
   Integrity integrity;       // damage, count mismatch, drops, impossible events
   uint64_t start_ns = 0;     // monotonic start of the process

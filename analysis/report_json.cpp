@@ -184,6 +184,7 @@ json report_json(const Report& rep) {
   j["schema_version"] = 2;
   j["trace"] = {{"path", rep.path},
                 {"complete", rep.complete},
+                {"exec_into", rep.exec_into ? json(*rep.exec_into) : json(nullptr)},
                 {"error", rep.error ? json{{"byte_offset", rep.error->byte_offset},
                                            {"message", rep.error->message},
                                            {"truncated", rep.error->truncated}}

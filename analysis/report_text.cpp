@@ -265,7 +265,8 @@ void integrity(std::ostream& out, const Report& rep) {
     out << "  IMPOSSIBLE EVENT #" << e.index << ": " << e.why << "; left out of every figure\n";
   if (in.incomplete()) out << "  FIGURES ARE INCOMPLETE: events are missing or were set aside (above)\n";
   if (rep.complete && !in.incomplete()) {
-    out << "  the trace ended cleanly\n";
+    out << "  the trace ended cleanly" << (rep.exec_into ? ": the process exec'd into " + printable(*rep.exec_into) : "")
+        << "\n";
   } else if (!rep.complete) {
     out << "  THE TRACE HAS NO END RECORD: the process died before finishing it (killed, or _exit)"
         << (in.damage.empty() ? "" : ", or the end is damaged") << ".\n";

@@ -293,10 +293,11 @@ int run_traced(const RunOptions& opt) {
   const std::string preload = old && *old ? lib + ":" + old : lib;
   std::vector<std::string> env_strings = {"LD_PRELOAD=" + preload};
   if (!manifest.path.empty()) env_strings.push_back("CUMEMTRACE_MANIFEST=" + manifest.path);
-  // NVTX ranges and marks become trace marks (interpose/nvtx.cpp); a tool already set
-  // there (Nsight) keeps it: NVTX serves one tool only.
-  if (const char* nvtx = ::getenv("NVTX_INJECTION64_PATH"); !nvtx || !*nvtx)
-    env_strings.push_back("NVTX_INJECTION64_PATH=" + lib);
+  // NVTX ranges and marks become trace marks (interpose/nvtx.cpp). NVTX serves one tool:
+  // one already set there (Nsight) is chained, the library passing it every call.
+  if (const char* nvtx = ::getenv("NVTX_INJECTION64_PATH"); nvtx && *nvtx && lib != nvtx)
+    env_strings.push_back("CUMEMTRACE_NVTX_CHAIN=" + std::string(nvtx));
+  env_strings.push_back("NVTX_INJECTION64_PATH=" + lib);
   if (opt.output) env_strings.push_back("CUMEMTRACE_OUTPUT=" + *opt.output);
   if (opt.depth) env_strings.push_back("CUMEMTRACE_DEPTH=" + std::to_string(*opt.depth));
   for (auto& s : env_strings) {

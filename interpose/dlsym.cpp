@@ -39,6 +39,10 @@ DlsymFn real_dlsym() {
 extern "C" __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
   using namespace cumemtrace::interpose;
   if (maybe_tracked(handle, name))
-    if (void* ours = hooked_dlsym(handle, name)) return ours == kAbsent ? nullptr : ours;
+    if (void* ours = hooked_dlsym(handle, name)) {
+      if (ours != kAbsent) return ours;
+      note_absent_lookup(__builtin_return_address(0));  // dlerror() names the program, not us
+      return nullptr;
+    }
   return real_dlsym()(handle, name);
 }

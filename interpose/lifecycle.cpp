@@ -2,7 +2,10 @@
 // trace starts with the first CUDA event (tracker.cpp), not with the process.
 #include <pthread.h>
 
+#include <cstdlib>
+
 #include "capture.h"
+#include "fatal_signal.h"
 #include "loader_lock.h"
 #include "owner.h"
 #include "python_frames.h"
@@ -25,6 +28,7 @@ void after_fork_parent() {
 }
 void after_fork_child() {
   own_this_process();
+  fatal_signals_after_fork_child();
   forget_own_pid();
   forget_python_look_after_fork();
   capture_after_fork_child();
@@ -35,10 +39,20 @@ void after_fork_child() {
   writer_after_fork_child();
 }
 
+// quick_exit runs the at_quick_exit handlers, then _exit from inside libc, past our hook:
+// no destructor, no hooked _exit, so without this the trace lost its tail or was never
+// created. Registered at load, before the program's own handlers, so it runs after them
+// (handlers run in reverse order) and sees what they free. A vfork child's quick_exit
+// would be its parent's trace: it touches nothing (owner.h).
+void on_quick_exit() {
+  if (!in_borrowed_memory()) finish_writer();
+}
+
 __attribute__((constructor)) void on_load() {
   own_this_process();
   mark_trace_start();
   pthread_atfork(prepare_fork, after_fork_parent, after_fork_child);
+  at_quick_exit(on_quick_exit);
 }
 
 // A preloaded library is finalized after the libraries loaded later (CUDA, PyTorch)

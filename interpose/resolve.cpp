@@ -120,12 +120,31 @@ void* substitute(HookId id, void* real) {
   return real;
 }
 
+namespace {
+// Whether `fn` lies in this library (one of our exported entry points).
+bool is_own(const void* fn) {
+  const ErrnoGuard keep_errno;
+  const LoaderUse in_loader;
+  Dl_info mine{}, its{};
+  return dladdr(reinterpret_cast<const void*>(&is_wrapper), &mine) && dladdr(fn, &its) &&
+         mine.dli_fbase == its.dli_fbase;
+}
+}  // namespace
+
 void* hooked_dlsym(void* handle, const char* name) {
   const int i = find_symbol(name);
   if (i < 0) return nullptr;
-  // RTLD_DEFAULT would find our own export first; what the program would have got
-  // without us is the next definition after this library.
-  void* real = real_dlsym()(handle == RTLD_DEFAULT ? RTLD_NEXT : handle, name);
+  void* real = nullptr;
+  if (handle == RTLD_DEFAULT) {
+    // Without us the program gets the first definition in its scope. One before ours (the
+    // program's own, an earlier preload's) is what it gets, as it is; when the first is
+    // our own export, it would have got the next definition after this library.
+    real = real_dlsym()(RTLD_DEFAULT, name);
+    if (real && !is_own(real)) return real;
+    real = real_dlsym()(RTLD_NEXT, name);
+  } else {
+    real = real_dlsym()(handle, name);
+  }
   const ErrnoGuard keep_errno;  // as the real lookup left it
   if (!real) return handle == RTLD_DEFAULT ? kAbsent : nullptr;
   return substitute(static_cast<HookId>(i), real);

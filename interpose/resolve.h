@@ -61,6 +61,9 @@ inline bool maybe_tracked(void* handle, const char* name) {
 // us, with dlerror() already saying why.
 inline void* const kAbsent = reinterpret_cast<void*>(~uintptr_t{0});
 void* hooked_dlsym(void* handle, const char* name);
+// After a kAbsent answer to `caller` (a return address): the next dlerror() in this thread
+// names the caller's object where glibc's message names ours (dlerror.cpp).
+void note_absent_lookup(const void* caller);
 
 // cuGetProcAddress / cudaGetDriverEntryPointByVersion: `real` is what the driver
 // returned for (base name, cudaVersion, flags); returns what the program should get.

@@ -513,6 +513,22 @@ void append_end() {
   s.ended = true;
 }
 
+namespace {
+#pragma pack(push, 1)
+struct EndWithReason {
+  format::EndRecord end;
+  uint32_t reason;  // format::EndReason; its string follows
+};
+#pragma pack(pop)
+}  // namespace
+
+void append_exec_end(std::string_view target) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  const EndWithReason rec{{now_ns(), s.events_written, s.events_dropped}, uint32_t(format::EndReason::kExec)};
+  put_record(s.pending, format::RecordType::kEnd, rec, target);
+}
+
 bool append_program_records(std::string_view encoded) {
   State* s = g_state.load(std::memory_order_acquire);  // never starts a trace of its own
   if (!s || !tracing_enabled()) return false;

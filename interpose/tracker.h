@@ -105,6 +105,8 @@ bool peak_rose_since_snapshot();
 
 // Appends the EndRecord; from then on nothing more is appended (nor counted).
 void append_end();
+// Appends an EndRecord that says the process exec'd into `target` (EndReason::kExec).
+void append_exec_end(std::string_view target);
 
 // Appends whole encoded records a program gave through the C API (api.h), in event order.
 // False (nothing appended) when no trace has started (no CUDA call traced yet), tracing

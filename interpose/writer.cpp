@@ -20,6 +20,7 @@
 #include "fatal_signal.h"
 #include "log.h"
 #include "modules.h"
+#include "nvtx.h"
 #include "signal_safe.h"
 #include "trace_file.h"
 #include "trace_start.h"
@@ -258,6 +259,7 @@ void start_writer() {
   pthread_detach(thread);
   g_writer = w;
   arm_fatal_signals();
+  warn_if_nvtx_elsewhere();
 }
 
 void wake_writer() {
@@ -281,7 +283,7 @@ void finish_writer() {
     log_warn("trace writer did not finish within 5 s; the trace may be incomplete");
 }
 
-void flush_before_exec() {
+void flush_before_exec(std::string_view target) {
   Writer* w = g_writer;
   if (!w) return;
   const ErrnoGuard keep_errno;
@@ -291,6 +293,7 @@ void flush_before_exec() {
     std::unique_lock lock(w->mu);
     if (!w->cv.wait_for(lock, std::chrono::seconds(1), [&] { return w->opened || w->done; }) || w->done) return;
   }
+  if (tracing_enabled()) append_exec_end(target);
   flush(*w);
 }
 

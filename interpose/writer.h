@@ -9,15 +9,18 @@
 // 0600, never through a symlink nor over an existing file; a taken name gets ".N".
 #pragma once
 
+#include <string_view>
+
 namespace cumemtrace::interpose {
 
 void start_writer();  // from the first tracked event (tracker.cpp)
 void wake_writer();   // flush soon (after a failed allocation)
 void finish_writer(); // at exit: exit snapshot, end record, final flush; bounded wait
-// Before an exec replaces the image (no destructor runs then): writes what is pending,
-// so the trace keeps every event up to the exec. The trace then ends without an
-// EndRecord, as after a kill; if the exec fails, tracing simply goes on.
-void flush_before_exec();
+// Before an exec replaces the image (no destructor runs then): appends an End record that
+// says the process exec'd into `target` (trace_format.h: EndReason::kExec) and writes what
+// is pending, so the trace ends whole at the exec. If the exec fails, tracing simply goes
+// on (the reader then sets that End record aside).
+void flush_before_exec(std::string_view target);
 void writer_after_fork_child();
 // From a fatal signal's handler (fatal_signal.h), async-signal-safe: writes what is
 // pending with write(2) alone, waiting at most ~2 s for the file to exist and for the

@@ -183,6 +183,8 @@ struct EndInfo {
   uint64_t time_ns = 0;
   uint64_t events_written = 0;
   uint64_t events_dropped = 0;
+  bool exec = false;      // the process exec'd (format::EndReason::kExec) ...
+  std::string exec_into;  // ... into this program (as the exec call named it)
 };
 
 struct ReadError {

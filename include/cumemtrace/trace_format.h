@@ -467,6 +467,16 @@ struct EndRecord {
   uint64_t time_ns;
   uint64_t events_written;
   uint64_t events_dropped;
+  // then (appended after 1.9; older readers skip it, older writers leave it out, read as
+  // kExit): u32 EndReason, string exec target (empty unless kExec)
+};
+enum class EndReason : uint32_t {
+  kExit = 0,  // exit, _exit, quick_exit, a return from main
+  // An exec replaced the image: written just before the exec call, with the program it
+  // names. If the exec fails, the process goes on and a later End record follows; an
+  // event after a kExec End therefore voids it (a failed exec, or another thread that went
+  // on allocating while the exec was under way: the trace is then not known to be whole).
+  kExec = 1,
 };
 
 struct ApiNameRecord {

@@ -60,10 +60,11 @@ TEST_CASE("exec keeps every event of the image it replaces") {
   // 100 allocations, then execv of itself, which makes 100 more and exits.
   const Result t = traced(dir, {here("exec_loses_events")}, {{"CUMEMTRACE_OUTPUT", dir.path + "/x.trace"}});
   REQUIRE(t.exit_code == 0);
-  const auto first = report(dir.path + "/x.trace");    // the image exec replaced: no End record
+  const auto first = report(dir.path + "/x.trace");    // the image exec replaced: an exec End
   const auto second = report(dir.path + "/x.trace.1");  // same pid, so the next free name
   CHECK(device(first, 0).at("counts").at("allocs") == 100);
-  CHECK(first.at("trace").at("complete") == false);
+  CHECK(first.at("trace").at("complete") == true);
+  CHECK(first.at("trace").at("exec_into") == here("exec_loses_events"));
   CHECK(device(second, 0).at("counts").at("allocs") == 100);
   CHECK(second.at("trace").at("complete") == true);
 }

@@ -100,3 +100,32 @@ TEST_CASE("without marks the growth analysis runs over snapshots and says it had
   const Result r = run({cli(), "check", only_trace(dir), "--max-growth", "0"});
   CHECK(r.exit_code == 0);
 }
+
+TEST_CASE("a profiler's NVTX injection set before cumemtrace run is chained: it sees every call, marks reach the trace") {
+  TempDir dir;
+  const Env tool{{"NVTX_INJECTION64_PATH", here("libnvtx_tool.so")}};
+  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_marks")}, tool);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "5 marked iterations\n");
+  // One NVTX instance (the program's), 5 ranges of depth 0 and a mark, all seen by the tool.
+  CHECK(r.err.find("tool: 1 initializations, 5 pushes, 5 pops, 1 marks, last push returned 100\n") !=
+        std::string::npos);
+  const auto traces = dir.files("t-");
+  REQUIRE(traces.size() == 1);
+  CHECK(marks(traces[0]) == std::vector<std::string>{"2 iter", "2 iter", "2 iter", "2 iter", "2 iter", "3 done"});
+}
+
+TEST_CASE("a profiler's NVTX injection set after cumemtrace run keeps NVTX, and the tracer says it sees none") {
+  TempDir dir;
+  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", "/usr/bin/env",
+                        "NVTX_INJECTION64_PATH=" + here("libnvtx_tool.so"), here("nvtx_marks")});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "5 marked iterations\n");
+  CHECK(r.err.find("tool: 1 initializations, 5 pushes, 5 pops, 1 marks, last push returned 100\n") !=
+        std::string::npos);
+  CHECK(r.err.find("NVTX_INJECTION64_PATH names another tool (" + here("libnvtx_tool.so") +
+                   "): NVTX ranges and marks do not reach the trace") != std::string::npos);
+  const auto traces = dir.files("t-");
+  REQUIRE(traces.size() == 1);
+  CHECK(marks(traces[0]).empty());
+}

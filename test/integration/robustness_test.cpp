@@ -105,7 +105,8 @@ TEST_CASE("the library exports only the hooked entry points, its C API and NVTX'
   int count = 0;
   for (std::string addr, type, name; lines >> addr >> type >> name; ++count)
     CHECK((name == "dlsym" || name.rfind("cu", 0) == 0 || name.rfind("exec", 0) == 0 || name == "fexecve" ||
-           name == "InitializeInjectionNvtx2" || name == "_exit" || name == "_Exit"));
+           name == "InitializeInjectionNvtx2" || name == "_exit" || name == "_Exit" || name == "dlerror" ||
+           name == "sigaction" || name == "signal"));
   CHECK(nm.out.find(" cudaMalloc\n") != std::string::npos);
   CHECK(nm.out.find(" cuMemAlloc_v2\n") != std::string::npos);
   CHECK(nm.out.find(" cuGetProcAddress_v2\n") != std::string::npos);
@@ -113,6 +114,8 @@ TEST_CASE("the library exports only the hooked entry points, its C API and NVTX'
   CHECK(nm.out.find(" cumemtrace_allocator_segments\n") != std::string::npos);  // include/cumemtrace/api.h
   CHECK(nm.out.find(" cumemtrace_mark\n") != std::string::npos);
   CHECK(nm.out.find(" InitializeInjectionNvtx2\n") != std::string::npos);  // interpose/nvtx.cpp
+  CHECK(nm.out.find(" sigaction\n") != std::string::npos);  // interpose/fatal_signal.h: the program's view
+  CHECK(nm.out.find(" dlerror\n") != std::string::npos);    // interpose/dlerror.cpp
   CHECK(count > 30);
   const Result needed = run({"/usr/bin/readelf", "-d", preload_library()});
   CHECK(needed.out.find("libcuda") == std::string::npos);

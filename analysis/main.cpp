@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "allocator_frames.h"
+#include "call_site_rule.h"
 #include "baseline_command.h"
 #include "check_command.h"
 #include "commands.h"
@@ -236,6 +237,16 @@ int main(int argc, char** argv) {
                   "A function-name regex of allocator frames to skip past to the call site (repeatable)");
     c->add_flag("--no-allocator-skip", no_allocator_skip, "Call sites at the allocator's own frames");
   }
+  // The call-site rule (call_site_rule.h), for the same commands.
+  std::string call_site = "user";
+  std::vector<std::string> user_packages;
+  for (CLI::App* c : {report, chk, base, dif, exp, html}) {
+    c->add_option("--call-site", call_site,
+                  "user (the program's own Python line or native frame), native (Python aside), innermost")
+        ->check(CLI::IsMember({"user", "native", "innermost"}));
+    c->add_option("--user-package", user_packages,
+                  "A package under site-packages whose Python frames are the user's own (repeatable)");
+  }
 
   std::string dump_path;
   auto* dmp = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
@@ -269,6 +280,9 @@ int main(int argc, char** argv) {
     }
   }
 
+  CallSiteRule rule = CallSiteRule::kUser;
+  parse_call_site_rule(call_site, rule);  // checked by CLI11 above
+  set_call_site_rule(rule, user_packages);
   try {
     set_allocator_frames(allocator_frames, !no_allocator_skip);
   } catch (const std::invalid_argument& e) {

@@ -106,7 +106,7 @@ def _top_sites(nodeid, limit=5):
         frames = _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
         # Every native frame the interpreter's or a library's: the allocation came from the
         # test's Python code (its line is in the trace's Python frames, not in these).
-        where = " <- ".join(frames[:4]) if frames else "Python code run by %s" % nodeid
+        where = " <- ".join(frames[:4]) if frames else "Python code run by %s (the trace has its line)" % nodeid
         lines.append("  %s in %d live on device %d from %s" % (iec(site.bytes), site.count, site.device, where))
     return lines
 

@@ -78,6 +78,8 @@ void set_allocator_frames(const std::vector<std::string>& extra, bool skip) {
   s.patterns.insert(s.patterns.end(), added.begin(), added.end());
 }
 
+bool allocator_skip() { return settings().skip; }
+
 bool is_allocator_frame(std::string_view function) {
   const Settings& s = settings();
   if (!s.skip || function.empty()) return false;

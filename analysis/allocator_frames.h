@@ -35,5 +35,7 @@ namespace cumemtrace {
 void set_allocator_frames(const std::vector<std::string>& extra, bool skip);
 
 bool is_allocator_frame(std::string_view function);
+// Whether allocator frames are skipped at all (false after --no-allocator-skip).
+bool allocator_skip();
 
 }  // namespace cumemtrace

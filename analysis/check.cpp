@@ -194,7 +194,7 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           const uint64_t measured = worst ? worst->growth_per_iteration : 0;
           r.ok = measured <= l.bytes;
           r.message = "growth per iteration on " + where + ": " + iec_exact(measured) + ", limit " + iec_exact(l.bytes);
-          if (rep.growth.mark.empty()) r.message += " (no iterations: no mark name appears twice; growth between snapshots)";
+          if (rep.growth.by == IterationsBy::kNone) r.message += " (no iterations found)";
           if (!r.ok && worst)
             r.message += "; leaking from " + worst->library +
                          (worst->frames.empty() || worst->frames[0].function.empty()

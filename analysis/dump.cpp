@@ -99,6 +99,11 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         out << "mark t=" << t.marks.back().time_ns << " tid=" << t.marks.back().tid << " source="
             << int(t.marks.back().source) << " " << t.marks.back().name;
       return;
+    case RecordType::kRangeEnd:
+      if (!t.range_ends.empty())
+        out << "range-end t=" << t.range_ends.back().time_ns << " tid=" << t.range_ends.back().tid << " source="
+            << int(t.range_ends.back().source) << " " << t.range_ends.back().name;
+      return;
     case RecordType::kAllocatorSegments:
       for (const auto& m : t.allocator_maps) {
         size_t blocks = 0;

@@ -5,16 +5,18 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "call_site_rule.h"
+#include "python_stacks.h"
 #include "replay.h"
 
 namespace cumemtrace {
 namespace {
 
-// The call-site frame's address, kind, device: every path through one call instruction is
-// one site (a caching allocator's segments all come from one cudaMalloc call).
-using Key = std::tuple<uint64_t, int, int32_t>;
+// The user frame's key (a native call instruction: every path through it is one site; or a
+// Python file, function and line), whether it is Python's, kind, device.
+using Key = std::tuple<uint64_t, bool, int, int32_t>;
 
-GrowthSite::Class classify(const GrowthSite& s, uint64_t& per_iteration) {
+GrowthSite::Class classify(GrowthSite& s, uint64_t& per_iteration) {
   const auto& b = s.bytes_at;
   std::vector<int64_t> steps;
   for (size_t k = 1; k < b.size(); ++k) steps.push_back(int64_t(b[k]) - int64_t(b[k - 1]));
@@ -32,6 +34,7 @@ GrowthSite::Class classify(const GrowthSite& s, uint64_t& per_iteration) {
     const auto [lo, hi] = std::minmax_element(steps.begin() + long(from), steps.end());
     if (*lo > 0 && double(*hi) <= 1.1 * double(*lo)) {
       per_iteration = uint64_t((b.back() - b[from]) / (steps.size() - from));
+      s.growth_min = uint64_t(*lo), s.growth_max = uint64_t(*hi);
       return GrowthSite::Class::kLeak;
     }
   }
@@ -53,21 +56,18 @@ std::string_view class_name(GrowthSite::Class c) {
   return "varies";
 }
 
-GrowthScan::GrowthScan(const Trace& trace) {
-  std::map<std::string, std::vector<uint64_t>> by_name;
-  for (const auto& m : trace.marks) by_name[m.name].push_back(m.time_ns);
-  for (const auto& [name, times] : by_name)
-    if (times.size() >= 2 && times.size() > g_.iterations) g_.mark = name, g_.iterations = times.size();
-  if (!g_.mark.empty()) {
-    given_ = by_name[g_.mark];
-  } else {
-    g_.iterations = 0;
-    for (const auto& s : trace.snapshots) given_.push_back(s.time_ns);
-  }
-  if (!given_.empty()) given_last_ = given_.back();
-  std::sort(given_.begin(), given_.end());
+GrowthScan::GrowthScan(const Trace& trace) : timed_(timed_iterations(trace)), clean_end_(trace.end.has_value()) {
+  g_.by = timed_.by;
+  g_.mark = timed_.name;
+  given_ = timed_.boundaries;
   first_after_.assign(given_.size(), kNoEvent);
   if (trace.end) end_ = trace.end->time_ns;
+}
+
+void GrowthScan::count_within(const Within& key) {
+  auto [it, fresh] = within_of_.try_emplace(key, within_.size());
+  if (fresh) within_.emplace_back(key, 0);
+  ++within_[it->second].second;
 }
 
 void GrowthScan::observe(const Event& e, size_t index) {
@@ -76,31 +76,61 @@ void GrowthScan::observe(const Event& e, size_t index) {
   // A boundary's prefix ends at the first event later than it, even when a later event is
   // earlier again (events out of time order): the live set at a prefix of the file.
   for (; cursor_ < given_.size() && e.time_ns > given_[cursor_]; ++cursor_) first_after_[cursor_] = index;
-  if (e.op == format::Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) && !given_.empty() &&
-      e.time_ns > given_.front()) {
-    const std::tuple<uint32_t, int, int32_t> key{e.stack_id, int(e.kind), e.device};
-    auto [it, fresh] = within_of_.try_emplace(key, within_.size());
-    if (fresh) within_.emplace_back(key, 0);
-    ++within_[it->second].second;
+  if (!format::holds_device_memory(e.kind) || e.result != 0) return;
+  if (e.op == format::Op::kFree && given_.empty()) ++frees_;
+  if (e.op != format::Op::kAlloc) return;
+  const Within key{e.stack_id, e.python_stack_id, int(e.kind), e.device};
+  if (given_.empty()) {
+    count_within(key);
+    if (allocs_.size() < kMaxLoopAllocs) {
+      allocs_.push_back({index, e.time_ns, e.stack_id, e.python_stack_id, frees_});
+      alloc_kinds_.emplace_back(int(e.kind), e.device);
+    } else {
+      too_many_ = true;
+    }
+  } else if (e.time_ns > given_.front()) {
+    count_within(key);
   }
 }
 
 std::vector<std::pair<size_t, int32_t>> GrowthScan::stops(size_t events) {
-  // The trace's end is the last boundary unless a record's boundary comes at or after it;
-  // every later allocation counted above then falls within (end bounds every event).
-  g_.boundaries_ns = given_;
-  if (given_.empty() || given_last_ < end_) g_.boundaries_ns.push_back(end_);
-  std::sort(g_.boundaries_ns.begin(), g_.boundaries_ns.end());
+  std::vector<std::pair<uint64_t, size_t>> bounds;  // (time, events before it)
+  for (size_t k = 0; k < given_.size(); ++k)
+    bounds.emplace_back(given_[k], first_after_[k] == kNoEvent ? events : first_after_[k]);
+  if (timed_.by == IterationsBy::kMarks && end_ > given_.back()) {
+    // The stretch after the last mark: a whole iteration only when the trace ended cleanly
+    // and it lasted as long as the median one (iterations.h).
+    if (clean_end_ && end_ - given_.back() >= timed_.median_ns) bounds.emplace_back(end_, events);
+    else g_.partial_left_out = true;
+  } else if (timed_.by == IterationsBy::kRanges) {
+    g_.partial_left_out = timed_.partial_left_out;
+  } else if (timed_.by == IterationsBy::kNone) {
+    const FoundLoop loop = too_many_ ? FoundLoop{} : find_loop(allocs_, frees_);
+    if (too_many_) g_.loop_search_skipped = "more than " + std::to_string(kMaxLoopAllocs) + " allocations";
+    if (loop.found) {
+      g_.by = IterationsBy::kCallSite;
+      g_.loop_stack = loop.stack, g_.loop_python = loop.python;
+      g_.stretches = loop.stretches, g_.agreeing = loop.agreeing;
+      g_.partial_left_out = !loop.last_whole;
+      for (size_t p : loop.starts) bounds.emplace_back(allocs_[p].time_ns, allocs_[p].event);
+      if (loop.last_whole) bounds.emplace_back(std::max(end_, bounds.back().first), events);
+      // Allocations within: from the first iteration's start on.
+      within_of_.clear(), within_.clear();
+      for (size_t p = loop.starts.front(); p < allocs_.size(); ++p)
+        count_within({allocs_[p].stack, allocs_[p].python, alloc_kinds_[p].first, alloc_kinds_[p].second});
+    } else {
+      bounds.emplace_back(end_, events);  // no iterations: the end alone; every allocation is within
+    }
+    allocs_ = {}, alloc_kinds_ = {};
+  }
+  g_.iterations = g_.by == IterationsBy::kNone ? 0 : bounds.size() - 1;
   std::vector<std::pair<size_t, int32_t>> out;
-  stop_of_.assign(g_.boundaries_ns.size(), kNoEvent);
-  for (size_t k = 0; k < g_.boundaries_ns.size(); ++k) {
-    const uint64_t b = g_.boundaries_ns[k];
-    const size_t at = size_t(std::lower_bound(given_.begin(), given_.end(), b) - given_.begin());
-    size_t i = at < given_.size() && given_[at] == b ? first_after_[at] : kNoEvent;
-    if (i == kNoEvent) i = events;  // no event is later than it
-    if (i == 0) continue;
+  stop_of_.assign(bounds.size(), kNoEvent);
+  for (size_t k = 0; k < bounds.size(); ++k) {
+    g_.boundaries_ns.push_back(bounds[k].first);
+    if (bounds[k].second == 0) continue;  // nothing before it: nothing live
     stop_of_[k] = out.size();
-    for (const auto& [d, unused] : devices_) out.emplace_back(i - 1, d);
+    for (const auto& [d, unused] : devices_) out.emplace_back(bounds[k].second - 1, d);
   }
   return out;
 }
@@ -108,19 +138,18 @@ std::vector<std::pair<size_t, int32_t>> GrowthScan::stops(size_t events) {
 Growth GrowthScan::finish(const Stacks& stacks, size_t frames, std::span<const std::vector<LiveAlloc>> lives) {
   Growth g = std::move(g_);
   std::map<Key, GrowthSite> sites;
-  std::unordered_map<uint32_t, uint64_t> call_ip;  // call-site node -> its frame's address
-  auto site = [&](uint32_t stack, format::Kind kind, int32_t device) -> GrowthSite& {
-    const CallSite cs = stacks.call_site(stack);
-    // The owner frame (the allocator's own call), not the call site past the allocator's
-    // frames: which operator made a caching allocator grow its segments varies.
-    auto ip = call_ip.find(cs.owner);
-    if (ip == call_ip.end()) {
-      const auto ips = stacks.ips(cs.owner);
-      ip = call_ip.emplace(cs.owner, ips.empty() ? 0 : ips.front()).first;
-    }
-    GrowthSite& s = sites[{ip->second, int(kind), device}];
+  const UserSites users(stacks);
+  // One site per user frame (call_site_rule.h): the program's line, not the allocator's or
+  // the framework's frame every allocation passes through.
+  auto site = [&](uint32_t stack, uint32_t python, format::Kind kind, int32_t device) -> GrowthSite& {
+    const UserSite us = users.of(stack, python);
+    GrowthSite& s = sites[{us.key, us.from_python, int(kind), device}];
     if (s.bytes_at.empty()) {
-      s.node = cs.node, s.library = cs.library, s.kind = kind, s.device = device;
+      s.node = us.node, s.library = stacks.call_site(stack).library, s.kind = kind, s.device = device;
+      if (us.from_python) {
+        const auto py = python_frames(stacks.trace(), python);
+        s.python_frames.assign(py.begin() + us.python, py.end());
+      }
       s.bytes_at.assign(g.boundaries_ns.size(), 0);
     }
     return s;
@@ -129,13 +158,19 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames, std::span<const s
     if (stop_of_[k] == kNoEvent) continue;
     for (size_t d = 0; d < devices_.size(); ++d)
       for (const auto& a : lives[stop_of_[k] + d]) {
-        GrowthSite& s = site(a.stack_id, a.kind, a.device);
+        GrowthSite& s = site(a.stack_id, a.python_stack_id, a.kind, a.device);
         s.bytes_at[k] += a.size;
         if (k + 1 == g.boundaries_ns.size()) ++s.count_at_end;
       }
   }
   for (const auto& [key, count] : within_)
-    site(std::get<0>(key), format::Kind(std::get<1>(key)), std::get<2>(key)).allocations_within += count;
+    site(std::get<0>(key), std::get<1>(key), format::Kind(std::get<2>(key)), std::get<3>(key)).allocations_within += count;
+  if (g.by == IterationsBy::kCallSite) {
+    const CallSite cs = stacks.call_site(g.loop_stack);
+    g.loop_frames = stacks.frames(cs.node, frames);
+    const auto py = python_frames(stacks.trace(), g.loop_python);
+    g.loop_frames.insert(g.loop_frames.end(), py.begin(), py.end());
+  }
   for (auto& [key, s] : sites) {
     s.cls = classify(s, s.growth_per_iteration);
     s.frames = stacks.frames(s.node, frames);

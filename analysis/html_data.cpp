@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "call_site_rule.h"
 #include "escape.h"
 #include "progress.h"
 #include "python_stacks.h"
@@ -95,7 +96,7 @@ class Names {
     auto it = site_index_.find(key);
     if (it != site_index_.end()) return it->second;
     Json fr = Json::array();
-    for (const Frame& f : frames(stack_id, python_stack_id, 8)) fr.push_back(label(f));
+    for (const Frame& f : from_user_frame(stack_id, python_stack_id, 8)) fr.push_back(label(f));
     sites_.push_back(Json{{"library", printable(cs.library)}, {"frames", fr}});
     return site_index_.emplace(key, uint32_t(sites_.size() - 1)).first->second;
   }
@@ -115,12 +116,27 @@ class Names {
     return native;
   }
 
+  // From the user's frame (call_site_rule.h) outwards: what a call-site table names.
+  std::vector<Frame> from_user_frame(uint32_t stack_id, uint32_t python_stack_id, size_t max) const {
+    std::vector<Frame> all = frames(stack_id, python_stack_id, SIZE_MAX);
+    const UserSite us = users_.of(stack_id, python_stack_id);
+    const auto ips = stacks_.ips(us.node);
+    size_t at = 0;
+    for (int python = 0; at < all.size(); ++at) {
+      if (us.from_python ? all[at].python && python++ == us.python : !all[at].python && !ips.empty() && all[at].ip == ips[0])
+        break;
+    }
+    if (at == all.size()) at = 0;  // not in the merged stack: the call site stands
+    std::vector<Frame> out(all.begin() + long(at), all.begin() + long(std::min(all.size(), at + max)));
+    return out;
+  }
+
   uint32_t label(const Frame& f) {
     std::string s;
     if (f.python) {
       s = printable(f.function) + " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
     } else {
-      s = f.function.empty() ? hex(f.ip) : printable(f.function);
+      s = f.function.empty() ? hex(f.ip) : printable(elide_templates(f.function));
       if (!f.file.empty()) s += " at " + printable(basename_of(f.file)) + ":" + std::to_string(f.line);
       s += " (" + (f.module.empty() ? std::string("?") : printable(f.module)) + ")";
     }
@@ -135,6 +151,7 @@ class Names {
 
   const Trace& trace_;
   const Stacks& stacks_;
+  UserSites users_{stacks_};
   std::unordered_map<uint64_t, std::vector<uint32_t>> paths_;
   std::unordered_map<std::string, uint32_t> label_index_;
   std::vector<std::string> labels_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "allocator_frames.h"
+#include "call_site_rule.h"
 #include "baseline_command.h"
 #include "check_command.h"
 #include "commands.h"
@@ -270,6 +271,16 @@ int main(int argc, char** argv) {
   bool output_force = false;
   for (CLI::App* c : {chk, base, exp, html, idx})
     c->add_flag("--force", output_force, "-o at a FIFO that no one reads yet: wait for a reader instead of refusing");
+  // The call-site rule (call_site_rule.h), for the same commands.
+  std::string call_site = "user";
+  std::vector<std::string> user_packages;
+  for (CLI::App* c : {report, chk, base, dif, exp, html}) {
+    c->add_option("--call-site", call_site,
+                  "user (the program's own Python line or native frame), native (Python aside), innermost")
+        ->check(CLI::IsMember({"user", "native", "innermost"}));
+    c->add_option("--user-package", user_packages,
+                  "A package under site-packages whose Python frames are the user's own (repeatable)");
+  }
 
   std::string dump_path;
   auto* dmp = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
@@ -315,6 +326,9 @@ int main(int argc, char** argv) {
     }
   }
 
+  CallSiteRule rule = CallSiteRule::kUser;
+  parse_call_site_rule(call_site, rule);  // checked by CLI11 above
+  set_call_site_rule(rule, user_packages);
   try {
     set_allocator_frames(allocator_frames, !no_allocator_skip);
   } catch (const std::invalid_argument& e) {

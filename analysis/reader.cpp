@@ -482,12 +482,13 @@ class Parser {
         t_.py_frames[r.id] = PyFrameNode{r.id, r.parent, r.file, r.function, r.line, r.flags};
         return {};
       }
-      case RecordType::kMark: {
+      case RecordType::kMark:
+      case RecordType::kRangeEnd: {
         MarkRecord r{};
         c.fixed(r);
         Mark m{r.time_ns, r.tid, static_cast<MarkSource>(r.source), {}};
         if (!c.string(m.name)) return "bad string length";
-        t_.marks.push_back(std::move(m));
+        (type == RecordType::kRangeEnd ? t_.range_ends : t_.marks).push_back(std::move(m));
         return {};
       }
       case RecordType::kGpuProcesses: {

@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include "call_site_rule.h"
 #include "moments.h"
 #include "progress.h"
 #include "python_stacks.h"
@@ -27,10 +28,13 @@ constexpr auto by_bytes_desc = [](const auto& a, const auto& b) {
 // frames: only their Python stacks tell them apart.
 std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
   std::map<std::tuple<uint32_t, uint32_t, int, int32_t>, SiteRow> rows;
+  const UserSites users(stacks);
   for (const auto& a : allocs) {
     CallSite cs = stacks.call_site(a.stack_id);
-    auto& r = rows[{cs.node, a.python_stack_id, int(a.kind), a.device}];
-    r.node = cs.node;
+    // Native frames from the user's (call_site_rule.h): past framework dispatch too.
+    const uint32_t node = users.of(a.stack_id, 0).node;
+    auto& r = rows[{node, a.python_stack_id, int(a.kind), a.device}];
+    r.node = node;
     r.python_stack = a.python_stack_id;
     r.library = cs.library;
     r.device = a.device;

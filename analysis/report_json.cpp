@@ -415,12 +415,26 @@ json report_json(const Report& rep) {
                             {"kind", format::kind_name(s.kind)},
                             {"bytes_at_boundaries", s.bytes_at},
                             {"growth_per_iteration", s.growth_per_iteration},
+                            {"growth_min", s.growth_min},
+                            {"growth_max", s.growth_max},
                             {"live_bytes_end", s.bytes_at.empty() ? 0 : s.bytes_at.back()},
                             {"live_count_end", s.count_at_end},
                             {"allocations_within", s.allocations_within},
-                            {"frames", frames(s.frames)}});
+                            {"frames", frames(s.frames)},
+                            {"python_frames", python_frames(s.python_frames)}});
   j["growth"] = {{"mark", rep.growth.mark.empty() ? json(nullptr) : json(rep.growth.mark)},
                  {"iterations", rep.growth.iterations},
+                 {"found_by", iterations_by_name(rep.growth.by)},
+                 {"partial_left_out", rep.growth.partial_left_out},
+                 {"loop", rep.growth.by != IterationsBy::kCallSite
+                              ? json(nullptr)
+                              : json{{"stretches", rep.growth.stretches},
+                                     {"agreeing", rep.growth.agreeing},
+                                     {"exact", rep.growth.agreeing == rep.growth.stretches},
+                                     {"frames", merged_frames(rep.growth.loop_frames)}}},
+                 {"loop_search_skipped", rep.growth.loop_search_skipped.empty()
+                                             ? json(nullptr)
+                                             : json(rep.growth.loop_search_skipped)},
                  {"boundaries_ns", rep.growth.boundaries_ns},
                  {"sites", std::move(growth_sites)}};
   return j;

@@ -1,8 +1,10 @@
 #include "report_text.h"
 
+#include <algorithm>
 #include <ctime>
 #include <string>
 
+#include "call_site_rule.h"
 #include "escape.h"
 #include "result_names.h"
 #include "units.h"
@@ -59,11 +61,52 @@ void python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* 
 void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
   for (size_t i = 0; i < fs.size(); ++i) {
     const Frame& f = fs[i];
-    out << indent << '#' << i << ' ' << (f.function.empty() ? hex(f.ip) : printable(f.function));
+    out << indent << '#' << i << ' ' << (f.function.empty() ? hex(f.ip) : printable(elide_templates(f.function)));
     if (!f.file.empty()) out << " at " << printable(f.file) << ':' << f.line;
     out << " (" << (f.module.empty() ? "?" : printable(f.module)) << ")\n";
   }
   if (fs.empty()) out << indent << "(no stack recorded)\n";
+}
+
+// A growth site's user frame (call_site_rule.h): " (train.py:88 in step)", or the native
+// function with its template arguments elided; "" when unnamed.
+std::string user_frame_label(const GrowthSite& site) {
+  if (!site.python_frames.empty()) {
+    const Frame& f = site.python_frames[0];
+    return " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + " in " + printable(f.function) + ")";
+  }
+  if (site.frames.empty() || site.frames[0].function.empty()) return "";
+  return " (" + printable(elide_templates(site.frames[0].function)) + ")";
+}
+
+// How the growth analysis found its iterations, and how sure that is (iterations.h).
+void growth_iterations(std::ostream& out, const Growth& g) {
+  const std::string partial = g.partial_left_out ? "; a partial last iteration left out" : "";
+  switch (g.by) {
+    case IterationsBy::kRanges:
+      out << " (" << g.iterations << " iterations: NVTX ranges \"" << printable(g.mark) << "\"" << partial << ")\n";
+      return;
+    case IterationsBy::kMarks:
+      out << " (" << g.iterations << " iterations marked \"" << printable(g.mark) << "\"" << partial << ")\n";
+      return;
+    case IterationsBy::kCallSite:
+      out << " (" << g.iterations << " iterations found: one allocation per iteration from the stack below; "
+          << g.agreeing << " of " << g.stretches << " stretches between them allocate and free alike"
+          << (g.agreeing == g.stretches ? " (exact)" : " (the others differ: iterations approximate)") << partial
+          << ")\n";
+      python_frames(out, std::vector<Frame>(std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
+                                                         [](const Frame& f) { return f.python; }),
+                                            g.loop_frames.end()),
+                    "     ");
+      frames(out, std::vector<Frame>(g.loop_frames.begin(), std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
+                                                                          [](const Frame& f) { return f.python; })),
+             "     ");
+      return;
+    case IterationsBy::kNone: break;
+  }
+  out << " (no iterations found: no NVTX range or mark name twice, and no stack that recurs once per loop";
+  if (!g.loop_search_skipped.empty()) out << " looked for (" << g.loop_search_skipped << ")";
+  out << "; the only boundary is the end)\n";
 }
 
 std::string block_summary(const BlockTotals& t) {
@@ -393,17 +436,15 @@ void write_text(std::ostream& out, const Report& rep) {
 
   const Growth& g = rep.growth;
   out << "\nGrowth across iterations";
-  if (g.mark.empty())
-    out << " (no iterations: no mark name appears twice; boundaries are the " << g.boundaries_ns.size()
-        << " snapshots and the end)\n";
-  else
-    out << " (" << g.iterations << " iterations marked \"" << printable(g.mark) << "\")\n";
+  growth_iterations(out, g);
   if (g.sites.empty()) out << "  nothing was allocated\n";
   for (const auto& site : g.sites) {
     out << "  " << class_name(site.cls) << ": " << format::kind_name(site.kind) << " from " << site.library
-        << (site.frames.empty() || site.frames[0].function.empty() ? "" : " (" + site.frames[0].function + ")")
+        << user_frame_label(site)
         << " on " << device_label(site.device);
-    if (site.cls == GrowthSite::Class::kLeak) out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration";
+    if (site.cls == GrowthSite::Class::kLeak)
+      out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration (steps "
+          << iec(site.growth_min) << " to " << iec(site.growth_max) << ")";
     out << ", " << iec_exact(site.bytes_at.back()) << " in " << site.count_at_end << " live at the end";
     if (site.cls == GrowthSite::Class::kTransient) out << " (" << site.allocations_within << " made and freed)";
     out << "\n";

@@ -5,8 +5,10 @@
 // already loaded, so no second copy comes — and calls its InitializeInjectionNvtx2, which
 // fills the callback slots it wants. A range push or a range start becomes a mark named
 // after the range (the start of an iteration: torch.cuda.nvtx.range_push("step")); a mark
-// becomes a mark; pops and ends only keep NVTX's return values right. No CUDA call, no
-// lock beyond the tracker's; may run in any thread, during a capture too.
+// becomes a mark; a pop or an end becomes a RangeEnd record named after the range it closes
+// (the end of that iteration; readers before format 1.10 skip it and see the marks alone).
+// No CUDA call, no lock beyond the tracker's and the open start/end ranges' own; may run
+// in any thread, during a capture too.
 //
 // NVTX serves one injection library. When a tool (Nsight Systems, compute-sanitizer) has
 // set NVTX_INJECTION64_PATH already, `cumemtrace run` points it at us and hands the tool's
@@ -21,7 +23,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "log.h"
 #include "nvtx.h"
@@ -34,6 +39,10 @@ namespace {
 using format::MarkSource;
 
 thread_local int t_depth;  // this thread's open push ranges, whatever the instance
+// The names of this thread's innermost open push ranges (so that a pop can name the
+// range it closes); bounded: a deeper push is counted but its pop names no range.
+constexpr size_t kMaxNamed = 64;
+thread_local std::vector<std::string> t_names;
 
 // The chained tool's function for each slot we fill (null: none, or no tool).
 enum Slot { kPushA, kPushEx, kPop, kMarkA, kMarkEx, kStartA, kStartEx, kEnd, kDomainPush, kDomainPop,
@@ -59,20 +68,33 @@ std::string message_of(const nvtxEventAttributes_t* a) {
   }
 }
 
+// Each function records, then calls the chained tool's (nvtx.h: CUMEMTRACE_NVTX_CHAIN),
+// whose return value the program gets; without a tool, what NVTX itself would return.
+int push_named(std::string name) {
+  track_mark(name, MarkSource::kNvtxPush);
+  if (size_t(t_depth) < kMaxNamed) t_names.resize(size_t(t_depth)), t_names.push_back(std::move(name));
+  return t_depth++;
+}
+// The pop's RangeEnd record, named after the push it closes; the depth it leaves, as NVTX
+// gives it (-1 with no range open).
+int pop_named() {
+  if (t_depth <= 0) return -1;
+  const size_t closed = size_t(--t_depth);
+  if (closed < t_names.size()) track_mark(t_names[closed], MarkSource::kNvtxPop);
+  return t_depth + 1;
+}
 int push_a(const char* message) {
-  track_mark(message ? message : "", MarkSource::kNvtxPush);
-  const int depth = t_depth++;
+  const int depth = push_named(message ? message : "");
   if (auto f = next<int (*)(const char*)>(kPushA)) return f(message);
   return depth;
 }
 int push_ex(const nvtxEventAttributes_t* a) {
-  track_mark(message_of(a), MarkSource::kNvtxPush);
-  const int depth = t_depth++;
+  const int depth = push_named(message_of(a));
   if (auto f = next<int (*)(const nvtxEventAttributes_t*)>(kPushEx)) return f(a);
   return depth;
 }
 int pop() {
-  const int depth = t_depth > 0 ? t_depth-- : -1;
+  const int depth = pop_named();
   if (auto f = next<int (*)()>(kPop)) return f();
   return depth;
 }
@@ -86,28 +108,54 @@ void mark_ex(const nvtxEventAttributes_t* a) {
 }
 
 std::atomic<uint64_t> g_range_ids{1};
+// Open start/end ranges by the id the program holds (ours, or the chained tool's; any thread
+// may end one): bounded, an end beyond it names none.
+constexpr size_t kMaxOpen = 4096;
+std::mutex g_open_mu;
+std::unordered_map<uint64_t, std::string>& open_ranges() {
+  static auto* m = new std::unordered_map<uint64_t, std::string>;  // never freed: used until exit
+  return *m;
+}
+nvtxRangeId_t remember_open(nvtxRangeId_t id, std::string name) {
+  std::lock_guard lock(g_open_mu);
+  if (open_ranges().size() < kMaxOpen) open_ranges().emplace(id, std::move(name));
+  return id;
+}
+void record_end(nvtxRangeId_t id) {
+  std::string name;
+  {
+    std::lock_guard lock(g_open_mu);
+    auto it = open_ranges().find(id);
+    if (it == open_ranges().end()) return;
+    name = std::move(it->second);
+    open_ranges().erase(it);
+  }
+  track_mark(name, MarkSource::kNvtxEnd);
+}
 nvtxRangeId_t start_a(const char* message) {
-  track_mark(message ? message : "", MarkSource::kNvtxStart);
-  if (auto f = next<nvtxRangeId_t (*)(const char*)>(kStartA)) return f(message);
-  return g_range_ids.fetch_add(1, std::memory_order_relaxed);
+  std::string name = message ? message : "";
+  track_mark(name, MarkSource::kNvtxStart);
+  auto f = next<nvtxRangeId_t (*)(const char*)>(kStartA);
+  return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), std::move(name));
 }
 nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) {
-  track_mark(message_of(a), MarkSource::kNvtxStart);
-  if (auto f = next<nvtxRangeId_t (*)(const nvtxEventAttributes_t*)>(kStartEx)) return f(a);
-  return g_range_ids.fetch_add(1, std::memory_order_relaxed);
+  std::string name = message_of(a);
+  track_mark(name, MarkSource::kNvtxStart);
+  auto f = next<nvtxRangeId_t (*)(const nvtxEventAttributes_t*)>(kStartEx);
+  return remember_open(f ? f(a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), std::move(name));
 }
 void end(nvtxRangeId_t id) {
+  record_end(id);
   if (auto f = next<void (*)(nvtxRangeId_t)>(kEnd)) f(id);
 }
 
 int domain_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  track_mark(message_of(a), MarkSource::kNvtxPush);
-  const int depth = t_depth++;
+  const int depth = push_named(message_of(a));
   if (auto f = next<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainPush)) return f(d, a);
   return depth;
 }
 int domain_pop(nvtxDomainHandle_t d) {
-  const int depth = t_depth > 0 ? t_depth-- : -1;
+  const int depth = pop_named();
   if (auto f = next<int (*)(nvtxDomainHandle_t)>(kDomainPop)) return f(d);
   return depth;
 }
@@ -116,12 +164,13 @@ void domain_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   if (auto f = next<void (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainMark)) f(d, a);
 }
 nvtxRangeId_t domain_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  track_mark(message_of(a), MarkSource::kNvtxStart);
-  if (auto f = next<nvtxRangeId_t (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainStart))
-    return f(d, a);
-  return g_range_ids.fetch_add(1, std::memory_order_relaxed);
+  std::string name = message_of(a);
+  track_mark(name, MarkSource::kNvtxStart);
+  auto f = next<nvtxRangeId_t (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainStart);
+  return remember_open(f ? f(d, a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), std::move(name));
 }
 void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
+  record_end(id);
   if (auto f = next<void (*)(nvtxDomainHandle_t, nvtxRangeId_t)>(kDomainEnd)) f(d, id);
 }
 // A registered string lives as long as the process: its handle is a copy we never free.

@@ -442,6 +442,7 @@ void log_sampling_cost() {
 }
 
 bool track_mark(std::string_view name, format::MarkSource source) {
+  const bool end = source == format::MarkSource::kNvtxPop || source == format::MarkSource::kNvtxEnd;
   if (!tracing_enabled() || !g_state.load(std::memory_order_acquire)) return false;
   const ErrnoGuard keep_errno;
   format::MarkRecord m{};
@@ -451,7 +452,8 @@ bool track_mark(std::string_view name, format::MarkSource source) {
   std::lock_guard lock(s.mu);
   m.time_ns = now_ns();  // under the lock, as an event's: the file stays in time order
   if (s.ended || s.pending.size() >= config().buffer_limit_bytes) return false;
-  put_record(s.pending, format::RecordType::kMark, m, std::string(name.substr(0, 4096)));
+  put_record(s.pending, end ? format::RecordType::kRangeEnd : format::RecordType::kMark, m,
+             std::string(name.substr(0, 4096)));
   return true;
 }
 

@@ -228,6 +228,7 @@ struct Trace {
   std::vector<GpuProcesses> gpu_processes;  // in file order (1.3)
   std::vector<AllocatorMap> allocator_maps;  // in file order (1.4)
   std::vector<Mark> marks;                  // in file order (1.5)
+  std::vector<Mark> range_ends;             // RangeEnd records, in file order (1.10)
   std::unordered_map<uint64_t, Symbol> symbols;  // by ip
   std::optional<EndInfo> end;
 

@@ -79,6 +79,8 @@ enum class RecordType : uint16_t {
   kMark = 12,          // 1.5: MarkRecord + name: a named moment (an iteration starts)
   kPyString = 14,      // 1.6: PyStringRecord + string: a Python file or function name
   kPyFrame = 15,       // 1.6: PyFrameRecord: a node of the Python stacks' prefix tree
+  kRangeEnd = 16,      // 1.10: MarkRecord + name: an NVTX range that a kNvtxPush/kNvtxStart mark
+                       // opened ended (pop, end); readers before it skip it, seeing marks only
   kCompressed = 20,    // 1.7: CompressedRecord + one zstd frame holding whole records (up
                        // to a megabyte of a flush), sealed by the ChecksumRecord after it
   kChunkSequence = 21,  // 1.10: ChunkSequenceRecord: the chunk's place in the trace, written
@@ -128,6 +130,8 @@ enum class MarkSource : uint8_t {
   kNvtxPush = 2,   // nvtxRangePushA/Ex and domain pushes: a mark named after the range
   kNvtxMark = 3,   // nvtxMarkA/Ex and domain marks
   kNvtxStart = 4,  // nvtxRangeStartA/Ex and domain starts
+  kNvtxPop = 5,    // 1.10, RangeEnd records only: nvtxRangePop, domain pops
+  kNvtxEnd = 6,    // 1.10, RangeEnd records only: nvtxRangeEnd, domain ends
 };
 
 struct MarkRecord {

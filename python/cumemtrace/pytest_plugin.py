@@ -93,12 +93,28 @@ class _Watch:
         return name, {d: steady_growth([p.get(d, 0) for p in points]) for d in devices}
 
 
-def _top_sites(limit=5):
+# Native frames that are never the user's (docs/cli.md, "Call sites in the user's terms"):
+# the tracer, CUDA, the foreign-function layer, the interpreter, framework dispatch.
+_NOT_USERS = ("libcumemtrace", "libcuda.so", "libcudart", "libffi", "_ctypes", "libpython", "python3",
+              "libtorch", "libc10", "_C.", "libc.so", "ld-linux")
+
+
+def _user_frames(names):
+    """The frames from the innermost that is the user's on, by the call-site rule's native part."""
+    for i, name in enumerate(names):
+        if not name.startswith(_NOT_USERS) and not name.startswith("0x"):
+            return names[i:]
+    return []
+
+
+def _top_sites(nodeid, limit=5):
     lines = []
     for site in _api.live_sites(limit) or []:
-        frames = [_api.frame_name(site.frames[i]) for i in range(site.n_frames)]
-        lines.append("  %s in %d live on device %d from %s" % (iec(site.bytes), site.count, site.device,
-                                                              " <- ".join(frames[:4]) or "(no stack)"))
+        frames = _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
+        # Every native frame the interpreter's or a library's: the allocation came from the
+        # test's Python code (its line is in the trace's Python frames, not in these).
+        where = " <- ".join(frames[:4]) if frames else "Python code run by %s (the trace has its line)" % nodeid
+        lines.append("  %s in %d live on device %d from %s" % (iec(site.bytes), site.count, site.device, where))
     return lines
 
 
@@ -134,13 +150,13 @@ def pytest_runtest_call(item):
         yield
     finally:
         _api._mark_observers.remove(watch.on_mark)
-    item.stash[_FAILURES] = _over_limits(limits, watch, allow_incomplete)
+    item.stash[_FAILURES] = _over_limits(limits, watch, item.nodeid, allow_incomplete)
 
 
 _FAILURES = pytest.StashKey()
 
 
-def _over_limits(limits, watch, allow_incomplete=False):
+def _over_limits(limits, watch, nodeid, allow_incomplete=False):
     """The failure message, or None when every limit holds."""
     stats = _api.stats() or []
     if limits and not allow_incomplete and not any(s.device >= 0 for s in stats):
@@ -164,7 +180,7 @@ def _over_limits(limits, watch, allow_incomplete=False):
     if not failures:
         return None
     message = "CUDA memory over the cuda_memory limits:\n  " + "\n  ".join(failures)
-    sites = _top_sites()
+    sites = _top_sites(nodeid)
     if sites:
         message += "\nlive now, allocated during the test (top call sites):\n" + "\n".join(sites)
     return message

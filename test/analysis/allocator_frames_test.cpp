@@ -3,6 +3,7 @@
 #include <set>
 
 #include "allocator_frames.h"
+#include "call_site_rule.h"
 #include "catch.h"
 #include "report.h"
 #include "report_both.h"
@@ -36,15 +37,20 @@ Report pytorch_like() {
 
 }  // namespace
 
-TEST_CASE("allocator frames: the call site is the operator past PyTorch's allocator and ATen's empty_cuda") {
+// Issue 25 §5 changed this test's site from the operator (addmm_out_cuda_impl, in
+// libtorch_cuda) to the program's own frame: an operator is the framework's, not the user's.
+TEST_CASE("allocator frames: the call site is the program's frame past PyTorch's allocator, ATen and the operator") {
   set_allocator_frames({}, true);
   const Report r = pytorch_like();
   const auto& sites = r.devices.at(0).top_sites;
   REQUIRE(sites.size() == 1);
   CHECK(sites[0].library == "libc10_cuda.so");  // charged to the allocator that holds it
   REQUIRE_FALSE(sites[0].frames.empty());
-  CHECK(sites[0].frames[0].function == "at::native::addmm_out_cuda_impl(at::Tensor&)");
-  CHECK(sites[0].frames[0].line == 310);
+  CHECK(sites[0].frames[0].function == "main");
+  CHECK(sites[0].frames[0].line == 12);
+  set_call_site_rule(CallSiteRule::kInnermost, {});  // innermost: the allocator's own frame
+  CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function.starts_with("c10::cuda::CUDACachingAllocator"));
+  set_call_site_rule(CallSiteRule::kUser, {});
 }
 
 TEST_CASE("allocator frames: --no-allocator-skip keeps the allocator's frame, --allocator-frames adds patterns") {

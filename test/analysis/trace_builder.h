@@ -197,10 +197,16 @@ class TraceBuilder {
     return record(fmt::RecordType::kSymbol, p);
   }
 
-  TraceBuilder& mark(uint64_t t, const std::string& name) {
-    std::string p = pod(fmt::MarkRecord{kStart + t, 1, uint8_t(fmt::MarkSource::kApi), {}});
+  TraceBuilder& mark(uint64_t t, const std::string& name, fmt::MarkSource source = fmt::MarkSource::kApi) {
+    std::string p = pod(fmt::MarkRecord{kStart + t, 1, uint8_t(source), {}});
     str(p, name);
     return record(fmt::RecordType::kMark, p);
+  }
+  // 1.10: an NVTX range named `name` ended (pop or end).
+  TraceBuilder& range_end(uint64_t t, const std::string& name, fmt::MarkSource source = fmt::MarkSource::kNvtxPop) {
+    std::string p = pod(fmt::MarkRecord{kStart + t, 1, uint8_t(source), {}});
+    str(p, name);
+    return record(fmt::RecordType::kRangeEnd, p);
   }
 
   // `written` defaults to the events written so far, as the library counts them.

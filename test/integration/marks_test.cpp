@@ -12,14 +12,14 @@ namespace {
 
 std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
 
-// The "mark ..." lines of `cumemtrace dump`, reduced to "SOURCE NAME".
-std::vector<std::string> marks(const std::string& trace) {
+// The "mark ..." (or "range-end ...") lines of `cumemtrace dump`, reduced to "SOURCE NAME".
+std::vector<std::string> marks(const std::string& trace, const std::string& what = "mark t=") {
   const Result d = run({cli(), "dump", trace});
   REQUIRE(d.exit_code == 0);
   std::vector<std::string> out;
   std::istringstream lines(d.out);
   for (std::string line; std::getline(lines, line);) {
-    const auto at = line.find("mark t=");
+    const auto at = line.find(what);
     if (at == std::string::npos) continue;
     const auto source = line.find("source=", at);
     const auto size = line.rfind(" (");  // dump's own "(N bytes)"
@@ -40,6 +40,8 @@ TEST_CASE("NVTX ranges and marks become marks under cumemtrace run") {
   const auto m = marks(traces[0]);
   // Source 2: a range push; 3: a mark (trace_format.h: MarkSource).
   CHECK(m == std::vector<std::string>{"2 iter", "2 iter", "2 iter", "2 iter", "2 iter", "3 done"});
+  // Each pop ends the range it closes (RangeEnd, source 5: a pop), named after it.
+  CHECK(marks(traces[0], "range-end t=") == std::vector<std::string>(5, "5 iter"));
 }
 
 TEST_CASE("without cumemtrace run (no NVTX_INJECTION64_PATH) NVTX calls cost nothing and leave no mark") {
@@ -69,7 +71,10 @@ TEST_CASE("growth across NVTX-marked iterations: the kept 1 MiB leaks, 64 MiB is
   const std::string trace = dir.files("t-").at(0);
   const auto g = report(trace).at("growth");
   CHECK(g.at("mark") == "iter");
+  CHECK(g.at("found_by") == "nvtx-ranges");
   CHECK(g.at("iterations") == 5);
+  CHECK(g.at("boundaries_ns").size() == 6);  // the first push, then each pop: not the trace's end
+  CHECK(g.at("partial_left_out") == false);
   REQUIRE(g.at("sites").size() == 3);
   const auto& leak = g.at("sites").at(0);
   CHECK(leak.at("class") == "leak");
@@ -91,14 +96,29 @@ TEST_CASE("growth across NVTX-marked iterations: the kept 1 MiB leaks, 64 MiB is
   CHECK(bad.out.find("growth per iteration on device 0: 1.00 MiB (1,048,576 B), limit") != std::string::npos);
 }
 
-TEST_CASE("without marks the growth analysis runs over snapshots and says it had no iterations") {
+// Issue 25, §3: this test said "no iterations" and let `--max-growth 0` pass on a loop that
+// keeps 1 MiB per iteration; unmarked loops are now found from the stack that recurs.
+TEST_CASE("without marks the loop is found from its stacks, and the kept 1 MiB per iteration is a leak") {
   TempDir dir;
   REQUIRE(traced(dir, {here("iterations")}).exit_code == 0);
   const auto g = report(only_trace(dir)).at("growth");
   CHECK(g.at("mark").is_null());
-  CHECK(g.at("iterations") == 0);
+  CHECK(g.at("found_by") == "call-site");
+  CHECK(g.at("iterations") == 5);
+  CHECK(g.at("loop").at("stretches") == 4);
+  CHECK(g.at("loop").at("agreeing") == 4);
+  CHECK(g.at("loop").at("exact") == true);
+  REQUIRE(g.at("sites").size() == 3);
+  const auto& leak = g.at("sites").at(0);
+  CHECK(leak.at("class") == "leak");
+  CHECK(leak.at("growth_per_iteration") == 1048576);
+  CHECK(leak.at("bytes_at_boundaries") == nlohmann::json::array({0, 1048576, 2097152, 3145728, 4194304, 5242880}));
+  CHECK(g.at("sites").at(1).at("class") == "one-time");
+  CHECK(g.at("sites").at(1).at("live_bytes_end") == 67108864);
+  CHECK(g.at("sites").at(2).at("class") == "transient");
   const Result r = run({cli(), "check", only_trace(dir), "--max-growth", "0"});
-  CHECK(r.exit_code == 0);
+  CHECK(r.exit_code == 1);
+  CHECK(run({cli(), "check", only_trace(dir), "--max-growth", "1MiB"}).exit_code == 0);
 }
 
 TEST_CASE("a profiler's NVTX injection set before cumemtrace run is chained: it sees every call, marks reach the trace") {

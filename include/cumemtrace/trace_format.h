@@ -39,7 +39,10 @@ inline constexpr uint16_t kVersionMinor = 10;  // 1.1: DeviceSnapshot::pool_rese
                                               // 1.8: the launcher's facts (ProcessLineage)
                                               // 1.9: graph memory, arrays, IPC imports
                                               // 1.10: numbered chunks (ChunkSequenceRecord,
-                                              //       FileHeader::trace_id)
+                                              //       FileHeader::trace_id); RangeEnd; the
+                                              //       End record's reason and exec target;
+                                              //       late NVML readings (kLateReading,
+                                              //       moment bit 1)
 
 #pragma pack(push, 1)
 
@@ -471,7 +474,7 @@ struct EndRecord {
   uint64_t time_ns;
   uint64_t events_written;
   uint64_t events_dropped;
-  // then (appended after 1.9; older readers skip it, older writers leave it out, read as
+  // then (since 1.10; older readers skip it, older writers leave it out, read as
   // kExit): u32 EndReason, string exec target (empty unless kExec)
 };
 enum class EndReason : uint32_t {

@@ -113,6 +113,8 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
       }
       if (t.damaged_records) out << "allocator-segments (damaged, skipped)";
       return;
+    case RecordType::kCompressed:  // opened by dump()'s walk, never described whole
+      break;
   }
   out << "unknown type " << type;
 }

@@ -92,8 +92,9 @@ bool plausible_legacy_record(uint16_t type, uint16_t flags, const uint8_t* p, si
       return fixed_then_strings(p, n, sizeof(ApiNameRecord), 1);
     case RecordType::kChecksum:
       return n == sizeof(ChecksumRecord);
+    default:
+      return false;  // those writers wrote no other type
   }
-  return false;  // those writers wrote no other type
 }
 
 bool plausible_run(const uint8_t* file, uint64_t size, uint64_t off, int count) {

@@ -40,6 +40,8 @@ std::string mark_source_name(format::MarkSource s) {
     case format::MarkSource::kNvtxPush: return "nvtx-push";
     case format::MarkSource::kNvtxMark: return "nvtx-mark";
     case format::MarkSource::kNvtxStart: return "nvtx-start";
+    case format::MarkSource::kNvtxPop: return "nvtx-pop";
+    case format::MarkSource::kNvtxEnd: return "nvtx-end";
   }
   return "unknown";
 }

@@ -286,14 +286,17 @@ void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks
       by_kind[{leak_rank(a.kind), int(a.kind)}].push_back(a);
     }
   }
-  const auto group = [&](std::vector<LiveAlloc>& allocs, LeakGroup g) {
+  const auto group = [&](std::vector<LiveAlloc>& allocs, Kind kind, std::string allocator) {
+    LeakGroup g;
+    g.kind = kind;
+    g.allocator = std::move(allocator);
     for (const auto& a : allocs) g.bytes += a.size, g.count += 1;
     g.sites = group_sites(allocs, stacks);
     g.sites_omitted = keep_top(g.sites, stacks, opt);
     return g;
   };
-  for (auto& [key, allocs] : by_kind) rep.leaks.push_back(group(allocs, LeakGroup{static_cast<Kind>(key.second)}));
-  for (auto& [name, allocs] : by_cache) rep.held_by_cache.push_back(group(allocs, LeakGroup{Kind::kDevice, name}));
+  for (auto& [key, allocs] : by_kind) rep.leaks.push_back(group(allocs, static_cast<Kind>(key.second), ""));
+  for (auto& [name, allocs] : by_cache) rep.held_by_cache.push_back(group(allocs, Kind::kDevice, name));
   for (auto& d : rep.devices) {
     d.end_held_by_cache_bytes = std::min(held[d.device], d.end_device_bytes);
     d.end_possible_leak_bytes = d.end_device_bytes - d.end_held_by_cache_bytes;

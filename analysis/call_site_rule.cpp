@@ -120,6 +120,7 @@ UserSite UserSites::of(uint32_t stack_id, uint32_t python_stack_id) const {
     }
     if (it->second.first >= 0) {
       s.python = it->second.first, s.key = it->second.second, s.from_python = true;
+      s.node = stacks_.call_site(stack_id).node;  // the Python frame names the site (see UserSite::node)
       return s;
     }
   }

@@ -40,6 +40,8 @@ struct GrowthSite {
   enum class Class { kLeak, kOneTime, kCacheGrowth, kTransient, kVaries };
   Class cls{};
   uint32_t node = 0;  // native StackNode id the rule gave (of the first stack seen through this site)
+  uint64_t key = 0;         // the site's identity under the call-site rule (UserSite::key)
+  bool from_python = false;  // the key names a Python frame
   std::string library;
   format::Kind kind{};
   int32_t device = -1;

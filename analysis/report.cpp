@@ -31,8 +31,9 @@ std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Sta
   const UserSites users(stacks);
   for (const auto& a : allocs) {
     CallSite cs = stacks.call_site(a.stack_id);
-    // Native frames from the user's (call_site_rule.h): past framework dispatch too.
-    const uint32_t node = users.of(a.stack_id, 0).node;
+    // Native frames from the user's (call_site_rule.h): past framework dispatch too, unless
+    // a Python frame of the user's names the site: then from the allocator's caller.
+    const uint32_t node = users.of(a.stack_id, a.python_stack_id).node;
     auto& r = rows[{node, a.python_stack_id, int(a.kind), a.device}];
     r.node = node;
     r.python_stack = a.python_stack_id;
@@ -271,15 +272,18 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& final, c
 // each device's two sums go to its DeviceReport.
 void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks& stacks, const ReportOptions& opt) {
   const CachingAllocators owners(stacks);
-  std::set<std::tuple<uint32_t, int32_t, int>> leaking;  // growth's `leak` sites: (call site, device, kind)
+  // growth's `leak` sites, as growth keys them (call_site_rule.h): (key, from Python, device, kind)
+  std::set<std::tuple<uint64_t, bool, int32_t, int>> leaking;
   for (const auto& g : rep.growth.sites)
-    if (g.cls == GrowthSite::Class::kLeak) leaking.insert({g.node, g.device, int(g.kind)});
+    if (g.cls == GrowthSite::Class::kLeak) leaking.insert({g.key, g.from_python, g.device, int(g.kind)});
   std::map<std::pair<int, int>, std::vector<LiveAlloc>> by_kind;
   std::map<std::string, std::vector<LiveAlloc>> by_cache;
   std::map<int32_t, uint64_t> held;
+  const UserSites users(stacks);
   for (const auto& a : live) {
     const std::string& cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
-    if (!cache.empty() && !leaking.count({stacks.call_site(a.stack_id).node, a.device, int(a.kind)})) {
+    const UserSite site = cache.empty() ? UserSite{} : users.of(a.stack_id, a.python_stack_id);
+    if (!cache.empty() && !leaking.count({site.key, site.from_python, a.device, int(a.kind)})) {
       by_cache[cache].push_back(a);
       held[a.device] += a.size;
     } else {

@@ -58,7 +58,7 @@ std::string leaked_check(const TraceBuilder& b, const char* limit, bool* ok) {
 
 }  // namespace
 
-TEST_CASE("a caching allocator's segments at exit are held by its cache; the program's own are a possible leak") {
+TEST_CASE("a caching allocator's segments at exit are held by its cache, the program's own are a possible leak") {
   const Report r = report_both(job(GiB, 2 * MiB), "t.trace");
   const DeviceReport& d = r.devices.at(0);
   CHECK(d.end_device_bytes == GiB + 2 * MiB);

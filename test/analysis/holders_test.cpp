@@ -166,7 +166,7 @@ TEST_CASE("demand: the live allocations are what is missing, listed by owner and
   CHECK(dg.advice.at(0).find("live allocations from trainer") != std::string::npos);
 }
 
-TEST_CASE("a caching allocator's segments are their own holder, with its remedy; the program's are demand") {
+TEST_CASE("a caching allocator's segments are their own holder, with its remedy, and the program's are demand") {
   TraceBuilder b = device_with_context();
   b.module(0, 0x400000, 0x500000, "/opt/app/trainer");
   b.module(0, 0x700000, 0x800000, "/usr/lib/python3/dist-packages/torch/lib/libc10_cuda.so");

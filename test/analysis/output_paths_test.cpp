@@ -94,7 +94,7 @@ TEST_CASE("output files: -o at a symlink to /proc/self/root/<path>: every writin
                      "/proc/self/root/... reaches any file); name it by its real path\n");
 }
 
-TEST_CASE("output files: -o through /proc/self/root is refused, nothing lands; an ordinary folder link is followed, as for traces") {
+TEST_CASE("output files: -o through /proc/self/root is refused, nothing lands, and an ordinary folder link is followed, as for traces") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", real = d.path + "/real";
   write_trace(trace);

@@ -1,7 +1,9 @@
 #include "allocator_map.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 namespace cumemtrace {
 
@@ -105,6 +107,17 @@ const std::string& CachingAllocators::of(uint32_t stack_id) const {
     }
   }
   return memo_.emplace(stack_id, std::move(found)).first->second;
+}
+
+std::string library_handle_owner(const std::string& call_site_module) {
+  const std::string base = basename_of(call_site_module);
+  // Longest names first: libcublasLt is not libcublas.
+  static constexpr std::pair<std::string_view, std::string_view> kLibraries[] = {
+      {"libcublasLt", "cuBLASLt"}, {"libcublas", "cuBLAS"},     {"libcudnn", "cuDNN"}, {"libcufft", "cuFFT"},
+      {"libcusparse", "cuSPARSE"}, {"libcusolver", "cuSOLVER"}, {"libnccl", "NCCL"}};
+  for (const auto& [prefix, name] : kLibraries)
+    if (base.starts_with(prefix)) return std::string(name);
+  return {};
 }
 
 std::string allocator_display_name(const std::string& map_allocator) {

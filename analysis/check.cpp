@@ -155,7 +155,7 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           r.message = "leaked on " + where + ": " + iec_exact(d.end_possible_leak_bytes) + ", limit " +
                       iec_exact(l.bytes) +
                       (d.end_held_by_cache_bytes ? " (not counting " + iec_exact(d.end_held_by_cache_bytes) +
-                                                       " held by caching allocators at exit)"
+                                                       " held at exit by caches and libraries' handles)"
                                                  : "") +
                       (r.ok ? "" : blame(sites));
           break;

@@ -267,8 +267,9 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& final, c
 }
 
 // Live at the end, split: device memory a caching allocator (allocator_map.h) holds is
-// "held by its cache at exit", unless growth classifies its call site `leak`; everything
-// else live is a possible leak. Groups by kind (leaks) or allocator (cache), then call site;
+// "held by its cache at exit", and memory a library's handles keep (cuBLAS's workspaces:
+// library_handle_owner) "held by its handles at exit", unless growth classifies its call
+// site `leak`; everything else live is a possible leak. Groups by kind (leaks) or allocator (cache), then call site;
 // each device's two sums go to its DeviceReport.
 void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks& stacks, const ReportOptions& opt) {
   const CachingAllocators owners(stacks);
@@ -280,8 +281,13 @@ void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks
   std::map<std::string, std::vector<LiveAlloc>> by_cache;
   std::map<int32_t, uint64_t> held;
   const UserSites users(stacks);
+  std::set<std::string> handle_owners;  // the names in by_cache that are libraries' handles
   for (const auto& a : live) {
-    const std::string& cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
+    std::string cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
+    if (cache.empty() && format::holds_device_memory(a.kind)) {
+      cache = library_handle_owner(stacks.call_site(a.stack_id).library);
+      if (!cache.empty()) handle_owners.insert(cache);
+    }
     const UserSite site = cache.empty() ? UserSite{} : users.of(a.stack_id, a.python_stack_id);
     if (!cache.empty() && !leaking.count({site.key, site.from_python, a.device, int(a.kind)})) {
       by_cache[cache].push_back(a);
@@ -300,7 +306,10 @@ void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks
     return g;
   };
   for (auto& [key, allocs] : by_kind) rep.leaks.push_back(group(allocs, static_cast<Kind>(key.second), ""));
-  for (auto& [name, allocs] : by_cache) rep.held_by_cache.push_back(group(allocs, Kind::kDevice, name));
+  for (auto& [name, allocs] : by_cache) {
+    rep.held_by_cache.push_back(group(allocs, Kind::kDevice, name));
+    rep.held_by_cache.back().library_handles = handle_owners.count(name) > 0;
+  }
   for (auto& d : rep.devices) {
     d.end_held_by_cache_bytes = std::min(held[d.device], d.end_device_bytes);
     d.end_possible_leak_bytes = d.end_device_bytes - d.end_held_by_cache_bytes;

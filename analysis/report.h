@@ -124,7 +124,9 @@ struct DeviceReport {
 
 struct LeakGroup {
   format::Kind kind{};
-  std::string allocator;  // held_by_cache only: the caching allocator holding them ("PyTorch")
+  std::string allocator;  // held_by_cache only: the caching allocator holding them ("PyTorch"), or
+                          // the library whose handles do ("cuBLAS": library_handle_owner)
+  bool library_handles = false;  // held_by_cache only: `allocator` is such a library
   uint64_t bytes = 0;
   uint64_t count = 0;
   std::vector<SiteRow> sites;

@@ -307,6 +307,7 @@ json report_json(const Report& rep) {
   json held = json::array();
   for (const auto& g : rep.held_by_cache)
     held.push_back({{"allocator", g.allocator},
+                    {"holder", g.library_handles ? "library-handles" : "cache"},
                     {"bytes", g.bytes},
                     {"count", g.count},
                     {"call_sites", sites(g.sites)},

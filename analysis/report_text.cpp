@@ -358,14 +358,16 @@ void write_text(std::ostream& out, const Report& rep) {
   for (const auto& d : rep.devices) device(out, rep, d);
 
   if (!rep.held_by_cache.empty()) {
-    out << "\nHeld by caching allocators at exit (kept by design until the process ends, not leaks)\n";
+    out << "\nHeld at exit by design (caching allocators' caches, libraries' handles: kept until the process "
+           "ends, not leaks)\n";
     for (const auto& g : rep.held_by_cache) {
-      out << "  held by " << printable(g.allocator) << "'s cache at exit: " << iec_exact(g.bytes) << " in " << g.count
+      out << "  held by " << printable(g.allocator) << (g.library_handles ? "'s handles" : "'s cache")
+          << " at exit: " << iec_exact(g.bytes) << " in " << g.count
           << (g.count == 1 ? " allocation" : " allocations") << "\n";
       sites(out, g.sites, g.sites_omitted);
     }
   }
-  out << "\nPossible leaks (live at end of trace, unless the process was killed; caching allocators' caches apart, "
+  out << "\nPossible leaks (live at end of trace, unless the process was killed; caches and libraries' handles apart, "
          "except at call sites that leak each iteration)\n";
   if (rep.leaks.empty()) out << "  nothing\n";
   for (const auto& g : rep.leaks) {

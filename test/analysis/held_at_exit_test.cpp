@@ -82,16 +82,16 @@ TEST_CASE("a caching allocator's segments at exit are held by its cache, the pro
   write_text(text, r);
   CHECK(text.str().find("held by PyTorch's cache at exit: 1.00 GiB (1,073,741,824 B) in 1 allocation") !=
         std::string::npos);
-  CHECK(text.str().find("Possible leaks (live at end of trace, unless the process was killed; caching allocators' "
-                        "caches apart") != std::string::npos);
+  CHECK(text.str().find("Possible leaks (live at end of trace, unless the process was killed; caches and libraries' "
+                        "handles apart") != std::string::npos);
 }
 
 TEST_CASE("check --max-leaked reads possible leaks: the cache's gigabyte passes, the program's 2 MiB is measured") {
   bool ok = false;
   // Only the cache at exit: nothing leaked (before: 1 GiB "leaked", over the limit).
   CHECK(leaked_check(job(GiB, 0), "0", &ok) ==
-        "leaked on device 0: 0 B, limit 0 B (not counting 1.00 GiB (1,073,741,824 B) held by caching allocators at "
-        "exit)");
+        "leaked on device 0: 0 B, limit 0 B (not counting 1.00 GiB (1,073,741,824 B) held at exit by caches and "
+        "libraries' handles)");
   CHECK(ok);
   leaked_check(job(GiB, 2 * MiB), "2MiB", &ok);
   CHECK(ok);
@@ -152,4 +152,43 @@ TEST_CASE("the job view's leaked column counts possible leaks, the cache's bytes
   const auto json = job_to_json(j);
   CHECK(json.dump().find("\"leaked_bytes\":2097152,\"held_by_cache_at_exit_bytes\":1073741824") !=
         std::string::npos);
+}
+
+TEST_CASE("a library's handles at exit (cuBLAS, cuBLASLt workspaces) are held by design, not possible leaks") {
+  TraceBuilder b;
+  b.process().device(0, 16 * GiB);
+  b.module(0, 0x400000, 0x500000, "/opt/app/trainer");
+  b.module(0, 0x600000, 0x680000, "/usr/local/cuda/lib64/libcublas.so.13");
+  b.module(0, 0x680000, 0x700000, "/usr/local/cuda/lib64/libcublasLt.so.13");
+  b.stack(1, 0, 0x401000).stack(2, 1, 0x601000);  // trainer -> libcublas -> cudaMalloc
+  b.stack(3, 0, 0x403000).stack(4, 3, 0x681000);  // trainer -> libcublasLt -> cudaMalloc
+  b.stack(5, 0, 0x402000);                        // trainer -> cudaMalloc: its own
+  b.alloc(1'000'000, 0x7f0000000000, 64 * MiB, 2).alloc(1'500'000, 0x7f0010000000, 64 * MiB, 2);
+  b.alloc(1'600'000, 0x7f0020000000, 4 * MiB, 4);
+  b.alloc(2'000'000, 0x7f8000000000, 3 * MiB, 5);
+  b.end(9'000'000);
+  const Report r = report_both(b, "t.trace");
+  const DeviceReport& d = r.devices.at(0);
+  CHECK(d.end_held_by_cache_bytes == 132 * MiB);
+  CHECK(d.end_possible_leak_bytes == 3 * MiB);
+  REQUIRE(r.held_by_cache.size() == 2);
+  CHECK(r.held_by_cache[0].allocator == "cuBLAS");
+  CHECK(r.held_by_cache[0].bytes == 128 * MiB);
+  CHECK(r.held_by_cache[0].count == 2);
+  CHECK(r.held_by_cache[0].library_handles);
+  CHECK(r.held_by_cache[1].allocator == "cuBLASLt");
+  CHECK(r.held_by_cache[1].bytes == 4 * MiB);
+  REQUIRE(r.leaks.size() == 1);
+  CHECK(r.leaks[0].bytes == 3 * MiB);
+  std::ostringstream text;
+  write_text(text, r);
+  CHECK(text.str().find("held by cuBLAS's handles at exit: 128.00 MiB (134,217,728 B) in 2 allocations") !=
+        std::string::npos);
+  const auto j = report_json(r);
+  CHECK(j["held_by_cache_at_exit"][0]["holder"] == "library-handles");
+  bool ok = false;
+  CHECK(leaked_check(b, "3MiB", &ok) ==
+        "leaked on device 0: 3.00 MiB (3,145,728 B), limit 3.00 MiB (3,145,728 B) (not counting 132.00 MiB "
+        "(138,412,032 B) held at exit by caches and libraries' handles)");
+  CHECK(ok);
 }

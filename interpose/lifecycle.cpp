@@ -10,6 +10,7 @@
 #include "owner.h"
 #include "python_frames.h"
 #include "python_walk.h"
+#include "sampler.h"
 #include "thread_state.h"
 #include "trace_start.h"
 #include "tracker.h"
@@ -19,12 +20,14 @@ namespace cumemtrace::interpose {
 namespace {
 
 void prepare_fork() {
+  sampler_prepare_fork();  // first: its late callback may take the tracker's lock
   loader_prepare_fork();  // before the tracker: nothing holds the tracker while in the loader
   tracker_prepare_fork();
 }
 void after_fork_parent() {
   tracker_after_fork_parent();
   loader_after_fork_parent();
+  sampler_after_fork_parent();
 }
 void after_fork_child() {
   own_this_process();

@@ -38,6 +38,13 @@ struct Sampler {
   std::deque<std::shared_ptr<SamplerItem>> queue;
   bool started = false, unstartable = false;
   bool slow = false;  // a reading took longer than its wait, none came in time since: nobody waits
+  // Around a fork (sampler_prepare_fork): the reader starts no new reading, and the fork
+  // waits a little for the one in progress. A reader thread inside malloc at the fork
+  // leaves a malloc that is not fork-safe (GCC 12's AddressSanitizer allocator) locked in
+  // the child, whose first allocation then hangs: 1 child in ~80 under load, before.
+  bool forking = false;
+  bool busy = false;  // a reading (with its late callback) is in progress
+  std::condition_variable idle;
 };
 
 // Replaced (never destroyed) in a forked child, whose copy may be locked by a thread
@@ -66,9 +73,12 @@ void* run(void* arg) {
     std::shared_ptr<SamplerItem> item;
     {
       std::unique_lock lock(s.mu);
-      s.work.wait(lock, [&] { return !s.queue.empty(); });
+      s.busy = false;
+      s.idle.notify_all();
+      s.work.wait(lock, [&] { return !s.queue.empty() && !s.forking; });
       item = std::move(s.queue.front());
       s.queue.pop_front();
+      s.busy = true;
     }
     const bool loading = !nvml_looked_for();
     const auto t0 = Clock::now();
@@ -137,6 +147,24 @@ NvmlFigures nvml_query_in_time(const std::string& uuid) {
   reading->uuids[0] = uuid;
   NvmlTicket ticket(reading, nullptr);
   return ticket.wait() ? reading->figures[0] : NvmlFigures{};
+}
+
+void sampler_prepare_fork() {
+  Sampler* s = g_sampler.load(std::memory_order_acquire);
+  if (!s) return;
+  std::unique_lock lock(s->mu);
+  s->forking = true;
+  // Bounded: a hung NVML must not hold the program's fork up (the child then finds the
+  // loader unusable: the reading is a ForeignCall, loader_lock.h).
+  s->idle.wait_for(lock, std::chrono::milliseconds(50), [&] { return !s->busy; });
+}
+
+void sampler_after_fork_parent() {
+  Sampler* s = g_sampler.load(std::memory_order_acquire);
+  if (!s) return;
+  std::lock_guard lock(s->mu);
+  s->forking = false;
+  s->work.notify_all();
 }
 
 void sampler_after_fork_child() { g_sampler.store(nullptr, std::memory_order_release); }

@@ -48,6 +48,10 @@ NvmlFigures nvml_query_in_time(const std::string& uuid);
 
 // In a forked child: the reader thread is not there (it may have been stuck in NVML);
 // a fresh one starts at the child's first reading.
+// Around fork (lifecycle.cpp): no reading starts, and the one in progress is waited for
+// at most 50 ms, so the reader thread is not inside malloc when the child is made.
+void sampler_prepare_fork();
+void sampler_after_fork_parent();
 void sampler_after_fork_child();
 
 }  // namespace cumemtrace::interpose

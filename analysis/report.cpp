@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 namespace cumemtrace {
 
@@ -282,10 +283,13 @@ void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks
   std::map<int32_t, uint64_t> held;
   const UserSites users(stacks);
   std::set<std::string> handle_owners;  // the names in by_cache that are libraries' handles
+  std::unordered_map<uint32_t, std::string> handles_of;  // per stack: many live allocations share one
   for (const auto& a : live) {
     std::string cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
     if (cache.empty() && format::holds_device_memory(a.kind)) {
-      cache = library_handle_owner(stacks.call_site(a.stack_id).library);
+      auto [it, fresh] = handles_of.try_emplace(a.stack_id);
+      if (fresh) it->second = library_handle_owner(stacks.call_site(a.stack_id).library);
+      cache = it->second;
       if (!cache.empty()) handle_owners.insert(cache);
     }
     const UserSite site = cache.empty() ? UserSite{} : users.of(a.stack_id, a.python_stack_id);

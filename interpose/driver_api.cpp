@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 #include <cumemtrace/trace_format.h>
 
@@ -56,13 +55,21 @@ DriverApi* load() {
 
 }  // namespace
 
+// No lock: a fork while another thread held one between load() and its release left the
+// child waiting on it forever at its first allocation. Two threads may both load; the
+// first to publish wins and the other's table is dropped.
+namespace {
+std::atomic<DriverApi*> g_api{nullptr};
+}  // namespace
+
 const DriverApi* driver_api() {
-  static std::atomic<DriverApi*> api{nullptr};
-  static std::mutex once;
-  if (DriverApi* a = api.load(std::memory_order_acquire)) return a;
-  std::lock_guard lock(once);
-  if (!api.load(std::memory_order_relaxed)) api.store(load(), std::memory_order_release);
-  return api.load(std::memory_order_relaxed);
+  if (DriverApi* a = g_api.load(std::memory_order_acquire)) return a;
+  DriverApi* fresh = load();
+  if (!fresh) return nullptr;
+  DriverApi* seen = nullptr;
+  if (g_api.compare_exchange_strong(seen, fresh, std::memory_order_acq_rel)) return fresh;
+  delete fresh;
+  return seen;
 }
 
 int32_t device_of(uint64_t address) {

@@ -7,10 +7,14 @@
 #include "capture.h"
 #include "fatal_signal.h"
 #include "loader_lock.h"
+#include "log.h"
+#include "nvml.h"
+#include "nvtx.h"
 #include "owner.h"
 #include "python_frames.h"
 #include "python_walk.h"
 #include "sampler.h"
+#include "stack.h"
 #include "thread_state.h"
 #include "trace_start.h"
 #include "tracker.h"
@@ -19,18 +23,27 @@
 namespace cumemtrace::interpose {
 namespace {
 
+// The rule (docs/capture-and-fork.md): every lock a child may take is either held across
+// the fork by the forking thread, or started afresh in the child, and no one-time
+// initialisation is left half done by a thread the child does not have.
 void prepare_fork() {
-  sampler_prepare_fork();  // first: its late callback may take the tracker's lock
+  stack_prepare_fork();    // its one-time set-up uses the loader: before the loader's lock
+  sampler_prepare_fork();  // first of the locks: its late callback may take the tracker's lock
   loader_prepare_fork();  // before the tracker: nothing holds the tracker while in the loader
   tracker_prepare_fork();
+  nvtx_prepare_fork();  // a leaf: its holder waits for nothing of ours
 }
 void after_fork_parent() {
+  nvtx_after_fork_parent();
   tracker_after_fork_parent();
   loader_after_fork_parent();
   sampler_after_fork_parent();
 }
 void after_fork_child() {
   own_this_process();
+  log_after_fork_child();
+  nvtx_after_fork_child();
+  nvml_after_fork_child();
   fatal_signals_after_fork_child();
   forget_own_pid();
   forget_python_look_after_fork();
@@ -53,6 +66,7 @@ void on_quick_exit() {
 
 __attribute__((constructor)) void on_load() {
   own_this_process();
+  logger();  // made here, so no fork ever finds its one-time set-up half done
   mark_trace_start();
   pthread_atfork(prepare_fork, after_fork_parent, after_fork_child);
   at_quick_exit(on_quick_exit);

@@ -2,6 +2,8 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <new>
+
 #include "config.h"
 
 namespace cumemtrace::interpose {
@@ -17,5 +19,10 @@ spdlog::logger& logger() {
   }();
   return *instance;
 }
+
+// spdlog's stderr sinks share one mutex (details::console_mutex): a thread of the parent
+// logging at the fork left it held in the child, whose first warning then waited forever.
+// The child has one thread: start the mutex afresh.
+void log_after_fork_child() { new (&spdlog::details::console_mutex::mutex()) spdlog::details::console_mutex::mutex_t; }
 
 }  // namespace cumemtrace::interpose

@@ -13,6 +13,9 @@ namespace cumemtrace::interpose {
 
 spdlog::logger& logger();
 
+// In a forked child: the sink's lock afresh (a parent thread may have held it at the fork).
+void log_after_fork_child();
+
 template <class... A>
 void log_warn(spdlog::format_string_t<A...> f, A&&... a) { logger().warn(f, std::forward<A>(a)...); }
 template <class... A>

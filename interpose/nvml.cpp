@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "loader_lock.h"
@@ -67,8 +68,9 @@ const Nvml* load() {
   return n;
 }
 
-// NVML is thread-safe; the mutex guards only our one-time load, so that a fork can
-// hardly ever find it held (the child would wait on it forever).
+// NVML is thread-safe; the mutex guards only our one-time load. A child forked during
+// that load starts the mutex afresh (nvml_after_fork_child): it never waits on a thread
+// it does not have.
 std::mutex g_load_mutex;
 std::atomic<bool> g_loaded{false};
 const Nvml* g_nvml = nullptr;
@@ -134,6 +136,10 @@ uint64_t monotonic_ns() {
 }  // namespace
 
 bool nvml_looked_for() { return g_loaded.load(std::memory_order_acquire); }
+
+void nvml_after_fork_child() {
+  if (!g_loaded.load(std::memory_order_relaxed)) new (&g_load_mutex) std::mutex;
+}
 
 NvmlFigures nvml_query(const std::string& uuid) {
   NvmlFigures f;

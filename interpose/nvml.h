@@ -30,4 +30,7 @@ NvmlFigures nvml_query(const std::string& uuid);
 // nvmlInit, may take far longer than a reading (sampler.cpp waits longer for it).
 bool nvml_looked_for();
 
+// In a forked child: the load's lock afresh if the parent had not finished loading.
+void nvml_after_fork_child();
+
 }  // namespace cumemtrace::interpose

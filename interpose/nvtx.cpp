@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loader_lock.h"
 #include "log.h"
 #include "nvtx.h"
 #include "resolve.h"
@@ -111,10 +112,13 @@ std::atomic<uint64_t> g_range_ids{1};
 // Open start/end ranges by the id the program holds (ours, or the chained tool's; any thread
 // may end one): bounded, an end beyond it names none.
 constexpr size_t kMaxOpen = 4096;
+// Held across a fork (nvtx_prepare_fork): any program thread may hold it, and a child
+// made meanwhile hung on its first range (test/integration/fork_nvtx_threads.c).
 std::mutex g_open_mu;
+std::unordered_map<uint64_t, std::string>* g_open = nullptr;  // under g_open_mu; never freed: used until exit
 std::unordered_map<uint64_t, std::string>& open_ranges() {
-  static auto* m = new std::unordered_map<uint64_t, std::string>;  // never freed: used until exit
-  return *m;
+  if (!g_open) g_open = new std::unordered_map<uint64_t, std::string>;
+  return *g_open;
 }
 nvtxRangeId_t remember_open(nvtxRangeId_t id, std::string name) {
   std::lock_guard lock(g_open_mu);
@@ -228,7 +232,11 @@ InitFn chained_init() {
   static const InitFn fn = []() -> InitFn {
     const char* path = std::getenv("CUMEMTRACE_NVTX_CHAIN");
     if (!path || !*path) return nullptr;
-    void* lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    void* lib;
+    {
+      const LoaderUse in_loader;  // a fork meanwhile must not copy the loader's lock held
+      lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    }
     auto init = lib ? reinterpret_cast<InitFn>(real_dlsym()(lib, "InitializeInjectionNvtx2")) : nullptr;
     if (!init || init == reinterpret_cast<InitFn>(real_dlsym()(RTLD_DEFAULT, "InitializeInjectionNvtx2"))) {
       log_warn("NVTX: cannot chain to {} (the tool NVTX_INJECTION64_PATH named): its NVTX calls go unseen by it",
@@ -242,6 +250,10 @@ InitFn chained_init() {
 }
 
 }  // namespace
+
+void nvtx_prepare_fork() { g_open_mu.lock(); }
+void nvtx_after_fork_parent() { g_open_mu.unlock(); }
+void nvtx_after_fork_child() { g_open_mu.unlock(); }  // the forking thread took it: ours in the child
 
 void warn_if_nvtx_elsewhere() {
   const char* path = std::getenv("NVTX_INJECTION64_PATH");

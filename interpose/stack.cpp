@@ -52,6 +52,8 @@ int backtrace_ips(void** ips, int max) {
 
 }  // namespace
 
+void stack_prepare_fork() { own_range(); }
+
 void capture_stack(RawStack& out, uint32_t depth) {
   out.count = 0;
   if (depth == 0) return;

@@ -17,4 +17,8 @@ struct RawStack {
 // lock through dl_iterate_phdr). Captures at most `depth` frames beyond our own.
 void capture_stack(RawStack& out, uint32_t depth);
 
+// Before a fork: finishes (or waits for) the one-time set-up capture_stack needs, so a
+// child never finds it half done by a thread it does not have.
+void stack_prepare_fork();
+
 }  // namespace cumemtrace::interpose

@@ -103,6 +103,18 @@ TEST_CASE("a fork while the writer's snapshot is inside NVML's loader work: chil
   CHECK(t.err.find("its events are recorded without stacks") != std::string::npos);
 }
 
+TEST_CASE("a fork while another thread is inside the tracer's NVTX bookkeeping: children never hang") {
+  TempDir dir;
+  // A worker thread opens and ends NVTX ranges without pause while the main thread forks
+  // 100 children, each opening a range and allocating. Before, 10 to 17 of 100 hung on
+  // the open ranges' lock, held in the child by a thread it does not have.
+  const Result t = traced(dir, {here("fork_nvtx_threads"), "100"},
+                          {{"NVTX_INJECTION64_PATH", preload_library()}, {"CUMEMTRACE_OUTPUT", dir.path + "/n-%p.trace"}});
+  CHECK(t.out == "0 of 100 children hung\n");
+  CHECK(t.exit_code == 0);
+  CHECK(dir.files("n-").size() == 101);  // the parent's trace and one per child
+}
+
 TEST_CASE("a manifest path that is not a manifest of `cumemtrace run` gets no line") {
   TempDir dir;
   const std::string victim = dir.path + "/passwd";

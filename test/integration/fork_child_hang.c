@@ -16,7 +16,21 @@ int main(int argc, char **argv) {
     if (pid == 0) { void *p; (void)cudaMalloc(&p, 1024); _exit(0); }
     int st, k;
     for (k = 0; k < 500 && waitpid(pid, &st, WNOHANG) != pid; k++) usleep(10000);
-    if (k == 500) { fprintf(stderr, "child %d hung\n", pid); hung++; kill(pid, SIGKILL); waitpid(pid, &st, 0); }
+    if (k == 500) {
+      /* Where it hangs, for the test's failure message: every thread's stack by gdb when
+         there is one, and each thread's kernel wait channel. */
+      char cmd[512];
+      snprintf(cmd, sizeof cmd,
+               "command -v gdb >/dev/null && gdb -p %d -batch -nx -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)' >&2;"
+               " for t in /proc/%d/task/*; do echo \"$t $(cat $t/wchan) $(cut -d' ' -f1 $t/syscall)\" >&2; done",
+               pid, pid);
+      fprintf(stderr, "child %d hung\n", pid);
+      fflush(stderr);
+      if (system(cmd) == -1) fprintf(stderr, "cannot look at child %d\n", pid);
+      hung++;
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+    }
   }
   printf("%d of %d children hung\n", hung, forks);
   return hung != 0;

@@ -85,6 +85,7 @@ TEST_CASE("forked children never hang in their first unwind") {
   // counts a child that takes over 5 s.
   const Result t = traced(dir, {here("fork_child_hang"), "300"},
                           {{"CUMEMTRACE_FLUSH_MS", "1"}, {"CUMEMTRACE_OUTPUT", dir.path + "/f-%p.trace"}});
+  INFO(t.err);  // a hung child's stacks (fork_child_hang.c)
   CHECK(t.out == "0 of 300 children hung\n");
   CHECK(t.exit_code == 0);
 }
@@ -97,6 +98,7 @@ TEST_CASE("a fork while the writer's snapshot is inside NVML's loader work: chil
   const Result t = traced(dir, {here("fork_child_hang"), "10"},
                           {{"CUMEMTRACE_FLUSH_MS", "1"}, {"CUMEMTRACE_SNAPSHOT_MS", "1"},
                            {"SIMNVML_LOADER_US", "20000"}, {"CUMEMTRACE_OUTPUT", dir.path + "/f-%p.trace"}});
+  INFO(t.err);  // a hung child's stacks (fork_child_hang.c)
   CHECK(t.out == "0 of 10 children hung\n");
   CHECK(t.exit_code == 0);
   // Such a child records without stacks (the loader's lock may be held), and says so.

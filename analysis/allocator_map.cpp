@@ -1,4 +1,5 @@
 #include "allocator_map.h"
+#include "text.h"
 
 #include <algorithm>
 #include <string_view>
@@ -69,7 +70,6 @@ AllocatorMapView view_allocator_map(const AllocatorMap& m, const std::vector<Liv
 
 namespace {
 
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 // The family a module path or function name belongs to; empty for none.
 std::string family(std::string_view path, std::string_view function) {

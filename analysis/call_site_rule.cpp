@@ -1,4 +1,5 @@
 #include "call_site_rule.h"
+#include "text.h"
 
 #include <functional>
 
@@ -18,7 +19,6 @@ Settings& settings() {
   return s;
 }
 
-bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 

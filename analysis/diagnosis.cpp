@@ -5,9 +5,10 @@
 #include <algorithm>
 
 namespace cumemtrace {
-namespace {
 
-constexpr uint64_t kUnknown = format::kUnknown64;
+using format::kUnknown64;
+
+namespace {
 
 // The remedy each caching allocator documents, by the allocator's name (allocator_map.h).
 std::vector<std::string> cache_advice(const std::string& allocator, bool map_known) {
@@ -123,7 +124,7 @@ void explain(Diagnosis& d, const FailureFacts& f) {
       d.figures.emplace_back("pool_live", f.async_live);
       break;
     case Cause::kContextAndUntracked:
-      if (f.process_used != kUnknown) d.figures.emplace_back("process_used", f.process_used);
+      if (f.process_used != kUnknown64) d.figures.emplace_back("process_used", f.process_used);
       d.figures.emplace_back("tracked_footprint", f.tracked_footprint);
       break;
     case Cause::kDemand: {
@@ -162,7 +163,7 @@ std::string_view cause_name(Cause c) {
 Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
   Diagnosis d;
   const uint64_t R = f.request, F = f.device_free;
-  const bool free_known = F != kUnknown;
+  const bool free_known = F != kUnknown64;
 
   if (f.result != 2) {  // CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2
     const std::string name(f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result));
@@ -183,7 +184,7 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
     return d;
   }
 
-  if (f.device_total != kUnknown && R > f.device_total) {
+  if (f.device_total != kUnknown64 && R > f.device_total) {
     d.cause = Cause::kExceedsDevice;
     d.summary = "the request is larger than the device's whole memory: releasing anything would not have helped";
     d.figures = {{"request", R}, {"device_total", f.device_total}};
@@ -191,7 +192,7 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
                 "memory"};
     return d;
   }
-  if (f.device_total != kUnknown && f.contexts > 0 && R > f.device_total - std::min(f.contexts, f.device_total)) {
+  if (f.device_total != kUnknown64 && f.contexts > 0 && R > f.device_total - std::min(f.contexts, f.device_total)) {
     d.cause = Cause::kExceedsDeviceLessContexts;
     d.summary = "the request is larger than the device's memory less this process's contexts on it";
     d.figures = {{"request", R}, {"device_total", f.device_total}, {"contexts", f.contexts},

@@ -6,9 +6,10 @@
 
 namespace cumemtrace {
 
+using format::kUnknown64;
+
 namespace {
 
-constexpr uint64_t kUnknown = format::kUnknown64;
 
 // Search only this many holders (the largest releasable ones): a set of k holders that
 // fits can always be made of the k largest, so the fewest count is never missed.
@@ -98,19 +99,19 @@ std::vector<Holder> failure_holders(const HolderFacts& f, const CachingAllocator
   });
 
   const uint64_t slack =
-      f.pool_reserved != kUnknown && f.pool_reserved > f.async_live ? f.pool_reserved - f.async_live : 0;
-  const uint64_t graph = f.graph_pool != kUnknown ? f.graph_pool : 0;
+      f.pool_reserved != kUnknown64 && f.pool_reserved > f.async_live ? f.pool_reserved - f.async_live : 0;
+  const uint64_t graph = f.graph_pool != kUnknown64 ? f.graph_pool : 0;
   out.push_back({HolderKind::kPoolSlack, "", slack, 0});
   out.push_back({HolderKind::kGraphPool, "", graph, 0});
   Holder others{HolderKind::kOtherProcesses, "", 0, 0};
   for (const auto& p : f.other_processes) {
-    if (p.used_bytes == kUnknown) continue;
+    if (p.used_bytes == kUnknown64) continue;
     others.owner += (others.count++ ? ", pid " : "pid ") + std::to_string(p.pid);
     others.bytes += p.used_bytes;
   }
   out.push_back(std::move(others));
   out.push_back({HolderKind::kContexts, "", f.contexts, 0});
-  if (f.process_used != kUnknown) {
+  if (f.process_used != kUnknown64) {
     const uint64_t accounted = f.footprint + f.contexts + slack + graph;
     out.push_back({HolderKind::kUntracked, "", f.process_used > accounted ? f.process_used - accounted : 0, 0});
   }
@@ -124,7 +125,7 @@ std::vector<Holder> failure_holders(const HolderFacts& f, const CachingAllocator
 
 std::vector<Release> fewest_holders(const std::vector<Holder>& holders, uint64_t device_free, uint64_t request,
                                     size_t max) {
-  if (device_free == kUnknown) return {};
+  if (device_free == kUnknown64) return {};
   const uint64_t need = request > device_free ? request - device_free : 0;
   std::vector<size_t> pool;
   for (size_t i = 0; i < holders.size(); ++i)

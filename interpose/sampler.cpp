@@ -63,7 +63,7 @@ Sampler& sampler() {
 
 std::chrono::milliseconds wait_for_reading() { return std::chrono::milliseconds(config().nvml_wait_ms); }
 
-void* run(void* arg) {
+void* reader_thread(void* arg) {
   auto& s = *static_cast<Sampler*>(arg);
   // Signals are the program's business, never this thread's.
   sigset_t all;
@@ -102,7 +102,7 @@ void* run(void* arg) {
 bool start(Sampler& s) {
   if (s.started || s.unstartable) return s.started;
   pthread_t thread;
-  if (pthread_create(&thread, nullptr, run, &s) != 0) {
+  if (pthread_create(&thread, nullptr, reader_thread, &s) != 0) {
     log_warn("cannot start the NVML reader thread; snapshots carry no NVML figures");
     s.unstartable = true;
     return false;

@@ -194,7 +194,7 @@ void open_trace(Writer& w) {
   w.cv.notify_all();
 }
 
-void* run(void* arg) {
+void* writer_thread(void* arg) {
   auto& w = *static_cast<Writer*>(arg);
   // Signals are the program's business, never this thread's.
   sigset_t all;
@@ -251,7 +251,7 @@ void* run(void* arg) {
 void start_writer() {
   auto* w = new Writer;
   pthread_t thread;
-  if (pthread_create(&thread, nullptr, run, w) != 0) {
+  if (pthread_create(&thread, nullptr, writer_thread, w) != 0) {
     log_warn("cannot start the trace writer thread; tracing is off, the program goes on");
     stop_tracing();
     return;

@@ -15,7 +15,7 @@ jobs=${2:-1}
 [[ "$seconds" =~ ^[0-9]+$ && "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/fuzz.sh SECONDS [JOBS]" >&2; exit 2; }
 build="${CUMEMTRACE_FUZZ_BUILD_DIR:-$top/build-fuzz}"
 CC=clang CXX=clang++ cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCUMEMTRACE_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
+  -DCUMEMTRACE_FUZZ=ON -DBUILD_TESTING=OFF -DCUMEMTRACE_UNITY="$([[ "${CUMEMTRACE_UNITY:-1}" == 0 ]] && echo OFF || echo ON)" >/dev/null
 ninja -C "$build" fuzz_reader fuzz_report >/dev/null
 
 seeds="$build/seeds"

@@ -1,0 +1,2 @@
+// Part of the analyzer (the fixture of check_layers.py).
+#pragma once

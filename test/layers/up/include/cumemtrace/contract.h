@@ -1,0 +1,2 @@
+// The contract (the fixture of check_layers.py): either side may include it.
+#pragma once

@@ -155,4 +155,13 @@ std::string elide_templates(std::string_view name) {
   return depth == 0 ? out : std::string(name);  // unbalanced: not a template, keep it whole
 }
 
+std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python) {
+  if (call_site_rule() == CallSiteRule::kUser)
+    for (const Frame& f : python)
+      if (is_user_python(f))
+        return f.file + ":" + (f.line ? std::to_string(f.line) : "?") + " in " + f.function;
+  if (native.empty() || native[0].function.empty()) return "";
+  return elide_templates(native[0].function);
+}
+
 }  // namespace cumemtrace

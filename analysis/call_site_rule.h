@@ -66,4 +66,11 @@ class UserSites {
 // "std::vector<…>::push_back"), for text; operator<, operator<<, operator<=> stay whole.
 std::string elide_templates(std::string_view name);
 
+// A call site in one line of text, as every verdict names it: the user's Python frame under
+// the rule ("/home/u/train.py:12 in step"), else the first native frame's function with its
+// template arguments elided; "" when neither is named. `native` from the call site outward
+// (SiteRow::frames), `python` innermost first (the whole Python stack, or from the user's
+// frame, as GrowthSite keeps it).
+std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python);
+
 }  // namespace cumemtrace

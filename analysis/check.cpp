@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "call_site_rule.h"
 #include "size_parse.h"
 #include "units.h"
 
@@ -22,7 +23,8 @@ std::string blame(const std::vector<SiteRow>& rows, size_t n = 3) {
   for (size_t i = 0; i < rows.size() && i < n; ++i) {
     const SiteRow& r = rows[i];
     s += (i ? ", " : "; top call sites: ") + iec(r.bytes) + " from " + r.library;
-    if (!r.frames.empty() && !r.frames[0].function.empty()) s += " (" + r.frames[0].function + ")";
+    const std::string site = user_frame_text(r.frames, r.python_frames);
+    if (!site.empty()) s += " (" + site + ")";
   }
   return s;
 }
@@ -195,11 +197,10 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           r.ok = measured <= l.bytes;
           r.message = "growth per iteration on " + where + ": " + iec_exact(measured) + ", limit " + iec_exact(l.bytes);
           if (rep.growth.by == IterationsBy::kNone) r.message += " (no iterations found)";
-          if (!r.ok && worst)
-            r.message += "; leaking from " + worst->library +
-                         (worst->frames.empty() || worst->frames[0].function.empty()
-                              ? std::string()
-                              : " (" + worst->frames[0].function + ")");
+          if (!r.ok && worst) {
+            const std::string site = user_frame_text(worst->frames, worst->python_frames);
+            r.message += "; leaking from " + worst->library + (site.empty() ? "" : " (" + site + ")");
+          }
           break;
         }
         case Limit::What::kGapRatio: {

@@ -71,12 +71,8 @@ void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent)
 // A growth site's user frame (call_site_rule.h): " (train.py:88 in step)", or the native
 // function with its template arguments elided; "" when unnamed.
 std::string user_frame_label(const GrowthSite& site) {
-  if (!site.python_frames.empty()) {
-    const Frame& f = site.python_frames[0];
-    return " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + " in " + printable(f.function) + ")";
-  }
-  if (site.frames.empty() || site.frames[0].function.empty()) return "";
-  return " (" + printable(elide_templates(site.frames[0].function)) + ")";
+  const std::string text = user_frame_text(site.frames, site.python_frames);
+  return text.empty() ? "" : " (" + printable(text) + ")";
 }
 
 // How the growth analysis found its iterations, and how sure that is (iterations.h).

@@ -4,6 +4,8 @@
 #include "catch.h"
 
 #include "call_site_rule.h"
+#include "check.h"
+#include "event_source.h"
 #include "report.h"
 #include "report_both.h"
 #include "trace_builder.h"
@@ -166,4 +168,41 @@ TEST_CASE("template arguments are elided in text, operators stay whole") {
   CHECK(elide_templates("auto operator<=>(X const&) const") == "auto operator<=>(X const&) const");
   CHECK(elide_templates("plain_function(int)") == "plain_function(int)");
   CHECK(elide_templates("broken<(int)") == "broken<(int)");  // unbalanced: whole
+}
+
+namespace {
+
+// `check`'s message for one limit on the two-line Python program of python_stacks().
+std::string check_message(Limit::What what, const char* limit) {
+  TraceBuilder b;
+  python_stacks(b);
+  steps(b, 1, 1, 4, 6);
+  const Trace t = parse_trace(b.vec(), "t.trace");
+  const Report rep = build_report(t, ReportOptions{});
+  std::string error;
+  const auto l = parse_limit(what, limit, &error);
+  REQUIRE(l);
+  const TraceCheck c = check_trace(t, MemoryEvents(t.events), rep, {*l});
+  REQUIRE(c.results.size() == 1);
+  CHECK_FALSE(c.results[0].ok);
+  return c.results[0].message;
+}
+
+}  // namespace
+
+TEST_CASE("check names the user's own Python line for leaks and growth, as the report does") {
+  // Before: the first native frame's function (here none: the interpreter's stack is not
+  // symbolized), so check named no line at all; on the H200 it named torch's create_out.
+  const std::string leaked = check_message(Limit::What::kLeaked, "0");
+  INFO(leaked);
+  CHECK(leaked.find("leaked on device 0: 8.00 MiB (8,388,608 B), limit 0 B; top call sites: 4.00 MiB from ? (") == 0);
+  CHECK(leaked.find("4.00 MiB from ? (/home/u/train.py:12 in step)") != std::string::npos);
+  CHECK(leaked.find("4.00 MiB from ? (/home/u/train.py:14 in step)") != std::string::npos);
+  const std::string growth = check_message(Limit::What::kGrowth, "0");
+  CHECK(growth == "growth per iteration on device 0: 1.00 MiB (1,048,576 B), limit 0 B; leaking from ? "
+                  "(/home/u/train.py:12 in step)");
+  SECTION("--call-site=native sets the Python lines aside") {
+    const Rule native(CallSiteRule::kNative);
+    CHECK(check_message(Limit::What::kGrowth, "0").find("train.py") == std::string::npos);
+  }
 }

@@ -54,30 +54,40 @@ std::string link_refusal(const std::string& path) {
 
 void set_output_force(bool force) { g_force = force; }
 
-bool make_output_directory(const std::string& path, std::string* error) {
-  int at = ::open(path.starts_with('/') ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  for (size_t from = 0; at >= 0 && from < path.size();) {
+bool make_output_directory(const std::string& path, std::string* error, bool itself_may_be_link) {
+  // Prefix by prefix: each is opened by the rule for folders above an output file
+  // (no_follow.h: ordinary links, never a magic one), or made in its parent if missing.
+  std::string prefix = path.starts_with('/') ? "/" : "";
+  std::string parent = path.starts_with('/') ? "/" : ".";
+  int e = 0;
+  for (size_t from = 0; from < path.size();) {
     const size_t slash = std::min(path.find('/', from), path.size());
     const std::string name = path.substr(from, slash - from);
     from = slash + 1;
     if (name.empty() || name == ".") continue;
-    int next = ::openat(at, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (next < 0 && errno == ENOENT && ::mkdirat(at, name.c_str(), 0700) == 0)
-      next = ::openat(at, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st{};
-    const int e = next < 0 && errno == ENOTDIR && ::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                          S_ISLNK(st.st_mode)
-                      ? ELOOP  // O_PATH | O_NOFOLLOW reaches the link itself, which is no directory
-                      : errno;
-    ::close(at);
-    at = next;
-    errno = e;
+    prefix += (prefix.empty() || prefix == "/" ? "" : "/") + name;
+    int fd = no_follow::open_dir(prefix, no_follow::DirLinks::kOrdinary);
+    if (fd < 0 && errno == ENOENT) {
+      const int at = no_follow::open_dir(parent, no_follow::DirLinks::kOrdinary);
+      if (at >= 0 && (::mkdirat(at, name.c_str(), 0700) == 0 || errno == EEXIST))
+        fd = no_follow::open_dir(prefix, no_follow::DirLinks::kOrdinary);
+      const int why = errno;
+      if (at >= 0) ::close(at);
+      errno = why;
+    }
+    if (fd < 0) {
+      e = errno;
+      break;
+    }
+    ::close(fd);
+    parent = prefix;
   }
-  if (at < 0) {
-    if (error) *error = errno == ELOOP ? link_refusal(path) : "cannot make directory " + path + ": " + std::strerror(errno);
+  struct stat st{};
+  if (!e && !itself_may_be_link && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) e = ELOOP;
+  if (e) {
+    if (error) *error = e == ELOOP ? link_refusal(path) : "cannot create the folder " + path + ": " + std::strerror(e);
     return false;
   }
-  ::close(at);
   return true;
 }
 

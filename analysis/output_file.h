@@ -52,10 +52,12 @@ class OutputFile {
   std::unique_ptr<Impl> impl_;
 };
 
-// Makes directory `path` and any missing parent (0700), as `export --format jsonl -o DIR`
-// wants, going through no link (a link at or above it is refused, as for files); true when
-// it is a directory reached so. Else false and `error`.
-bool make_output_directory(const std::string& path, std::string* error);
+// Makes directory `path` and any missing parent (0700): `export --format jsonl -o DIR`, and
+// the folder of `run -o`. Folders on the way may be ordinary links, as above any file the
+// CLI writes (no_follow.h: DirLinks::kOrdinary), never a magic one (/proc/self/root/...);
+// `path` itself must not be a link unless `itself_may_be_link` (it is the folder above a
+// file). True when it is a directory reached so; else false and `error`.
+bool make_output_directory(const std::string& path, std::string* error, bool itself_may_be_link = false);
 
 // Whether `path` is the same file as one of `inputs` (device and inode); a path that does
 // not exist is none of them.

@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <sstream>
-#include <system_error>
+
+#include "output_file.h"
 
 namespace cumemtrace {
 namespace {
@@ -46,11 +46,8 @@ std::string make_output_folder(const std::string& output) {
   if (slash == std::string::npos || slash == 0) return "";
   const std::string folder = output.substr(0, slash);
   if (folder.find('%') != std::string::npos) return "";
-  std::error_code ec;
-  if (std::filesystem::is_directory(folder, ec)) return "";
-  std::filesystem::create_directories(folder, ec);
-  if (ec) return "cannot create the folder " + folder + ": " + ec.message();
-  return "";
+  std::string error;
+  return make_output_directory(folder, &error, /*itself_may_be_link=*/true) ? "" : error;
 }
 
 }  // namespace cumemtrace

@@ -106,6 +106,33 @@ TEST_CASE("run -o into a missing folder creates it (parents too), and one it can
   shell("rm -rf " + top);
 }
 
+TEST_CASE("one rule for output folders: run -o and export -o DIR go through ordinary links, never a magic one") {
+  // Before, run -o followed every link (std::filesystem) and export -o DIR refused every one.
+  const std::string top = tmp("links");
+  shell("mkdir -p " + top + "/real && ln -s " + top + "/real " + top + "/link && ln -s /proc/self/root" + top +
+        " " + top + "/magic");
+  const std::string trace = std::string(CUMEMTRACE_FAILING_TRACES) + "/huge-alloc-min.trace";
+  auto r = shell(kLib + kCli + " run -o '" + top + "/link/r/t-%p.trace' -- true 2>/dev/null");
+  CHECK(r.status == 0);
+  struct stat st{};
+  CHECK(::stat((top + "/real/r").c_str(), &st) == 0);
+  auto e = shell(kCli + " export --format jsonl -o " + top + "/link/j " + trace + " 2>&1");
+  CHECK(e.status == 0);
+  CHECK(::stat((top + "/real/j").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  auto magic_run = shell(kLib + kCli + " run -o '" + top + "/magic/m/t.trace' -- sh -c 'echo ran' 2>&1");
+  CHECK(magic_run.status == 2);
+  CHECK(magic_run.out.find("a symbolic link on the way") != std::string::npos);
+  CHECK(magic_run.out.find("ran\n") == std::string::npos);
+  auto magic_export = shell(kCli + " export --format jsonl -o " + top + "/magic/j " + trace + " 2>&1");
+  CHECK(magic_export.status == 1);
+  CHECK(magic_export.out.find("a symbolic link on the way") != std::string::npos);
+  // The folder itself a link: a file's folder may be one, export's own folder may not.
+  CHECK(shell(kLib + kCli + " run -o '" + top + "/link/t-%p.trace' -- true 2>/dev/null").status == 0);
+  CHECK(shell(kCli + " export --format jsonl -o " + top + "/link " + trace + " 2>/dev/null").status == 1);
+  shell("rm -rf " + top);
+}
+
 TEST_CASE("dump of a file that is no trace says why on stderr and exits 1") {
   auto r = shell(kCli + " dump /etc/passwd 2>/dev/null");
   CHECK(r.status == 1);

@@ -328,6 +328,71 @@ void holders(std::ostream& out, const Diagnosis& d, uint64_t request) {
 
 }  // namespace
 
+// A site in one line: its user frame (call_site_rule.h) or, unnamed, its library.
+// A native frame also gets its file's name and line, when symbolized: sites of one function
+// differ by line.
+std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>& python, const std::string& library) {
+  std::string text = user_frame_text(native, python);
+  if (text.empty()) return printable(library);
+  const bool native_named = !native.empty() && !native[0].function.empty() && text == elide_templates(native[0].function);
+  if (native_named && !native[0].file.empty()) {
+    const std::string& file = native[0].file;
+    text += " at " + file.substr(file.rfind('/') + 1) + ":" + std::to_string(native[0].line);
+  }
+  return printable(text);
+}
+
+// The answer first (issue 27): each device's peak with what held it, what failed and why,
+// what grew each iteration, what was live at exit; the sections below give the details.
+void summary(std::ostream& out, const Report& rep) {
+  out << "\nSummary\n";
+  for (const auto& d : rep.devices) {
+    if (d.device < 0) continue;
+    out << "  peak on " << device_label(d.device) << ": " << iec_exact(d.peak_bytes);
+    if (d.peak_bytes) out << " at " << since(rep, d.peak_time_ns);
+    for (size_t i = 0; i < d.top_sites.size() && i < 3; ++i) {
+      const SiteRow& r = d.top_sites[i];
+      out << (i ? ", " : "; held by ") << iec(r.bytes) << " from " << site_name(r.frames, r.python_frames, r.library);
+    }
+    if (d.top_sites.size() > 3 || d.top_sites_omitted) out << ", ...";
+    out << "\n";
+  }
+  if (rep.failed.empty()) {
+    out << "  failed allocations: none\n";
+  } else {
+    const FailedRow& f = rep.failed[0];
+    out << "  failed allocations: " << rep.failed_total << "; the first " << iec_exact(f.size) << " on "
+        << device_label(f.device) << " at " << since(rep, f.time_ns) << " from "
+        << site_name(f.frames, f.python_frames, f.library) << ": " << cause_name(f.diagnosis.cause) << "\n";
+  }
+  const Growth& g = rep.growth;
+  std::vector<const GrowthSite*> leaking;
+  for (const auto& site : g.sites)
+    if (site.cls == GrowthSite::Class::kLeak) leaking.push_back(&site);
+  if (g.by == IterationsBy::kNone) {
+    out << "  growth per iteration: no iterations found\n";
+  } else if (leaking.empty()) {
+    out << "  growth per iteration: none over " << count_of(g.iterations, "iteration") << "\n";
+  } else {
+    out << "  growth per iteration over " << count_of(g.iterations, "iteration") << ": ";
+    for (size_t i = 0; i < leaking.size() && i < 3; ++i)
+      out << (i ? ", " : "") << "+" << iec(leaking[i]->growth_per_iteration) << " from "
+          << site_name(leaking[i]->frames, leaking[i]->python_frames, leaking[i]->library);
+    out << (leaking.size() > 3 ? ", ...\n" : "\n");
+  }
+  for (const auto& d : rep.devices) {
+    if (d.device < 0) continue;
+    out << "  at exit on " << device_label(d.device) << ": ";
+    if (!rep.complete) {
+      out << "unknown (the trace did not end cleanly); live when it stops " << iec_exact(d.end_device_bytes) << "\n";
+      continue;
+    }
+    out << "possible leaks " << iec_exact(d.end_possible_leak_bytes);
+    if (d.end_held_by_cache_bytes) out << ", held by caches and libraries' handles " << iec_exact(d.end_held_by_cache_bytes);
+    out << "\n";
+  }
+}
+
 void write_text(std::ostream& out, const Report& rep) {
   out << "cumemtrace report: " << printable(rep.path) << "\n";
   if (rep.process) {
@@ -350,6 +415,7 @@ void write_text(std::ostream& out, const Report& rep) {
     out << "  " << device_label(d.device) << ": " << (d.name.empty() ? "?" : printable(d.name)) << ", "
         << iec_exact(d.total_bytes) << "\n";
   }
+  summary(out, rep);
 
   for (const auto& d : rep.devices) device(out, rep, d);
 

@@ -3,11 +3,14 @@
 // that widen or narrow it; template arguments elided in text.
 #include "catch.h"
 
+#include <sstream>
+
 #include "call_site_rule.h"
 #include "check.h"
 #include "event_source.h"
 #include "report.h"
 #include "report_both.h"
+#include "report_text.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;
@@ -204,5 +207,57 @@ TEST_CASE("check names the user's own Python line for leaks and growth, as the r
   SECTION("--call-site=native sets the Python lines aside") {
     const Rule native(CallSiteRule::kNative);
     CHECK(check_message(Limit::What::kGrowth, "0").find("train.py") == std::string::npos);
+  }
+}
+
+namespace {
+
+// The text report's Summary block, whole.
+std::string summary_of(const TraceBuilder& b) {
+  const Trace t = parse_trace(b.vec(), "t.trace");
+  std::ostringstream out;
+  write_text(out, build_report(t, ReportOptions{}));
+  const std::string text = out.str();
+  const size_t from = text.find("\nSummary\n"), to = text.find("\n\n", from + 1);
+  REQUIRE(from != std::string::npos);
+  return text.substr(from + 1, to - from);
+}
+
+}  // namespace
+
+TEST_CASE("the text report starts with its answer: the peak and what held it, failures, growth, what was live at exit") {
+  SECTION("a Python loop that keeps 1 MiB per iteration at its own line") {
+    TraceBuilder b;
+    python_stacks(b);
+    steps(b, 1, 1, 4, 6);
+    // Peak 8 MiB when the fourth iteration's MiB arrives (41 ms; the trace's clock starts
+    // at 0), held by train.py:12 (4 MiB) and train.py:14 (4 MiB, sorted as the report's
+    // top call sites are); leak +1 MiB per iteration over 4 iterations (4 marks 10 ms apart,
+    // and the clean end 10 ms after the last: a whole iteration); nothing freed, so all
+    // 8 MiB is a possible leak at the clean end.
+    const std::string s = summary_of(b);
+    INFO(s);
+    CHECK(s.find("Summary\n  peak on device 0: 8.00 MiB (8,388,608 B) at 0.041 s; held by 4.00 MiB from "
+                 "/home/u/train.py:1") == 0);
+    CHECK(s.find(", 4.00 MiB from /home/u/train.py:1") != std::string::npos);
+    CHECK(s.find("  failed allocations: none\n"
+                 "  growth per iteration over 4 iterations: +1.00 MiB from /home/u/train.py:12 in step\n"
+                 "  at exit on device 0: possible leaks 8.00 MiB (8,388,608 B)\n") != std::string::npos);
+  }
+  SECTION("a failure, and a trace cut before its end") {
+    TraceBuilder b;
+    b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000);
+    b.symbol(0x401000, "load_weights()", "/src/app/model.cpp", 77);
+    b.alloc(1 * ms, 0x7f0000000000, 600 * MiB, 1);
+    b.failed(2 * ms, 600 * MiB, 2, 1);
+    const std::string s = summary_of(b);  // no End record: cut
+    CHECK(s == "Summary\n"
+               "  peak on device 0: 600.00 MiB (629,145,600 B) at 0.001 s; held by 600.00 MiB from load_weights() at "
+               "model.cpp:77\n"
+               "  failed allocations: 1; the first 600.00 MiB (629,145,600 B) on device 0 at 0.002 s from "
+               "load_weights() at model.cpp:77: unknown\n"
+               "  growth per iteration: no iterations found\n"
+               "  at exit on device 0: unknown (the trace did not end cleanly); live when it stops 600.00 MiB "
+               "(629,145,600 B)\n");
   }
 }

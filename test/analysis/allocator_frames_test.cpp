@@ -8,6 +8,7 @@
 #include "report.h"
 #include "report_both.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
@@ -15,8 +16,6 @@ using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20;
 
 // cudaMalloc from PyTorch's caching allocator, from ATen's empty_cuda, from an operator
 // in libtorch_cuda.so, from a program's main: innermost first 0x1100, 0x2100, 0x3100, 0x4100.

@@ -12,6 +12,7 @@
 #include "report_both.h"
 #include "report_text.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
@@ -19,8 +20,6 @@ using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20, ms = 1'000'000;
 
 // Resets the rule however a test ends.
 struct Rule {

@@ -18,6 +18,7 @@
 #include "report_json.h"
 #include "shell.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
@@ -25,8 +26,6 @@ using format::Kind;
 using format::Op;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20;
 
 std::string temp(const std::string& name) { return "/tmp/cumemtrace-checkpoint-" + std::to_string(getpid()) + "-" + name; }
 

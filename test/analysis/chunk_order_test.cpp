@@ -16,6 +16,8 @@
 #include "shell.h"
 #include "parse_built.h"
 #include "trace_builder.h"
+#include "text.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::span_of;
@@ -24,8 +26,6 @@ using json = nlohmann::json;
 namespace fmt = cumemtrace::format;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20;
 
 // Five chunks, as five flushes write them: 0 the preamble; 1 an allocation of 3 MiB;
 // 2 its free; 3 another 3 MiB at the same address, never freed (a leak); 4 the End record.
@@ -64,8 +64,6 @@ uint64_t offset_of(const std::vector<std::string>& chunks, const std::vector<int
 }
 
 json report_of(const Trace& t) { return to_json(build_report(t, ReportOptions{})); }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // `cumemtrace check --max-leaked 0` on the bytes: its exit status and what it wrote.
 test::Result check_no_leak(const std::string& bytes) {

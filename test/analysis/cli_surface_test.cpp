@@ -15,10 +15,10 @@
 using cumemtrace::nearest_command;
 using cumemtrace::test::shell;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::kCli;
 
 namespace {
 
-const std::string kCli = CUMEMTRACE_CLI;
 const std::string kLib = std::string("CUMEMTRACE_LIBRARY=") + CUMEMTRACE_TEST_PRELOAD + " ";
 
 std::string tmp(const char* tag) { return "/tmp/cumemtrace-cli-surface-" + std::string(tag) + "-" + std::to_string(getpid()); }

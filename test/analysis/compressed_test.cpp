@@ -9,14 +9,13 @@
 #include "catch.h"
 #include "report.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20;
 
 // The records `inner` wrote after its file header, as one CompressedRecord payload.
 std::string compressed_payload(const TraceBuilder& inner, int64_t size_error = 0) {

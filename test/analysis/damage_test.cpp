@@ -9,19 +9,16 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "trace_builder.h"
+#include "parse_built.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::span_of;
 using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20;
-
-std::span<const uint8_t> span_of(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
 
 std::string text_of(const Trace& t) {
   std::ostringstream out;

@@ -21,7 +21,7 @@ using cumemtrace::test::TraceBuilder;
 
 namespace {
 
-std::vector<uint8_t> small_trace() {
+std::vector<uint8_t> small_trace_bytes() {
   TraceBuilder b;
   b.process().device(0, 1ull << 30).stack(1, 0, 0x1000);
   for (uint64_t i = 0; i < 64; ++i) b.alloc(10 + i, 0x7f0000000000 + (i << 20), 4096, 1);
@@ -53,7 +53,7 @@ TEST_CASE("a mapped file cut short under the reader reads as zeros past its new 
 }
 
 TEST_CASE("events written over in place between passes are noticed: the file changed") {
-  std::vector<uint8_t> bytes = small_trace();
+  std::vector<uint8_t> bytes = small_trace_bytes();
   const TraceFile file(bytes, "t.trace", /*hold_bytes=*/0);
   REQUIRE(file.events().size() == 64);
   CHECK_FALSE(file.changed());
@@ -184,7 +184,7 @@ std::string write_temp(const std::vector<uint8_t>& bytes, const char* name) {
 }  // namespace
 
 TEST_CASE("a file written over in place (same size, later mtime) changed, one appended to did not") {
-  const std::vector<uint8_t> bytes = small_trace();
+  const std::vector<uint8_t> bytes = small_trace_bytes();
   const std::string path = write_temp(bytes, "inplace");
   {
     const TraceFile file(path);
@@ -210,7 +210,7 @@ TEST_CASE("a file written over in place (same size, later mtime) changed, one ap
 }
 
 TEST_CASE("not_as_checked tells a file replaced, cut or written in place since its check, and one appended to is the same") {
-  const std::vector<uint8_t> bytes = small_trace();
+  const std::vector<uint8_t> bytes = small_trace_bytes();
   const std::string path = write_temp(bytes, "checked");
   FileStamp checked;
   {

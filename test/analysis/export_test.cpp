@@ -24,9 +24,15 @@
 #include "report.h"
 #include "shell.h"
 #include "trace_builder.h"
+#include "parse_built.h"
+#include "temp_dir.h"
+#include "memviz_python.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::read_file;
+using cumemtrace::test::span_of;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::load_with_python;
 using json = nlohmann::json;
 
 namespace {
@@ -34,10 +40,6 @@ namespace {
 namespace fmt = cumemtrace::format;
 
 std::string tmp_path(const std::string& name) { return "/tmp/cumemtrace_export_test_" + std::to_string(getpid()) + "_" + name; }
-
-std::span<const uint8_t> span_of(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
 
 // A process with Python frames and a native stack through the interpreter:
 //   node 1 main (python.c:10) <- node 2 _PyEval_EvalFrameDefault <- node 3 my_alloc (ext.c:20)
@@ -72,12 +74,6 @@ void python_event(TraceBuilder& b, fmt::EventRecord e) {
 
 Trace read_back(const TraceBuilder& b) { return parse_trace(span_of(b.bytes()), "t.trace"); }
 
-json load_with_python(const std::string& pickle_path) {
-  auto r = test::shell("/usr/bin/python3 " CUMEMTRACE_MEMVIZ_LOAD " " + pickle_path);
-  REQUIRE(r.status == 0);
-  return json::parse(r.out);
-}
-
 json frame(const std::string& file, int line, const std::string& name) {
   return {{"filename", file}, {"line", line}, {"name", name}};
 }
@@ -88,11 +84,6 @@ const json kStack = json::array({frame("ext.c", 20, "my_alloc"), frame("train.py
 
 json entry(const std::string& action, uint64_t addr, uint64_t size, uint64_t time_us, const json& frames) {
   return {{"action", action}, {"addr", addr}, {"size", size}, {"stream", 0}, {"time_us", time_us}, {"frames", frames}};
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace

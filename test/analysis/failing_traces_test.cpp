@@ -16,8 +16,10 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "symbolize.h"
+#include "text.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::text_of;
 
 namespace {
 
@@ -29,14 +31,6 @@ Report report_of(const std::string& name) {
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return cumemtrace::test::report_both(bytes, trace_path(name));
 }
-
-std::string text_of(const Report& rep) {
-  std::ostringstream out;
-  write_text(out, rep);
-  return out.str();
-}
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

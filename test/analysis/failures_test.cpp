@@ -8,6 +8,7 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
@@ -16,7 +17,6 @@ namespace fmt = cumemtrace::format;
 
 namespace {
 
-constexpr uint64_t GiB = 1ull << 30;
 constexpr int32_t kOom = 2;  // CUDA_ERROR_OUT_OF_MEMORY
 
 Report report_of(const TraceBuilder& b, size_t top) {

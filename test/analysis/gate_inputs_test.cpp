@@ -20,6 +20,7 @@ using cumemtrace::test::read_file;
 using cumemtrace::test::shell;
 using cumemtrace::test::TempDir;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::kCli;
 
 namespace {
 
@@ -47,7 +48,6 @@ Built build() {
   return out;
 }
 
-const std::string kCli = CUMEMTRACE_CLI;
 
 }  // namespace
 

@@ -8,14 +8,13 @@
 #include "report_text.h"
 #include "report_both.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20, ms = 1'000'000;
 
 const GrowthSite& site(const Growth& g, uint32_t stack) {
   for (const auto& s : g.sites)

@@ -18,6 +18,7 @@
 #include "report_text.h"
 #include "shell.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
@@ -25,8 +26,6 @@ using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20, GiB = 1ull << 30;
 
 // A program (trainer) that keeps `cached` bytes in PyTorch's cache (allocated through
 // libc10_cuda.so) and leaks `leaked` bytes of its own cudaMalloc, then ends cleanly.
@@ -42,7 +41,7 @@ TraceBuilder job(uint64_t cached, uint64_t leaked) {
   return b.end(9'000'000);
 }
 
-std::string temp(const std::string& name) { return "/tmp/cumemtrace-held-" + std::to_string(getpid()) + "-" + name; }
+std::string held_path(const std::string& name) { return "/tmp/cumemtrace-held-" + std::to_string(getpid()) + "-" + name; }
 
 std::string leaked_check(const TraceBuilder& b, const char* limit, bool* ok) {
   const Trace t = parse_trace(b.vec(), "t.trace");
@@ -101,7 +100,7 @@ TEST_CASE("check --max-leaked reads possible leaks: the cache's gigabyte passes,
 }
 
 TEST_CASE("diff: a larger cache at exit is no larger leak") {
-  const std::string before = temp("before.trace"), after = temp("after.trace");
+  const std::string before = held_path("before.trace"), after = held_path("after.trace");
   job(3 * GiB, 2 * MiB).write(before);
   job(10 * GiB, 2 * MiB).write(after);
   const auto d = test::shell(std::string(CUMEMTRACE_CLI) + " diff " + before + " " + after + " 2>&1");

@@ -9,18 +9,19 @@
 #include "report_both.h"
 #include "report_text.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::kSame;
+using cumemtrace::test::text_of;
 namespace fmt = cumemtrace::format;
 using fmt::SnapshotReason;
 using Figures = std::vector<std::pair<std::string, uint64_t>>;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20, GiB = 1ull << 30;
-constexpr uint32_t kSame = fmt::kMomentSame;
 
 // A 16 GiB device whose process made a 512 MiB context at 1 ms.
 TraceBuilder device_with_context() {
@@ -35,12 +36,6 @@ Figures held(const Diagnosis& d) {
   Figures out;
   for (const auto& h : d.holders) out.emplace_back(holder_key(h), h.bytes);
   return out;
-}
-
-std::string text_of(const Report& r) {
-  std::ostringstream out;
-  write_text(out, r);
-  return out.str();
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "report_both.h"
 #include "report_text.h"
 #include "parse_built.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
@@ -20,8 +21,6 @@ using fmt::Kind;
 using fmt::Op;
 
 namespace {
-
-constexpr uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
 
 fmt::EventRecord import_of(uint64_t t, uint64_t address, uint64_t size, uint32_t exporter_pid) {
   auto e = TraceBuilder::ev(t, Op::kAlloc, Kind::kIpcImport, address, size, 0, 0, 3);

@@ -6,12 +6,11 @@
 #include <sstream>
 
 #include "catch.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20;
 
 Report process(uint32_t pid, int32_t rank, int32_t device, uint64_t peak, const std::string& host = "h1") {
   Report r;

@@ -9,6 +9,8 @@
 #include "report.h"
 #include "shell.h"
 #include "trace_builder.h"
+#include "parse_built.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::shell;
@@ -16,8 +18,6 @@ using cumemtrace::test::TraceBuilder;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20;
-constexpr uint64_t kSec = 1'000'000'000;
 
 // 1 MiB at 10 ns, 3 MiB more at 2 s (the peak, 4 MiB), the first freed at 3 s, End at 4 s.
 TraceBuilder moments() {
@@ -25,10 +25,6 @@ TraceBuilder moments() {
   b.process().device(0, 80ull << 30);
   b.alloc(10, 0x7000000000, MiB).alloc(2 * kSec, 0x7100000000, 3 * MiB).free(3 * kSec, 0x7000000000).end(4 * kSec);
   return b;
-}
-
-Trace parsed(const TraceBuilder& b) {
-  return parse_trace({reinterpret_cast<const uint8_t*>(b.bytes().data()), b.bytes().size()});
 }
 
 std::optional<uint64_t> at(const Trace& t, const std::string& s) {
@@ -45,7 +41,7 @@ std::string error_of(const Trace& t, const std::string& s) {
 }  // namespace
 
 TEST_CASE("live --at takes the seconds the report prints, peak, end, or nanoseconds") {
-  const Trace t = parsed(moments());
+  const Trace t = test::parse(moments());
   const uint64_t start = TraceBuilder::kStart;
   CHECK(at(t, "2.000 s") == start + 2 * kSec);
   CHECK(at(t, "2s") == start + 2 * kSec);
@@ -58,7 +54,7 @@ TEST_CASE("live --at takes the seconds the report prints, peak, end, or nanoseco
 }
 
 TEST_CASE("live --at refuses negative, empty and unreadable moments, naming --at") {
-  const Trace t = parsed(moments());
+  const Trace t = test::parse(moments());
   for (const char* bad : {"-1", "-0.5 s", "", "  ", "abc", "12x", "1.5 ms", "s"}) {
     INFO(bad);
     CHECK_FALSE(at(t, bad));
@@ -66,7 +62,7 @@ TEST_CASE("live --at refuses negative, empty and unreadable moments, naming --at
   }
   TraceBuilder empty;
   empty.process().end(1);
-  CHECK(error_of(parsed(empty), "peak") == "--at peak: no device memory was ever live in this trace");
+  CHECK(error_of(test::parse(empty), "peak") == "--at peak: no device memory was ever live in this trace");
 }
 
 TEST_CASE("the CLI exits 2 with a message naming the option for bad counts and moments") {

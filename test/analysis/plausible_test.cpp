@@ -19,36 +19,29 @@
 #include "shell.h"
 #include "parse_built.h"
 #include "trace_builder.h"
+#include "temp_dir.h"
+#include "memviz_python.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::read_file;
 using cumemtrace::test::span_of;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::load_with_python;
 using json = nlohmann::json;
 namespace fmt = cumemtrace::format;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20;
 constexpr int32_t kHugeOrdinal = 2147483647;
 
-std::string tmp_path(const std::string& name) {
+std::string plausible_path(const std::string& name) {
   return "/tmp/cumemtrace_plausible_test_" + std::to_string(getpid()) + "_" + name;
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-json load_with_python(const std::string& pickle_path) {
-  auto r = test::shell("/usr/bin/python3 " CUMEMTRACE_MEMVIZ_LOAD " " + pickle_path);
-  REQUIRE(r.status == 0);
-  return json::parse(r.out);
 }
 
 // 1 MiB on device 0, then 2 MiB on `ordinal`, then a free of the first, and the End.
@@ -87,7 +80,7 @@ TEST_CASE("an event of device ordinal 2147483647 is set aside by the reader and 
   CHECK(c.events == 5);  // segment_alloc, alloc, and the free's three
   CHECK(c.segments == 0);
   CHECK(out.str().size() < 4096);
-  const std::string trace_path = tmp_path("crafted.trace"), pickle = tmp_path("crafted.pickle");
+  const std::string trace_path = plausible_path("crafted.trace"), pickle = plausible_path("crafted.pickle");
   write_file(trace_path, bytes);
   const auto r = test::shell(std::string(CUMEMTRACE_CLI) + " export --format memviz " + trace_path + " -o " + pickle +
                              " 2>&1");

@@ -5,17 +5,17 @@
 #include "report.h"
 #include "report_both.h"
 #include "trace_builder.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::kSame;
 namespace fmt = cumemtrace::format;
 using fmt::SnapshotReason;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20, GiB = 1ull << 30;
-constexpr uint32_t kSame = fmt::kMomentSame;
 
 Report report_of(const TraceBuilder& b) { return report_both(b, "t.trace"); }
 

@@ -5,16 +5,14 @@
 
 #include "catch.h"
 #include "trace_builder.h"
+#include "parse_built.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::span_of;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 
 namespace {
-
-std::span<const uint8_t> span_of(const std::string& s) {
-  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
 
 TraceBuilder small_trace(uint16_t minor = fmt::kVersionMinor) {
   TraceBuilder b(minor);

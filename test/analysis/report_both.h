@@ -56,4 +56,11 @@ inline Report report_both(const TraceBuilder& b, const std::string& path = {}, c
   return report_both({reinterpret_cast<const uint8_t*>(s.data()), s.size()}, path, opt);
 }
 
+// A report as `cumemtrace report` writes it as text.
+inline std::string text_of(const Report& r) {
+  std::ostringstream out;
+  write_text(out, r);
+  return out.str();
+}
+
 }  // namespace cumemtrace::test

@@ -7,6 +7,7 @@
 #include "report_text.h"
 #include "stacks.h"
 #include "parse_built.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
@@ -17,8 +18,6 @@ using fmt::Kind;
 using fmt::Op;
 
 namespace {
-
-constexpr uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
 
 // Module layout and stacks shared by the tests below (stacks are root-outermost):
 //   stack 4: main (prog) -> c10 alloc (libc10_cuda.so) -> cudart -> our hook

@@ -13,6 +13,8 @@
 #include "report.h"
 #include "shell.h"
 #include "trace_builder.h"
+#include "parse_built.h"
+#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::shell;
@@ -20,13 +22,7 @@ using cumemtrace::test::TraceBuilder;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20;
-constexpr uint64_t kSec = 1'000'000'000;
 constexpr uint64_t kStart = TraceBuilder::kStart;
-
-Trace parsed(const TraceBuilder& b) {
-  return parse_trace({reinterpret_cast<const uint8_t*>(b.bytes().data()), b.bytes().size()});
-}
 
 uint64_t bytes_on(const LiveReport& lr, int32_t device) {
   for (const auto& d : lr.devices)
@@ -41,7 +37,7 @@ TEST_CASE("live at many moments answers each in the order asked, repeats include
   TraceBuilder b;
   b.process().device(0, 80ull << 30);
   b.alloc(10, 0x7000000000, MiB).alloc(2 * kSec, 0x7100000000, 3 * MiB).free(3 * kSec, 0x7000000000).end(4 * kSec);
-  const Trace t = parsed(b);
+  const Trace t = test::parse(b);
   const std::vector<uint64_t> ats{kStart + 3 * kSec, kStart, kStart + 2 * kSec, kStart + 2 * kSec, kStart + 10};
   const auto lives = build_live(t, ats);
   REQUIRE(lives.size() == 5);
@@ -65,7 +61,7 @@ TEST_CASE("live at many moments of a trace whose times go back applies each mome
   TraceBuilder b;
   b.process().device(0, 80ull << 30);
   b.alloc(5 * kSec, 0x7000000000, 2 * MiB).alloc(1 * kSec, 0x7100000000, MiB).free(6 * kSec, 0x7000000000);
-  const Trace t = parsed(b);
+  const Trace t = test::parse(b);
   const auto lives = build_live(t, {kStart + 6 * kSec, kStart + 1 * kSec, kStart + 5 * kSec});
   REQUIRE(lives.size() == 3);
   CHECK(lives[0].events_applied == 3);

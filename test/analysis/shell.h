@@ -10,6 +10,9 @@
 
 namespace cumemtrace::test {
 
+// The `cumemtrace` command line tool this tree built.
+inline const std::string kCli = CUMEMTRACE_CLI;
+
 struct Result {
   int status = -1;
   std::string out;

@@ -16,6 +16,9 @@ namespace cumemtrace::test {
 
 namespace fmt = cumemtrace::format;
 
+// A snapshot flag: NVML's reading and the tracker's figures describe one moment.
+inline constexpr uint32_t kSame = fmt::kMomentSame;
+
 class TraceBuilder {
  public:
   static constexpr uint64_t kStart = 1'000'000'000;  // start_monotonic_ns of every test trace

@@ -19,10 +19,6 @@
 
 using namespace harness;
 
-namespace {
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-}  // namespace
-
 TEST_CASE("arrays are device bytes without an address, imports are listed and never counted") {
   TempDir dir;
   const Result r = traced(dir, {here("arrays_ipc")});

@@ -12,12 +12,10 @@ using namespace harness;
 
 namespace {
 
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
-struct Traced {
+struct TracedCommand {
   TempDir dir;
   std::string trace;
-  explicit Traced(const std::vector<std::string>& argv, const Env& env = {}) {
+  explicit TracedCommand(const std::vector<std::string>& argv, const Env& env = {}) {
     const Result t = traced(dir, argv, env);
     REQUIRE(t.exit_code == 0);
     trace = only_trace(dir);
@@ -33,7 +31,7 @@ Result check(const std::string& trace, std::vector<std::string> args) {
 }  // namespace
 
 TEST_CASE("check: every limit holds at the measured figure and fails one unit below") {
-  Traced t({here("iterations")});
+  TracedCommand t({here("iterations")});
   struct Case {
     std::string option, holds, fails;
   };
@@ -59,7 +57,7 @@ TEST_CASE("check: every limit holds at the measured figure and fails one unit be
 }
 
 TEST_CASE("check: a failed limit is one line naming the figure, the limit and the call site") {
-  Traced t({here("iterations")});
+  TracedCommand t({here("iterations")});
   const Result r = check(t.trace, {"--max-leaked", "68MiB", "--max-peak", "1GiB"});
   CHECK(r.exit_code == 1);
   CHECK(r.out == "FAIL " + t.trace +
@@ -79,7 +77,7 @@ TEST_CASE("check: failed allocations counted with retries folded, both sides") {
 }
 
 TEST_CASE("check: the gap ratio at the peak, both sides") {
-  Traced t({here("iterations")});
+  TracedCommand t({here("iterations")});
   const auto r = report(t.trace);
   const double g = device(r, 0).at("fragmentation_at_peak").at("gap_ratio");
   char holds[32], fails[32];
@@ -90,7 +88,7 @@ TEST_CASE("check: the gap ratio at the peak, both sides") {
 }
 
 TEST_CASE("check: usage errors and unreadable traces exit 2, naming the option") {
-  Traced t({here("iterations")});
+  TracedCommand t({here("iterations")});
   for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{
            {"--max-peak", "lots"}, {"--max-peak", "1.3B"}, {"--max-leaked", "5 XB"},
            {"--max-failed", "-1"}, {"--max-gap-ratio", "1.5"}, {"--max-single", "120%"}}) {
@@ -111,7 +109,7 @@ TEST_CASE("check: usage errors and unreadable traces exit 2, naming the option")
 }
 
 TEST_CASE("check: a trace path on a FAIL line cannot forge a line or a workflow command") {
-  Traced t({here("iterations")});
+  TracedCommand t({here("iterations")});
   const std::string odd = t.dir.path + "/nl\n::warning::forged\x1b[31m.trace";
   REQUIRE(std::rename(t.trace.c_str(), odd.c_str()) == 0);
   const Result r = check(odd, {"--max-peak", "1MiB", "--github"});
@@ -136,7 +134,7 @@ TEST_CASE("check: a process that did not end cleanly gets no verdict (exit 3), a
 }
 
 TEST_CASE("check --junit writes one testsuite per trace, one testcase per limit, a failure element") {
-  Traced t({here("iterations")});
+  TracedCommand t({here("iterations")});
   const std::string junit = t.dir.path + "/check.xml";
   const Result r = check(t.trace, {"--max-leaked", "68MiB", "--max-peak", "1GiB", "--junit", junit, "--github"});
   CHECK(r.exit_code == 1);
@@ -159,8 +157,8 @@ TEST_CASE("check --junit writes one testsuite per trace, one testcase per limit,
 }
 
 TEST_CASE("baseline: a second run keeping 2 MiB more per iteration fails check --baseline and diff names it") {
-  Traced before({here("iterations")});
-  Traced after({here("iterations"), "grown"});
+  TracedCommand before({here("iterations")});
+  TracedCommand after({here("iterations"), "grown"});
   const std::string file = before.dir.path + "/baseline.json";
   REQUIRE(run({cli(), "baseline", before.trace, "-o", file}).exit_code == 0);
   const auto b = nlohmann::json::parse(std::ifstream(file));

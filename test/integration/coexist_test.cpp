@@ -6,14 +6,11 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
-
-constexpr uint64_t kMiB = 1 << 20;
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
 
 // coexist run with the other preload in `mode`, before or after ours; its report.
 nlohmann::json with_other(const std::string& mode, bool other_first, Result& t) {
@@ -37,8 +34,8 @@ TEST_CASE("another preload that forwards cudaMalloc, before or after ours: every
     CHECK(d.at("counts").at("allocs") == 3);
     CHECK(d.at("counts").at("frees") == 1);
     CHECK(d.at("counts_by_api").at("cudaMalloc").at("allocs") == 3);
-    CHECK(d.at("peak").at("device_bytes") == 9 * kMiB);
-    CHECK(d.at("end").at("device_bytes") == 6 * kMiB);
+    CHECK(d.at("peak").at("device_bytes") == 9 * MiB);
+    CHECK(d.at("end").at("device_bytes") == 6 * MiB);
     CHECK(r.at("integrity").at("figures_complete") == true);
   }
 }
@@ -55,8 +52,8 @@ TEST_CASE("another preload that serves cudaMalloc from the VMM API, before or af
     CHECK(d.at("counts").at("frees") == 1);
     CHECK(d.at("counts").at("maps") == 3);
     CHECK(d.at("counts").at("unmaps") == 1);
-    CHECK(d.at("peak").at("device_bytes") == 12 * kMiB);
-    CHECK(d.at("end").at("device_bytes") == 8 * kMiB);
+    CHECK(d.at("peak").at("device_bytes") == 12 * MiB);
+    CHECK(d.at("end").at("device_bytes") == 8 * MiB);
     CHECK(r.at("integrity").at("figures_complete") == true);
     // What we could see: with ours first, the program's cudaMalloc, under which the VMM
     // calls came; with the other first, only the VMM calls it made.

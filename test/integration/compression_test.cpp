@@ -10,8 +10,6 @@ using namespace harness;
 
 namespace {
 
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
 uint64_t file_bytes(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;

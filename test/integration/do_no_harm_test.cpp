@@ -6,16 +6,9 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
-
-namespace {
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
-constexpr int64_t kMiB = 1 << 20;
-
-}  // namespace
 
 TEST_CASE("a global stream capture over many snapshot periods ends well under the tracer") {
   const Env fast{{"CUMEMTRACE_SNAPSHOT_MS", "10"}, {"CUMEMTRACE_FLUSH_MS", "10"}};
@@ -31,7 +24,7 @@ TEST_CASE("a global stream capture over many snapshot periods ends well under th
   CHECK(r.at("trace").at("complete") == true);
   const auto& d = device(r, 0);
   // The 64 MiB cudaMalloc is the peak; the two graph nodes (1 MiB, 3 MiB) hold no memory.
-  CHECK(d.at("peak").at("device_bytes") == 64 * kMiB);
+  CHECK(d.at("peak").at("device_bytes") == 64 * MiB);
   CHECK(d.at("counts").at("allocs") == 1);
   CHECK(d.at("counts").at("frees") == 1);
   CHECK(d.at("counts").at("unknown_frees") == 0);
@@ -54,8 +47,8 @@ TEST_CASE("vfork, posix_spawn and clone(CLONE_VM) children leave the parent's tr
     const auto& d = device(r, 0);
     CHECK(d.at("counts").at("allocs") == 6);
     CHECK(d.at("counts").at("frees") == 1);
-    CHECK(d.at("end").at("device_bytes") == 10 * kMiB);
-    CHECK(d.at("peak").at("device_bytes") == 11 * kMiB);
+    CHECK(d.at("end").at("device_bytes") == 10 * MiB);
+    CHECK(d.at("peak").at("device_bytes") == 11 * MiB);
   }
 }
 
@@ -74,5 +67,5 @@ TEST_CASE("Python's subprocess.run in the middle of a traced program leaves its 
   const auto& d = device(r, 0);
   CHECK(d.at("counts").at("allocs") == 6);
   CHECK(d.at("counts").at("frees") == 1);
-  CHECK(d.at("end").at("device_bytes") == 10 * kMiB);
+  CHECK(d.at("end").at("device_bytes") == 10 * MiB);
 }

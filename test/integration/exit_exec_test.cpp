@@ -6,14 +6,11 @@
 #include <filesystem>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
-
-constexpr uint64_t kMiB = 1 << 20;
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
 
 int check_leaked(const std::string& trace, uint64_t bytes) {
   return run({cli(), "check", trace, "--max-leaked", std::to_string(bytes)}).exit_code;
@@ -31,7 +28,7 @@ void check_exec(const std::string& how, int count, const std::string& into) {
   CHECK(first.at("trace").at("exec_into") == into);
   CHECK(first.at("integrity").at("figures_complete") == true);
   CHECK(device(first, 0).at("counts").at("allocs") == count);
-  const uint64_t live = uint64_t(count) * (count + 1) / 2 * kMiB;  // 1 + 2 + ... + count MiB
+  const uint64_t live = uint64_t(count) * (count + 1) / 2 * MiB;  // 1 + 2 + ... + count MiB
   CHECK(device(first, 0).at("end").at("device_bytes") == live);
   CHECK(check_leaked(dir.path + "/x.trace", live) == 0);  // an exec is a clean end
   CHECK(check_leaked(dir.path + "/x.trace", live - 1) == 1);
@@ -39,7 +36,7 @@ void check_exec(const std::string& how, int count, const std::string& into) {
   CHECK(second.at("trace").at("complete") == true);
   CHECK(second.at("trace").at("exec_into") == nullptr);
   CHECK(device(second, 0).at("counts").at("allocs") == 1);
-  CHECK(device(second, 0).at("end").at("device_bytes") == 7 * kMiB);
+  CHECK(device(second, 0).at("end").at("device_bytes") == 7 * MiB);
 }
 
 }  // namespace
@@ -55,7 +52,7 @@ TEST_CASE("quick-exit right after the allocations: the trace ends whole, with wh
     CHECK(r.at("trace").at("exec_into") == nullptr);
     CHECK(device(r, 0).at("counts").at("allocs") == count);
     CHECK(device(r, 0).at("counts").at("frees") == 1);  // the program's at_quick_exit handler
-    CHECK(device(r, 0).at("end").at("device_bytes") == (uint64_t(count) * (count + 1) / 2 - 2) * kMiB);
+    CHECK(device(r, 0).at("end").at("device_bytes") == (uint64_t(count) * (count + 1) / 2 - 2) * MiB);
   }
 }
 
@@ -78,7 +75,7 @@ TEST_CASE("an exec that fails: tracing goes on and the trace ends at the exit, n
   CHECK(r.at("trace").at("exec_into") == nullptr);
   CHECK(r.at("integrity").at("figures_complete") == true);
   CHECK(device(r, 0).at("counts").at("allocs") == 3);
-  CHECK(device(r, 0).at("end").at("device_bytes") == (1 + 2 + 9) * kMiB);
+  CHECK(device(r, 0).at("end").at("device_bytes") == (1 + 2 + 9) * MiB);
 }
 
 TEST_CASE("an exec that fails, then a kill: the exec's End record is set aside, the trace reads cut short") {

@@ -7,15 +7,14 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20, GiB = 1ull << 30;
-
-struct Traced : TracedProgram {
-  explicit Traced(const std::string& mode) : TracedProgram("graph_memory", mode) {}
+struct GraphMemoryRun : TracedProgram {
+  explicit GraphMemoryRun(const std::string& mode) : TracedProgram("graph_memory", mode) {}
 };
 
 }  // namespace
@@ -30,7 +29,7 @@ TEST_CASE("graph memory: 3 x 1 GiB freed inside the capture reserve 1 GiB at lau
         "destroyed: reserved 1024 MiB, used 0 MiB\n"
         "trimmed: reserved 0 MiB, used 0 MiB\n"
         "prohibited calls 0\n");
-  Traced t("inside");
+  GraphMemoryRun t("inside");
   CHECK(t.result.out == plain.out);  // and the tracer made no call the capture prohibits
   const auto j = report(t.trace);
   const auto& d = device(j, 0);
@@ -63,7 +62,7 @@ TEST_CASE("graph memory: 3 x 1 GiB freed inside the capture reserve 1 GiB at lau
 }
 
 TEST_CASE("graph memory: a capture that is its thread's first allocation gets the device its context was made on") {
-  Traced t("cold");
+  GraphMemoryRun t("cold");
   REQUIRE(t.result.exit_code == 0);
   const auto j = report(t.trace);
   // On device 0 (where cudaStreamCreate made the context), not on the host row.
@@ -76,7 +75,7 @@ TEST_CASE("graph memory: a capture that is its thread's first allocation gets th
 
 TEST_CASE("graph memory: a capture on a thread with no device of its own takes the process's, not a device a call named") {
   // The capturing thread made no CUDA call before: the main thread's device 0 stands in.
-  Traced other("other-thread");
+  GraphMemoryRun other("other-thread");
   CHECK(other.events(R"(alloc async-pool dev=0 [^\n]* size=1073741824 [^\n]* flags=24 )") == 3);
   CHECK(other.events(R"(alloc async-pool dev=-1 )") == 0);
   // cuMemCreate on device 1 names a device; the thread's context stays on device 0.
@@ -99,7 +98,7 @@ TEST_CASE("graph memory: 3 x 1 GiB escaping the graph hold 3 GiB after they are 
         "destroyed: reserved 3072 MiB, used 0 MiB\n"
         "trimmed: reserved 0 MiB, used 0 MiB\n"
         "prohibited calls 0\n");
-  Traced t("escape");
+  GraphMemoryRun t("escape");
   CHECK(t.result.out == plain.out);
   const auto j = report(t.trace);
   const auto& d = device(j, 0);
@@ -115,7 +114,7 @@ TEST_CASE("graph memory: 3 x 1 GiB escaping the graph hold 3 GiB after they are 
 }
 
 TEST_CASE("graph memory: the pool's reserve is its own part of NVML's figure, not untracked") {
-  Traced t("held");
+  GraphMemoryRun t("held");
   const auto j = report(t.trace);
   const auto& d = device(j, 0);
   // The peak: 2 MiB warm-up + 64 MiB, sampled right after it while the pool held 1 GiB.
@@ -147,7 +146,7 @@ TEST_CASE("graph memory: memory nodes added directly, through the symbol, dlsym 
         "cuGetProcAddress launched: reserved 512 MiB, used 256 MiB\n"
         "cuGetProcAddress trimmed: reserved 0 MiB, used 0 MiB\n"
         "prohibited calls 0\n");
-  Traced t("paths");
+  GraphMemoryRun t("paths");
   CHECK(t.result.out == plain.out);
   const auto j = report(t.trace);
   const auto& d = device(j, 0);
@@ -174,7 +173,7 @@ TEST_CASE("graph memory: a graph launched into a capture is recorded without ask
         "captured: reserved 0 MiB, used 0 MiB\n"
         "launched: reserved 1024 MiB, used 0 MiB\n"
         "prohibited calls 0\n");
-  Traced t("nested");
+  GraphMemoryRun t("nested");
   CHECK(t.result.out == plain.out);  // no call of the tracer's during the captures
   // The launch into the capture: captured + device inferred (8 | 16), the pool not read.
   CHECK(t.events(R"(graph-launch \S+ dev=0 [^\n]* size=18446744073709551615 [^\n]* result=0 flags=24 )") == 1);

@@ -46,6 +46,10 @@ nlohmann::json live_at_end(const std::string& trace);          // cumemtrace liv
 size_t dump_events(const std::string& trace, const std::string& pattern);
 // A program built beside the integration tests (test/integration/NAME.c).
 std::string integration_program(const std::string& name);
+// The same for a program or library built there: build/test/integration/NAME.
+inline std::string here(const std::string& name) { return integration_program(name); }
+// Whether `text` occurs anywhere in `out`.
+inline bool has(const std::string& out, const std::string& text) { return out.find(text) != std::string::npos; }
 
 // A program built beside the integration tests, run traced once with MODE as its argument,
 // uncompressed (so that `dump` shows every event record). Throws when it does not exit 0.

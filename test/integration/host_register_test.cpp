@@ -8,10 +8,6 @@
 
 using namespace harness;
 
-namespace {
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-}  // namespace
-
 TEST_CASE("registered host memory is host-pinned bytes, counted once, and failed calls take none") {
   TempDir dir;
   const Result r = traced(dir, {here("host_register")});

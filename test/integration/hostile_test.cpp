@@ -12,12 +12,6 @@
 
 using namespace harness;
 
-namespace {
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
-}  // namespace
-
 TEST_CASE("a library dlopen'ed RTLD_LOCAL that links the runtime works and is traced") {
   TempDir dir;
   const std::vector<std::string> cmd{here("rtld_local_main"), here("librtld_local_lib.so"), "local"};

@@ -7,16 +7,14 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20;
 const std::string kUuid0 = "GPU-73696d63-7564-612d-6832-303000000000";  // "simcuda-h200" + ordinal
 const std::string kUuid1 = "GPU-73696d63-7564-612d-6832-303000000001";
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
 
 struct Job {
   TempDir dir;

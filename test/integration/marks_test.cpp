@@ -10,8 +10,6 @@ using namespace harness;
 
 namespace {
 
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
 // The "mark ..." (or "range-end ...") lines of `cumemtrace dump`, reduced to "SOURCE NAME".
 std::vector<std::string> marks(const std::string& trace, const std::string& what = "mark t=") {
   const Result d = run({cli(), "dump", trace});

@@ -8,14 +8,11 @@
 #include <sstream>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
-constexpr int64_t MiB = 1 << 20;
 
 struct Callers {
   size_t queries = 0;       // NVML device queries made

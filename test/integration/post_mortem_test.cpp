@@ -5,14 +5,11 @@
 #include <fstream>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
-constexpr int64_t MiB = 1 << 20, GiB = int64_t(1) << 30;
 
 // Runs oom_causes SCENARIO traced on a 16 GiB device and returns its one failure.
 nlohmann::json failure(const std::string& scenario, Env env = {}) {

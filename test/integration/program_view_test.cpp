@@ -9,12 +9,6 @@
 
 using namespace harness;
 
-namespace {
-
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
-}  // namespace
-
 TEST_CASE("sigaction and signal show the dispositions the program set, before and after its first CUDA call") {
   const std::vector<std::string> cmd{here("signal_view")};
   const Result plain = run(cmd);

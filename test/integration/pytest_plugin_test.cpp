@@ -25,8 +25,6 @@ Env env() {
           {"COLUMNS", "1000"}};  // pytest wraps its summary at the terminal's width
 }
 
-bool has(const std::string& out, const std::string& text) { return out.find(text) != std::string::npos; }
-
 // The first word of pytest's -rA summary line for one test ("PASSED", "FAILED"...), or "".
 // Those lines name the file relative to the working directory.
 std::string outcome(const std::string& out, const std::string& test, const std::string& file = "test_cuda_memory.py") {

@@ -13,8 +13,6 @@ using namespace harness;
 
 namespace {
 
-bool has(const std::string& out, const std::string& text) { return out.find(text) != std::string::npos; }
-
 bool exists(const std::string& path) {
   struct stat st{};
   return ::stat(path.c_str(), &st) == 0;

@@ -10,10 +10,6 @@
 
 using namespace harness;
 
-namespace {
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-}  // namespace
-
 TEST_CASE("an imported VMM handle is another process's memory: listed with its mapped bytes, never counted") {
   TempDir dir;
   const Result r = traced(dir, {here("shareable_import")});

@@ -4,21 +4,20 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
 
-constexpr uint64_t MiB = 1ull << 20;
-
-struct Traced : TracedProgram {
-  explicit Traced(const std::string& mode) : TracedProgram("teardown", mode) {}
+struct TeardownRun : TracedProgram {
+  explicit TeardownRun(const std::string& mode) : TracedProgram("teardown", mode) {}
 };
 
 }  // namespace
 
 TEST_CASE("teardown: cudaDeviceReset frees the 15 allocations made before it, and the cudaFree after it fails") {
-  Traced t("reset");
+  TeardownRun t("reset");
   CHECK(t.result.out == "free after reset: cudaErrorInvalidValue\n");
   const auto j = report(t.trace);
   CHECK(j.at("leaks").empty());
@@ -42,7 +41,7 @@ TEST_CASE("teardown: cudaDeviceReset frees the 15 allocations made before it, an
 }
 
 TEST_CASE("teardown: cuCtxDestroy frees its own context's allocation, not the primary context's") {
-  Traced t("destroy");
+  TeardownRun t("destroy");
   const auto j = report(t.trace);
   const auto& d = device(j, 0);
   CHECK(d.at("end").at("device_bytes") == 2 * MiB);
@@ -53,7 +52,7 @@ TEST_CASE("teardown: cuCtxDestroy frees its own context's allocation, not the pr
 }
 
 TEST_CASE("teardown: only the last cuDevicePrimaryCtxRelease frees the primary context's memory") {
-  Traced t("release");
+  TeardownRun t("release");
   const auto j = report(t.trace);
   const auto& d = device(j, 0);
   CHECK(d.at("end").at("device_bytes") == 0);
@@ -64,7 +63,7 @@ TEST_CASE("teardown: only the last cuDevicePrimaryCtxRelease frees the primary c
 
 TEST_CASE("teardown: the 7.0 ABI of reset and release, as the static runtime finds them, free the context's memory") {
   // cuGetProcAddress at version 7000 hands out cuDevicePrimaryCtxReset, not its _v2.
-  Traced reset("old-reset");
+  TeardownRun reset("old-reset");
   REQUIRE(reset.result.exit_code == 0);
   const auto r = report(reset.trace);
   CHECK(r.at("leaks").empty());
@@ -72,7 +71,7 @@ TEST_CASE("teardown: the 7.0 ABI of reset and release, as the static runtime fin
   CHECK(device(r, 0).at("counts_by_api").at("cuDevicePrimaryCtxReset").at("frees") == 1);
   CHECK(reset.events(R"(event t=\d+ free device dev=0 [^\n]* size=4194304 [^\n]* result=0 flags=32 )") == 1);
   // dlsym of the exported 7.0 name: the last release.
-  Traced release("old-release");
+  TeardownRun release("old-release");
   REQUIRE(release.result.exit_code == 0);
   const auto l = report(release.trace);
   CHECK(l.at("leaks").empty());

@@ -7,15 +7,14 @@
 #include <fstream>
 
 #include "harness.h"
+#include "../sizes.h"
 
 using namespace harness;
 
 namespace {
 
-constexpr int64_t MiB = 1 << 20, GiB = int64_t(1) << 30;
-
 const std::string kPythonDir = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
-const std::string kScript = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/torch_oom.py";
+const std::string kTorchOomScript = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/torch_oom.py";
 const std::string kRuntime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
 const Env k16GiB = {{"SIMCUDA_CAPACITY", std::to_string(16 * GiB)}};
 
@@ -83,7 +82,7 @@ TEST_CASE("a block map given after an OOM: exact bytes inside the cached segment
 
 TEST_CASE("cumemtrace.torch with a fake torch: the observer records the failing device's map") {
   TempDir dir;
-  const Result t = traced(dir, {"/usr/bin/python3", kScript, kRuntime, kPythonDir}, k16GiB);
+  const Result t = traced(dir, {"/usr/bin/python3", kTorchOomScript, kRuntime, kPythonDir}, k16GiB);
   INFO(t.err);
   REQUIRE(t.exit_code == 0);
   CHECK(t.out == "installed: True; observers: 1; failed: 2; recorded: 1\n");
@@ -106,7 +105,7 @@ TEST_CASE("cumemtrace.torch with a fake torch: the observer records the failing 
 }
 
 TEST_CASE("without the tracer, cumemtrace.torch does nothing and raises nothing") {
-  const Result plain = run({"/usr/bin/python3", kScript, kRuntime, kPythonDir}, k16GiB);
+  const Result plain = run({"/usr/bin/python3", kTorchOomScript, kRuntime, kPythonDir}, k16GiB);
   INFO(plain.err);
   CHECK(plain.exit_code == 0);
   CHECK(plain.out == "installed: False; observers: 0; failed: 2; recorded: 0\n");

@@ -11,8 +11,6 @@ using namespace harness;
 
 namespace {
 
-std::string here(const std::string& name) { return std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/" + name; }
-
 // The only trace in `dir` holds `allocs` allocations, and an EndRecord if `complete`.
 void check_trace(const TempDir& dir, int allocs, bool complete) {
   const auto r = report(only_trace(dir));

@@ -9,12 +9,12 @@
 #include <random>
 #include <set>
 
+#include "../sizes.h"
+
 using cumemtrace::FragmentationFigures;
 using cumemtrace::FragmentationIndex;
 
 namespace {
-
-constexpr uint64_t MiB = 1ull << 20;
 
 // Straight from the definition: mark granules holding any allocation, walk runs of
 // marked granules (arenas), and within each collect maximal uncovered stretches (gaps).

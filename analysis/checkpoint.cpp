@@ -10,7 +10,9 @@
 #include "progress.h"
 
 namespace cumemtrace {
-namespace {
+// Named, not anonymous: a type here is a member of the file's public class, which a batched
+// (unity) build would otherwise warn about (-Wsubobject-linkage).
+namespace checkpoint_impl {
 
 constexpr char kMagic[8] = {'C', 'U', 'M', 'T', 'I', 'D', 'X', '2'};
 // Version 1 named its trace by the first 64 KiB only, so a change further in went unseen.
@@ -199,7 +201,8 @@ std::string seal_before(std::span<const uint8_t> trace, uint64_t offset) {
   return {reinterpret_cast<const char*>(trace.data() + offset - kSealBytes), kSealBytes};
 }
 
-}  // namespace
+}  // namespace checkpoint_impl
+using namespace checkpoint_impl;
 
 // Replayer's private members, saved and restored (replay.h names this a friend).
 struct ReplayerCheckpoint {

@@ -12,7 +12,9 @@
 #include "replay.h"
 
 namespace cumemtrace {
-namespace {
+// Named, not anonymous: a type here is a member of the file's public class, which a batched
+// (unity) build would otherwise warn about (-Wsubobject-linkage).
+namespace chrome_impl {
 
 using json = nlohmann::ordered_json;
 
@@ -68,7 +70,8 @@ std::set<int32_t> devices_of(const Trace& t, const EventSource& events) {
   return out;
 }
 
-}  // namespace
+}  // namespace chrome_impl
+using namespace chrome_impl;
 
 struct ChromeWriter::Stream : RecordStream {
   using RecordStream::RecordStream;

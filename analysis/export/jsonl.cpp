@@ -16,7 +16,9 @@
 #include "record_names.h"
 
 namespace cumemtrace {
-namespace {
+// Named, not anonymous: a type here is a member of the file's public class, which a batched
+// (unity) build would otherwise warn about (-Wsubobject-linkage).
+namespace jsonl_impl {
 
 using json = nlohmann::ordered_json;
 
@@ -107,7 +109,8 @@ std::string uuid_text(const uint8_t (&u)[16]) {
 // Not measured (the format's all-ones sentinel) is null.
 json measured(uint64_t v) { return v == format::kUnknown64 ? json(nullptr) : json(v); }
 
-}  // namespace
+}  // namespace jsonl_impl
+using namespace jsonl_impl;
 
 struct JsonlTables::Tables {
   std::unique_ptr<TableFile> processes, devices, events, snapshots, marks, frames;

@@ -1,5 +1,5 @@
-// `cumemtrace baseline TRACE… -o FILE` and `cumemtrace diff OLD NEW [--json]`, and the
-// baseline comparison of `check --baseline FILE --tolerance T` (docs/cli.md).
+// `cumemtrace baseline TRACE… -o FILE` and `cumemtrace diff OLD NEW [--json]` (diff_command.cpp),
+// and the baseline comparison of `check --baseline FILE --tolerance T` (docs/cli.md).
 #pragma once
 
 #include <optional>

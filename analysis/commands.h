@@ -1,5 +1,6 @@
 // The `cumemtrace` subcommands, one file each (report_command.cpp, live_command.cpp,
-// symbolize_command.cpp, export_command.cpp; run_command.cpp for `run`). main.cpp parses the command line.
+// symbolize_command.cpp, export_command.cpp, dump_command.cpp; run_command.cpp for `run`).
+// main.cpp parses the command line.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,8 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
 // Writes `output` (default TRACE.idx): a checkpoint at least every `every` events (checkpoint.h).
 int cmd_index(const std::string& path, const std::string& output, uint64_t every);
 int cmd_symbolize(const std::vector<std::string>& paths);
+// 0, or 1 when the trace cannot be read or holds a record it cannot decode.
+int cmd_dump(const std::string& path);
 
 struct ExportOptions {
   std::string format;               // memviz, chrome, folded or jsonl

@@ -6,9 +6,7 @@
 #include <cmath>
 
 #include <charconv>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -18,7 +16,6 @@
 #include "baseline_command.h"
 #include "check_command.h"
 #include "commands.h"
-#include "dump.h"
 #include "escape.h"
 #include "nearest_command.h"
 #include "html_command.h"
@@ -31,20 +28,6 @@
 using namespace cumemtrace;
 
 namespace {
-
-int cmd_dump(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "cumemtrace dump: cannot read " << printable(path) << "\n";
-    return 1;
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (auto error = dump(std::cout, bytes)) {
-    std::cerr << "cumemtrace dump: " << printable(path) << ": " << *error << "\n";
-    return 1;
-  }
-  return 0;
-}
 
 // `run --help`, in the shape CLI11 gives every other command's help (it is parsed by
 // hand: see parse_run).

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "command.h"
 #include "completeness.h"
 #include "escape.h"
 #include "event_source.h"
@@ -66,28 +67,6 @@ std::optional<Baseline> load_baseline(const std::string& path, std::string* erro
   }
 }
 
-int run_baseline(const std::vector<std::string>& traces, const std::string& out, bool allow_incomplete) {
-  std::string error;
-  Incomplete incomplete;
-  incomplete.allow = allow_incomplete;
-  const auto b = baseline_of_traces(traces, &error, &incomplete);
-  if (!b) {
-    std::cerr << "cumemtrace baseline: " << error << "\n";
-    return incomplete.found ? kExitIncomplete : 2;
-  }
-  for (const auto& note : incomplete.notes)
-    std::cerr << "cumemtrace baseline: " << note << "; the baseline is of incomplete figures\n";
-  OutputFile f(out, traces);
-  f.stream() << to_json(*b).dump(2) << "\n";
-  if (!f.commit()) {
-    std::cerr << "cumemtrace baseline: " << f.error() << "\n";
-    return f.exit_status();
-  }
-  std::cerr << "cumemtrace baseline: " << b->devices.size() << " device(s), " << b->sites.size()
-            << " call site(s) written to " << out << "\n";
-  return 0;
-}
-
 std::optional<Tolerance> parse_tolerance(const std::string& text, std::string* error) {
   Tolerance t;
   if (text.ends_with('%')) {
@@ -136,6 +115,49 @@ TraceCheck check_against(const Baseline& base, const Baseline& now, const Tolera
     one("leaked", old.leaked, cur.leaked);
   }
   return tc;
+}
+
+namespace {
+
+int run_baseline(const std::vector<std::string>& traces, const std::string& out, bool allow_incomplete) {
+  std::string error;
+  Incomplete incomplete;
+  incomplete.allow = allow_incomplete;
+  const auto b = baseline_of_traces(traces, &error, &incomplete);
+  if (!b) {
+    std::cerr << "cumemtrace baseline: " << error << "\n";
+    return incomplete.found ? kExitIncomplete : 2;
+  }
+  for (const auto& note : incomplete.notes)
+    std::cerr << "cumemtrace baseline: " << note << "; the baseline is of incomplete figures\n";
+  OutputFile f(out, traces);
+  f.stream() << to_json(*b).dump(2) << "\n";
+  if (!f.commit()) {
+    std::cerr << "cumemtrace baseline: " << f.error() << "\n";
+    return f.exit_status();
+  }
+  std::cerr << "cumemtrace baseline: " << b->devices.size() << " device(s), " << b->sites.size()
+            << " call site(s) written to " << out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command register_baseline(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> traces;
+    std::string output;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("baseline", "Write a JSON baseline of traces for check --baseline and diff");
+  add_traces(c.sub, o->traces);
+  c.sub->add_option("-o,--output", o->output, "Baseline file to write")->required();
+  add_shared_options(c.sub, kCallSiteOptions | kAllowIncomplete | kForceOutput);
+  c.run = [o] {
+    return expand_inputs(o->traces, "baseline") ? run_baseline(o->traces, o->output, allow_incomplete()) : 2;
+  };
+  return c;
 }
 
 }  // namespace cumemtrace

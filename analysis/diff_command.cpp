@@ -1,12 +1,15 @@
 // `cumemtrace diff OLD NEW [--json]` (docs/cli.md): what changed between two traces or baselines.
 #include <iostream>
 #include <map>
+#include <memory>
 
 #include "baseline_command.h"
+#include "command.h"
 #include "completeness.h"
 #include "units.h"
 
 namespace cumemtrace {
+namespace {
 
 int run_diff(const std::string& before_path, const std::string& after_path, bool json, bool allow_incomplete) {
   std::string error;
@@ -65,6 +68,24 @@ int run_diff(const std::string& before_path, const std::string& after_path, bool
               << iec(c.before.bytes_at_peak) << " -> " << iec(c.after.bytes_at_peak) << ", leaked "
               << iec(c.before.leaked) << " -> " << iec(c.after.leaked) << "\n";
   return 0;
+}
+
+}  // namespace
+
+Command register_diff(CLI::App& app) {
+  struct Options {
+    std::string before, after;
+    bool json = false;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("diff", "Peak, leaks and call sites: what changed from OLD to NEW");
+  c.sub->add_option("old", o->before, "Trace or baseline file")->required();
+  c.sub->add_option("new", o->after, "Trace or baseline file")->required();
+  c.sub->add_flag("--json", o->json, "JSON output");
+  add_shared_options(c.sub, kCallSiteOptions | kAllowIncomplete);
+  c.run = [o] { return run_diff(o->before, o->after, o->json, allow_incomplete()); };
+  return c;
 }
 
 }  // namespace cumemtrace

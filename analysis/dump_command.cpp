@@ -2,13 +2,15 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <vector>
 
-#include "commands.h"
+#include "command.h"
 #include "dump.h"
 #include "escape.h"
 
 namespace cumemtrace {
+namespace {
 
 int cmd_dump(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -22,6 +24,17 @@ int cmd_dump(const std::string& path) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+Command register_dump(CLI::App& app) {
+  const auto trace = std::make_shared<std::string>();
+  Command c;
+  c.sub = app.add_subcommand("dump", "One line per record (debugging; unstable format)");
+  c.sub->add_option("trace", *trace, "Trace file")->required();
+  c.run = [trace] { return cmd_dump(*trace); };
+  return c;
 }
 
 }  // namespace cumemtrace

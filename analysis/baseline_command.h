@@ -1,5 +1,6 @@
-// `cumemtrace baseline TRACE… -o FILE` and `cumemtrace diff OLD NEW [--json]`, and the
-// baseline comparison of `check --baseline FILE --tolerance T` (docs/cli.md).
+// Baselines of traces for `cumemtrace baseline TRACE… -o FILE` and `cumemtrace diff OLD NEW`
+// (diff_command.cpp), and the baseline comparison of `check --baseline FILE --tolerance T`
+// (docs/cli.md).
 #pragma once
 
 #include <optional>
@@ -25,9 +26,6 @@ std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths
                                            Incomplete* incomplete = nullptr);
 // A baseline file, or a trace (then its baseline).
 std::optional<Baseline> load_baseline(const std::string& path, std::string* error, Incomplete* incomplete = nullptr);
-
-int run_baseline(const std::vector<std::string>& traces, const std::string& out, bool allow_incomplete);
-int run_diff(const std::string& before, const std::string& after, bool json, bool allow_incomplete);
 
 // check --baseline: peak and leaked per device may exceed the baseline's by `tolerance`
 // (a percentage of the baseline figure, or bytes); a result per device and figure.

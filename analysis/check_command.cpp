@@ -1,10 +1,14 @@
-#include "check_command.h"
+// `cumemtrace check TRACE… [limits] [--junit FILE] [--github]` (docs/cli.md). Exit status:
+// 0 when every limit holds, 1 when one does not, 2 for a usage error or a trace that
+// cannot be read.
+#include "command.h"
 
 #include <fstream>
 #include <iostream>
 #include <optional>
 
 #include "baseline_command.h"
+#include "check.h"
 #include "completeness.h"
 #include "escape.h"
 #include "job.h"
@@ -18,6 +22,19 @@
 
 namespace cumemtrace {
 namespace {
+
+struct CheckOptions {
+  std::vector<std::string> traces;
+  std::vector<Limit> limits;
+  std::string baseline;        // --baseline FILE (a baseline or a trace), or empty
+  std::string tolerance = "0";  // --tolerance: PCT% of the baseline figure, or SIZE
+  std::string junit;    // file to write, or empty
+  bool github = false;  // print ::error workflow commands
+  // --max-rank-imbalance PCT: a limit on the job of all traces together (job.h): no rank's
+  // peak on its own device may differ from the median by more than PCT percent.
+  std::optional<double> max_rank_imbalance;
+  bool allow_incomplete = false;  // a verdict on incomplete figures (completeness.h), saying so
+};
 
 // GitHub's workflow-command escaping of a message (docs.github.com, "Workflow commands").
 std::string github_escape(const std::string& s) {
@@ -45,8 +62,6 @@ LimitResult check_rank_imbalance(const Job& job, double limit) {
   }
   return r;
 }
-
-}  // namespace
 
 int run_check(const CheckOptions& given) {
   CheckOptions opt = given;
@@ -181,6 +196,61 @@ int run_check(const CheckOptions& given) {
             << (ok ? " hold" : ", some failed") << (on_incomplete && !incomplete ? " on incomplete figures" : "")
             << "\n";
   return ok ? 0 : 1;
+}
+
+}  // namespace
+
+Command register_check(CLI::App& app) {
+  struct Options {
+    CheckOptions check;
+    std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap, max_growth;
+    double max_rank_imbalance = 0;
+    CLI::Option* max_rank_option = nullptr;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("check", "Exit 1 when a trace breaks a limit (CI); 0 when all hold");
+  add_traces(c.sub, o->check.traces);
+  c.sub->add_option("--max-peak", o->max_peak, "Peak tracked device bytes (SIZE, or dN:SIZE for one device)");
+  c.sub->add_option("--max-leaked", o->max_leaked, "Device memory live at a clean end (SIZE)");
+  c.sub->add_option("--max-failed", o->max_failed, "Failed allocations, retries folded (N)");
+  c.sub->add_option("--max-single", o->max_single, "Largest single allocation (SIZE, or PCT% of the device)");
+  c.sub->add_option("--max-gap-ratio", o->max_gap, "Gap ratio at the peak (0..1)");
+  c.sub->add_option("--max-growth", o->max_growth, "Steady growth per iteration of any call site (SIZE)");
+  o->max_rank_option = c.sub->add_option("--max-rank-imbalance", o->max_rank_imbalance,
+                                         "Largest difference of a rank's peak from the median over all traces (PCT)")
+                           ->check(kPercent);
+  c.sub->add_option("--junit", o->check.junit, "Write JUnit XML here");
+  c.sub->add_flag("--github", o->check.github, "Also print GitHub Actions ::error lines");
+  c.sub->add_option("--baseline", o->check.baseline, "Fail when peak or leaks grew past a baseline (file or trace)");
+  c.sub->add_option("--tolerance", o->check.tolerance, "Growth allowed over the baseline: PCT% or SIZE")
+      ->capture_default_str();
+  add_shared_options(c.sub, kCallSiteOptions | kAllowIncomplete | kForceOutput);
+  c.check_usage = [o] {
+    if (o->max_rank_option->count()) o->check.max_rank_imbalance = o->max_rank_imbalance;
+    const std::pair<const std::vector<std::string>*, Limit::What> kinds[] = {
+        {&o->max_peak, Limit::What::kPeak},     {&o->max_leaked, Limit::What::kLeaked},
+        {&o->max_failed, Limit::What::kFailed}, {&o->max_single, Limit::What::kSingle},
+        {&o->max_gap, Limit::What::kGapRatio},  {&o->max_growth, Limit::What::kGrowth}};
+    for (const auto& [values, what] : kinds) {
+      for (const auto& v : *values) {
+        std::string error;
+        auto l = parse_limit(what, v, &error);
+        if (!l) {
+          std::cerr << "cumemtrace check: --" << limit_name(what) << ": " << error << "\n";
+          return 2;
+        }
+        o->check.limits.push_back(*l);
+      }
+    }
+    return 0;
+  };
+  // run_check expands its own traces: naming none is a usage error (2) there.
+  c.run = [o] {
+    o->check.allow_incomplete = allow_incomplete();
+    return run_check(o->check);
+  };
+  return c;
 }
 
 }  // namespace cumemtrace

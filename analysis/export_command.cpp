@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "commands.h"
+#include "command.h"
 #include "event_source.h"
 #include "export/chrome.h"
 #include "export/folded.h"
@@ -18,6 +18,15 @@
 
 namespace cumemtrace {
 namespace {
+
+struct ExportOptions {
+  std::string format;               // memviz, chrome, folded or jsonl
+  std::vector<std::string> paths;   // traces
+  std::string output;               // file (jsonl: directory); empty or "-": stdout
+  std::string at;                   // folded: a moment (live_time.h) ...
+  bool at_given = false;            // ... if --at was given (an empty one is an error); else peak
+  bool zstd = false;                // jsonl: NAME.jsonl.zst
+};
 
 // Every trace checked before anything is written: one unreadable writes nothing. The
 // writers that take one trace at a time (jsonl, chrome, folded) then read each again, in
@@ -100,8 +109,6 @@ int folded_moments(const ExportOptions& opt, const std::vector<FileStamp>& check
   }
   return 0;
 }
-
-}  // namespace
 
 int cmd_export(const ExportOptions& opt) {
   const auto usage = [](const std::string& why) {
@@ -186,6 +193,28 @@ int cmd_export(const ExportOptions& opt) {
   }
   std::cerr << "cumemtrace export: " << said << " to " << where << "\n";
   return 0;
+}
+
+}  // namespace
+
+Command register_export(CLI::App& app) {
+  const auto o = std::make_shared<ExportOptions>();
+  Command c;
+  c.sub = app.add_subcommand("export", "Write traces for other tools: memory_viz, Perfetto, flame graphs");
+  add_traces(c.sub, o->paths, "Trace files, folders of traces, or a `run` manifest (memviz: one)");
+  c.sub->add_option("--format", o->format,
+                    "memviz (PyTorch pickle), chrome (trace-event JSON), folded (stacks), jsonl (tables)")
+      ->required();
+  c.sub->add_option("-o,--output", o->output, "File to write (default: stdout); jsonl: a directory");
+  c.sub->add_flag("--zstd", o->zstd, "jsonl: zstd-compressed NAME.jsonl.zst");
+  c.sub->add_option("--at", o->at, "folded: the moment, 'peak' (default), 'end', ns or '12.5 s'");
+  add_shared_options(c.sub, kCallSiteOptions | kForceOutput);
+  c.run = [o, sub = c.sub] {
+    if (!expand_inputs(o->paths, "export")) return 1;
+    o->at_given = sub->count("--at") > 0;
+    return cmd_export(*o);
+  };
+  return c;
 }
 
 }  // namespace cumemtrace

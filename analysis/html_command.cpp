@@ -1,5 +1,5 @@
 // `cumemtrace html`: docs/cli.md; the page is described in docs/html-report.md.
-#include "html_command.h"
+#include "command.h"
 
 #include <iostream>
 
@@ -13,7 +13,16 @@
 #include "trace_check.h"
 
 namespace cumemtrace {
+namespace {
 
+struct HtmlOptions {
+  std::vector<std::string> traces;
+  std::string output;  // the page to write
+  size_t top = 10;     // call-site rows per table, as `report --top`
+  size_t frames = 6;   // frames per call site in the tables, as `report --frames`
+};
+
+// 0 when every trace was read; 1 when one could not be (the page still holds the rest).
 int cmd_html(const HtmlOptions& opt) {
   if (names_an_input(opt.output, opt.traces)) {
     std::cerr << "cumemtrace html: " << opt.output << " is one of the input traces\n";
@@ -64,6 +73,31 @@ int cmd_html(const HtmlOptions& opt) {
     return out.exit_status();
   }
   return rc;
+}
+
+}  // namespace
+
+Command register_html(CLI::App& app) {
+  struct Options {
+    HtmlOptions html;
+    long long top = 10, frames = 6;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("html", "Write one self-contained HTML page of traces (docs/html-report.md)");
+  add_traces(c.sub, o->html.traces,
+             "Trace files, folders of traces, or a `run` manifest (several: one job, a process selector)");
+  c.sub->add_option("-o,--output", o->html.output, "Page to write")->required();
+  c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
+  c.sub->add_option("--frames", o->frames, "Frames per call site in the tables")->capture_default_str()->check(kCount);
+  add_shared_options(c.sub, kCallSiteOptions | kForceOutput);
+  c.run = [o] {
+    if (!expand_inputs(o->html.traces, "html")) return 1;
+    o->html.top = size_t(o->top);
+    o->html.frames = size_t(o->frames);
+    return cmd_html(o->html);
+  };
+  return c;
 }
 
 }  // namespace cumemtrace

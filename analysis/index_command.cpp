@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "checkpoint.h"
-#include "commands.h"
+#include "command.h"
 #include "escape.h"
 #include "output_file.h"
 #include "progress.h"
@@ -11,7 +11,9 @@
 #include "trace_check.h"
 
 namespace cumemtrace {
+namespace {
 
+// Writes `output` (default TRACE.idx): a checkpoint at least every `every` events (checkpoint.h).
 int cmd_index(const std::string& path, const std::string& output, uint64_t every) {
   const std::string out = output.empty() ? path + ".idx" : output;
   if (names_an_input(out, {path})) {
@@ -48,6 +50,27 @@ int cmd_index(const std::string& path, const std::string& output, uint64_t every
     std::cerr << "cumemtrace index: only the start of the trace: it has fewer than " << every
               << " events or one chunk, so `live` gains nothing from this index\n";
   return 0;
+}
+
+}  // namespace
+
+Command register_index(CLI::App& app) {
+  struct Options {
+    std::string trace, output;
+    int64_t every = 500'000;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("index", "Write TRACE.idx: checkpoints that let `live --at` start near a moment");
+  c.sub->add_option("trace", o->trace, "Trace file")->required();
+  c.sub->add_option("-o,--output", o->output, "Index file (default TRACE.idx, where `live` looks for it)")
+      ->check(kNonEmpty);
+  c.sub->add_option("--every", o->every, "Events between checkpoints, at least (they fall at chunk ends)")
+      ->capture_default_str()
+      ->check(kPositiveCount);
+  add_shared_options(c.sub, kForceOutput);
+  c.run = [o] { return cmd_index(o->trace, o->output, uint64_t(o->every)); };
+  return c;
 }
 
 }  // namespace cumemtrace

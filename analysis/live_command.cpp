@@ -9,7 +9,7 @@
 
 #include "checkpoint.h"
 #include "live_index.h"
-#include "commands.h"
+#include "command.h"
 #include "escape.h"
 #include "event_source.h"
 #include "live_time.h"
@@ -71,8 +71,6 @@ void print(const std::vector<LiveReport>& lives, uint64_t start, bool json) {
   if (json) std::cout << out.dump(2) << "\n";
 }
 
-}  // namespace
-
 int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json) {
   std::vector<std::string> parts;
   for (const auto& a : at_args) {
@@ -131,6 +129,27 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
   progress.reset();  // the bar's line ends before the output
   print(lives, t.process ? t.process->start_monotonic_ns : 0, json);
   return 0;
+}
+
+}  // namespace
+
+Command register_live(CLI::App& app) {
+  struct Options {
+    std::string trace;
+    std::vector<std::string> at;
+    bool json = false;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("live", "What was live at given moments");
+  c.sub->add_option("trace", o->trace, "Trace file")->required();
+  c.sub->add_option("--at", o->at,
+                    "CLOCK_MONOTONIC ns, seconds since start ('12.5 s'), 'peak' or 'end'; repeat or give a comma list")
+      ->required()
+      ->take_all();
+  c.sub->add_flag("--json", o->json, "JSON output: an array, one object per --at");
+  c.run = [o] { return cmd_live(o->trace, o->at, o->json); };
+  return c;
 }
 
 }  // namespace cumemtrace

@@ -3,7 +3,7 @@
 #include <optional>
 #include <sstream>
 
-#include "commands.h"
+#include "command.h"
 #include "job.h"
 #include "job_view.h"
 #include "parallel.h"
@@ -16,7 +16,6 @@
 #include "trace_inputs.h"
 
 namespace cumemtrace {
-
 namespace {
 
 // One trace's share of the command: what it says on stderr, then its report, and the
@@ -53,8 +52,8 @@ TraceReport report_one(const std::string& path, size_t top, size_t frames) {
   return out;
 }
 
-}  // namespace
-
+// `args`: traces, folders of traces or manifests (trace_inputs.h). `rank_tolerance`:
+// percent of the median peak past which a rank is imbalanced (job.h), with several traces.
 int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size_t frames, double rank_tolerance) {
   int rc = 0;
   const std::vector<std::string> paths = expand_trace_inputs(args);
@@ -113,6 +112,32 @@ int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size
     std::cout << per_trace.str();
   }
   return rc;
+}
+
+}  // namespace
+
+Command register_report(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> traces;
+    bool json = false;
+    long long top = 10, frames = 6;
+    double rank_tolerance = 10;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("report", "Report on one or more traces");
+  add_traces(c.sub, o->traces);
+  c.sub->add_option("--rank-tolerance", o->rank_tolerance,
+                    "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
+      ->capture_default_str()
+      ->check(kPercent);
+  c.sub->add_flag("--json", o->json, "JSON output (docs/report-json.md)");
+  c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
+  c.sub->add_option("--frames", o->frames, "Frames per call site")->capture_default_str()->check(kCount);
+  add_shared_options(c.sub, kCallSiteOptions);
+  // cmd_report expands its own traces.
+  c.run = [o] { return cmd_report(o->traces, o->json, size_t(o->top), size_t(o->frames), o->rank_tolerance); };
+  return c;
 }
 
 }  // namespace cumemtrace

@@ -1,5 +1,12 @@
-#include "run_command.h"
-
+// `cumemtrace run`: start a command under LD_PRELOAD=libcumemtrace.so, wait for it, then
+// symbolize the traces it wrote, on this machine, while the modules' files are here.
+//
+// Which traces: every traced process (the command and any child it starts, each writes
+// its own trace) appends its trace's absolute path to a private manifest file named by
+// CUMEMTRACE_MANIFEST. Reading that file is the only reliable way to find them: output
+// patterns expand per pid and rank, and children may chdir.
+//
+// Nothing is printed to stdout: the command's stdout belongs to the user.
 #include <cumemtrace/trace_format.h>
 
 #include <fcntl.h>
@@ -15,21 +22,32 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
+#include <string_view>
 
+#include "command.h"
 #include "escape.h"
 #include "oom_watch.h"
 #include "run_preflight.h"
 #include "symbolize.h"
+#include "torch_oom.h"
 #include "trace_inputs.h"
 
 namespace cumemtrace {
 namespace {
+
+struct RunOptions {
+  std::optional<std::string> output;  // CUMEMTRACE_OUTPUT pattern
+  std::optional<int> depth;           // CUMEMTRACE_DEPTH
+  std::vector<std::string> command;
+};
 
 volatile sig_atomic_t g_child = 0;
 volatile sig_atomic_t g_stop_waiting = 0;
@@ -251,8 +269,8 @@ void wait_for_descendants() {
   }
 }
 
-}  // namespace
-
+// The preload library beside this executable (<bin>/../lib/libcumemtrace.so), or
+// $CUMEMTRACE_LIBRARY.
 std::string preload_library_path() {
   if (const char* env = ::getenv("CUMEMTRACE_LIBRARY"); env && *env) return env;
   std::string p = self_dir() + "/../lib/libcumemtrace.so";
@@ -260,6 +278,8 @@ std::string preload_library_path() {
   return ::realpath(p.c_str(), real) ? std::string(real) : p;
 }
 
+// Returns the exit status to exit with: the command's, or 128+signal if a signal
+// killed it; 127 if it could not be started.
 int run_traced(const RunOptions& opt) {
   if (opt.command.empty()) {
     std::cerr << "cumemtrace run: no command given (usage: cumemtrace run [options] -- CMD ARGS...)\n";
@@ -381,6 +401,91 @@ int run_traced(const RunOptions& opt) {
     ::close(watchdog_sock);
   }
   return rc;
+}
+
+
+// `run --help`, in the shape CLI11 gives every other command's help (it is parsed by
+// hand: see parse_run).
+constexpr const char* kRunHelp =
+    "Run a command with CUDA memory tracing, then symbolize its traces\n"
+    "Usage: cumemtrace run [OPTIONS] [--] CMD ARGS...\n"
+    "\n"
+    "Runs CMD with libcumemtrace.so preloaded and exits with CMD's status (128+signal if a\n"
+    "signal killed it; 127 if CMD cannot be run).\n"
+    "\n"
+    "Positionals:\n"
+    "  CMD ARGS...                 The command, verbatim (options of ours end at -- or at its first word)\n"
+    "\n"
+    "Options:\n"
+    "  -h,--help                   Print this help message and exit\n"
+    "  -o,--output PATTERN         Trace file pattern (%p pid, %h host, %r rank; a missing folder is created)\n"
+    "  --depth N                   Native frames per stack (default 32)\n"
+    "  --torch-oom                 Record PyTorch's block map at an out-of-memory error (docs/cli.md)\n";
+constexpr const char* kRunUsage = "usage: cumemtrace run [-o|--output PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...\n";
+
+// Options of `run` end at `--` or at the first word that is not one of ours: all that
+// follows is the command, verbatim.
+int parse_run(int argc, char** argv) {
+  RunOptions opt;
+  int i = 2;
+  auto value = [&](std::string_view arg, std::string_view name, std::string& out) {
+    if (arg == name) {
+      if (i + 1 >= argc) throw std::invalid_argument(std::string(name) + " needs a value");
+      out = argv[++i];
+      return true;
+    }
+    if (arg.size() > name.size() + 1 && arg.starts_with(name) && arg[name.size()] == '=') {
+      out = std::string(arg.substr(name.size() + 1));
+      return true;
+    }
+    return false;
+  };
+  try {
+    for (; i < argc; ++i) {
+      std::string_view a = argv[i];
+      std::string v;
+      if (a == "--") {
+        ++i;
+        break;
+      }
+      if (a == "-h" || a == "--help") {
+        std::cout << kRunHelp;
+        return 0;
+      }
+      if (value(a, "-o", v) || value(a, "--output", v)) {
+        opt.output = v;
+      } else if (value(a, "--depth", v)) {
+        int d = -1;
+        const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+        if (ec != std::errc() || p != v.data() + v.size() || d < 0)
+          throw std::invalid_argument("--depth wants a count of frames (0 or more), not '" + v + "'");
+        opt.depth = d;
+      } else if (a == "--torch-oom") {
+        if (!enable_torch_oom()) return 127;
+      } else if (a.starts_with("-")) {
+        throw std::invalid_argument("unknown option " + std::string(a) + " (put the command after --)");
+      } else {
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "cumemtrace run: " << e.what() << "\n" << kRunUsage;
+    return 2;
+  }
+  for (; i < argc; ++i) opt.command.emplace_back(argv[i]);
+  return run_traced(opt);
+}
+
+}  // namespace
+
+Command register_run(CLI::App& app) {
+  Command c;
+  // Parsed by hand (parse_run): the command's own options must pass through untouched, and
+  // CLI11's prefix-command mode reorders them. The subcommand is for --help.
+  c.sub = app.add_subcommand("run", "Run a command with CUDA memory tracing, then symbolize its traces")
+              ->footer("usage: cumemtrace run [-o PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...");
+  c.parse_by_hand = parse_run;
+  return c;
 }
 
 }  // namespace cumemtrace

@@ -1,10 +1,11 @@
 // `cumemtrace symbolize`: docs/cli.md.
 #include <iostream>
 
-#include "commands.h"
+#include "command.h"
 #include "symbolize.h"
 
 namespace cumemtrace {
+namespace {
 
 int cmd_symbolize(const std::vector<std::string>& paths) {
   int rc = 0;
@@ -24,6 +25,17 @@ int cmd_symbolize(const std::vector<std::string>& paths) {
     }
   }
   return rc;
+}
+
+}  // namespace
+
+Command register_symbolize(CLI::App& app) {
+  const auto traces = std::make_shared<std::vector<std::string>>();
+  Command c;
+  c.sub = app.add_subcommand("symbolize", "Append symbols to traces (needs the modules' files)");
+  add_traces(c.sub, *traces);
+  c.run = [traces] { return expand_inputs(*traces, "symbolize") ? cmd_symbolize(*traces) : 1; };
+  return c;
 }
 
 }  // namespace cumemtrace

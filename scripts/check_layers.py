@@ -40,7 +40,7 @@ def stage_of(path: Path, top: Path) -> str | None:
     if rel.startswith("analysis/"):
         name = path.name
         # The commands are the top of the analyzer: nothing below includes them.
-        if name == "main.cpp" or re.match(r".*_command\.(h|cpp)$", name) or name == "command.h":
+        if name == "main.cpp" or re.match(r"(.*_command|command|command_options)\.(h|cpp)$", name):
             return "cli"
         return "analysis"
     return None  # tests, fuzz targets, benchmarks, examples: free to include anything

@@ -12,11 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static volatile int g_stop;
+static int g_stop; /* read and written with __atomic builtins */
 
 static void *worker(void *arg) {
   (void)arg;
-  while (!g_stop) nvtxRangeEnd(nvtxRangeStartA("a worker's range with a name long enough to be copied"));
+  while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) nvtxRangeEnd(nvtxRangeStartA("a worker's range with a name long enough to be copied"));
   return NULL;
 }
 
@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     for (k = 0; k < 300 && waitpid(pid, &st, WNOHANG) != pid; k++) usleep(10000);
     if (k == 300) { fprintf(stderr, "child %d hung\n", pid); hung++; kill(pid, SIGKILL); waitpid(pid, &st, 0); }
   }
-  g_stop = 1;
+  __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
   pthread_join(t, NULL);
   printf("%d of %d children hung\n", hung, forks);
   return hung != 0;

@@ -49,6 +49,13 @@ std::vector<std::string> TempDir::files(const std::string& prefix) const {
   return out;
 }
 
+#ifdef CUMEMTRACE_CLI_EXTERNAL
+// The ThreadSanitizer tree reads with the plain tree's CLI (CMakeLists.txt); its `run` must
+// still preload this tree's library, which it would not find beside itself. Set before any
+// test starts, so every child inherits it.
+const int g_external_cli_library = setenv("CUMEMTRACE_LIBRARY", CUMEMTRACE_PRELOAD, 0);
+#endif
+
 std::string program(const std::string& name) { return std::string(CUMEMTRACE_PROGRAMS_DIR) + "/" + name; }
 std::string cli() { return CUMEMTRACE_CLI; }
 std::string preload_library() { return CUMEMTRACE_PRELOAD; }

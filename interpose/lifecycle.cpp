@@ -29,14 +29,14 @@ namespace {
 void prepare_fork() {
   stack_prepare_fork();    // its one-time set-up uses the loader: before the loader's lock
   sampler_prepare_fork();  // first of the locks: its late callback may take the tracker's lock
-  loader_prepare_fork();  // before the tracker: nothing holds the tracker while in the loader
+  nvtx_prepare_fork();     // before the tracker's: an NVTX end records its mark under it
+  loader_prepare_fork();   // before the tracker: nothing holds the tracker while in the loader
   tracker_prepare_fork();
-  nvtx_prepare_fork();  // a leaf: its holder waits for nothing of ours
 }
 void after_fork_parent() {
-  nvtx_after_fork_parent();
   tracker_after_fork_parent();
   loader_after_fork_parent();
+  nvtx_after_fork_parent();
   sampler_after_fork_parent();
 }
 void after_fork_child() {

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -58,13 +59,13 @@ Fn next(Slot slot) {
 
 // The message of an event attribute: ASCII, or a string registered with
 // nvtxDomainRegisterStringA (whose handle is our own copy of it).
-std::string message_of(const nvtxEventAttributes_t* a) {
+std::string_view message_of(const nvtxEventAttributes_t* a) {
   if (!a) return {};
   switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: return a->message.ascii ? a->message.ascii : "";
+    case NVTX_MESSAGE_TYPE_ASCII: return a->message.ascii ? std::string_view(a->message.ascii) : "";
     case NVTX_MESSAGE_TYPE_REGISTERED:
       if (g_chained.load(std::memory_order_relaxed)) return "(registered string)";  // the tool's handle
-      return a->message.registered ? reinterpret_cast<const char*>(a->message.registered) : "";
+      return a->message.registered ? std::string_view(reinterpret_cast<const char*>(a->message.registered)) : "";
     default: return {};  // wide strings: not decoded
   }
 }
@@ -90,7 +91,7 @@ int push_a(const char* message) {
   return depth;
 }
 int push_ex(const nvtxEventAttributes_t* a) {
-  const int depth = push_named(message_of(a));
+  const int depth = push_named(std::string(message_of(a)));
   if (auto f = next<int (*)(const nvtxEventAttributes_t*)>(kPushEx)) return f(a);
   return depth;
 }
@@ -120,33 +121,33 @@ std::unordered_map<uint64_t, std::string>& open_ranges() {
   if (!g_open) g_open = new std::unordered_map<uint64_t, std::string>;
   return *g_open;
 }
-nvtxRangeId_t remember_open(nvtxRangeId_t id, std::string name) {
+// A start or end allocates and frees only under the open ranges' lock or the tracker's,
+// both held across a fork: a child then never inherits an allocator that is not fork-safe
+// (GCC 12's AddressSanitizer's) locked by a thread inside one of these. Lock order: this
+// lock, then the tracker's (track_mark).
+nvtxRangeId_t remember_open(nvtxRangeId_t id, std::string_view name) {
   std::lock_guard lock(g_open_mu);
-  if (open_ranges().size() < kMaxOpen) open_ranges().emplace(id, std::move(name));
+  if (open_ranges().size() < kMaxOpen) open_ranges().emplace(id, std::string(name));
   return id;
 }
 void record_end(nvtxRangeId_t id) {
-  std::string name;
-  {
-    std::lock_guard lock(g_open_mu);
-    auto it = open_ranges().find(id);
-    if (it == open_ranges().end()) return;
-    name = std::move(it->second);
-    open_ranges().erase(it);
-  }
-  track_mark(name, MarkSource::kNvtxEnd);
+  std::lock_guard lock(g_open_mu);
+  auto it = open_ranges().find(id);
+  if (it == open_ranges().end()) return;
+  track_mark(it->second, MarkSource::kNvtxEnd);
+  open_ranges().erase(it);
 }
 nvtxRangeId_t start_a(const char* message) {
-  std::string name = message ? message : "";
+  const std::string_view name = message ? message : "";
   track_mark(name, MarkSource::kNvtxStart);
   auto f = next<nvtxRangeId_t (*)(const char*)>(kStartA);
-  return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), std::move(name));
+  return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
 }
 nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) {
-  std::string name = message_of(a);
+  const std::string_view name = message_of(a);
   track_mark(name, MarkSource::kNvtxStart);
   auto f = next<nvtxRangeId_t (*)(const nvtxEventAttributes_t*)>(kStartEx);
-  return remember_open(f ? f(a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), std::move(name));
+  return remember_open(f ? f(a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
 }
 void end(nvtxRangeId_t id) {
   record_end(id);
@@ -154,7 +155,7 @@ void end(nvtxRangeId_t id) {
 }
 
 int domain_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  const int depth = push_named(message_of(a));
+  const int depth = push_named(std::string(message_of(a)));
   if (auto f = next<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainPush)) return f(d, a);
   return depth;
 }
@@ -168,10 +169,10 @@ void domain_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   if (auto f = next<void (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainMark)) f(d, a);
 }
 nvtxRangeId_t domain_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  std::string name = message_of(a);
+  const std::string_view name = message_of(a);
   track_mark(name, MarkSource::kNvtxStart);
   auto f = next<nvtxRangeId_t (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainStart);
-  return remember_open(f ? f(d, a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), std::move(name));
+  return remember_open(f ? f(d, a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
 }
 void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   record_end(id);

@@ -29,6 +29,7 @@ namespace {
 void prepare_fork() {
   stack_prepare_fork();    // its one-time set-up uses the loader: before the loader's lock
   sampler_prepare_fork();  // first of the locks: its late callback may take the tracker's lock
+  writer_prepare_fork();   // before the loader's and the tracker's locks, which its round takes
   nvtx_prepare_fork();     // before the tracker's: an NVTX end records its mark under it
   loader_prepare_fork();   // before the tracker: nothing holds the tracker while in the loader
   tracker_prepare_fork();
@@ -37,6 +38,7 @@ void after_fork_parent() {
   tracker_after_fork_parent();
   loader_after_fork_parent();
   nvtx_after_fork_parent();
+  writer_after_fork_parent();
   sampler_after_fork_parent();
 }
 void after_fork_child() {

@@ -21,6 +21,9 @@ void finish_writer(); // at exit: exit snapshot, end record, final flush; bounde
 // is pending, so the trace ends whole at the exec. If the exec fails, tracing simply goes
 // on (the reader then sets that End record aside).
 void flush_before_exec(std::string_view target);
+// Around a fork: the writer's loop pauses between rounds (at most 50 ms waited for).
+void writer_prepare_fork();
+void writer_after_fork_parent();
 void writer_after_fork_child();
 // From a fatal signal's handler (fatal_signal.h), async-signal-safe: writes what is
 // pending with write(2) alone, waiting at most ~2 s for the file to exist and for the

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "cumemtrace/reader.h"
+#include "read/reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const cumemtrace::Trace t = cumemtrace::parse_trace({data, size});

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <sstream>
 
-#include "event_source.h"
-#include "live_time.h"
-#include "report.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "read/event_source.h"
+#include "replay/live_time.h"
+#include "reports/report.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const cumemtrace::Trace t = cumemtrace::parse_trace({data, size}, "fuzz.trace");

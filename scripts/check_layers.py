@@ -12,15 +12,29 @@ from pathlib import Path
 
 # Stage -> the stages it may include besides itself. The contract (include/cumemtrace) is
 # the meeting point of the two sides: the tracer and the analyzer never include each other.
+# The analyzer's stages are its folders, in the order of the data path:
+# base <- read <- {replay, stacks} <- reports <- gate <- render <- cli, stacks <- symbols <- cli.
+ANALYSIS_BELOW = {
+    "base": set(),
+    "read": {"base"},
+    "replay": {"base", "read"},
+    "stacks": {"base", "read"},
+    "symbols": {"base", "read", "stacks"},
+    "reports": {"base", "read", "replay", "stacks"},
+    "gate": {"base", "read", "replay", "stacks", "reports"},
+    "render": {"base", "read", "replay", "stacks", "reports", "gate"},
+    "cli": {"base", "read", "replay", "stacks", "symbols", "reports", "gate", "render"},
+}
 MAY_INCLUDE = {
     "contract": set(),
     "sim": set(),
     "interpose": {"contract"},
     "view": set(),
-    "analysis": {"contract", "view"},
-    "export": {"contract", "analysis"},
-    "cli": {"contract", "view", "analysis", "export"},
+    "analysis": {"contract"},  # the folder's root holds no code of its own
 }
+for _stage, _below in ANALYSIS_BELOW.items():
+    MAY_INCLUDE[f"analysis/{_stage}"] = {"contract"} | {f"analysis/{b}" for b in _below}
+MAY_INCLUDE["analysis/cli"].add("view")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -35,13 +49,10 @@ def stage_of(path: Path, top: Path) -> str | None:
         return "interpose"
     if rel.startswith("view/html/"):
         return "view"
-    if rel.startswith("analysis/export/"):
-        return "export"
     if rel.startswith("analysis/"):
-        name = path.name
-        # The commands are the top of the analyzer: nothing below includes them.
-        if name == "main.cpp" or re.match(r"(.*_command|command|command_options)\.(h|cpp)$", name):
-            return "cli"
+        parts = rel.split("/")
+        if len(parts) > 2 and parts[1] in ANALYSIS_BELOW:
+            return f"analysis/{parts[1]}"
         return "analysis"
     return None  # tests, fuzz targets, benchmarks, examples: free to include anything
 

@@ -1,11 +1,11 @@
-// The call site moves past an allocator's frames (analysis/allocator_frames.h); the
+// The call site moves past an allocator's frames (analysis/stacks/allocator_frames.h); the
 // library the bytes are charged to stays the allocator's.
 #include <set>
 
-#include "allocator_frames.h"
-#include "call_site_rule.h"
+#include "stacks/allocator_frames.h"
+#include "stacks/call_site_rule.h"
 #include "catch.h"
-#include "report.h"
+#include "reports/report.h"
 #include "report_both.h"
 #include "trace_builder.h"
 #include "../sizes.h"

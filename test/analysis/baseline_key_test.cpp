@@ -2,7 +2,7 @@
 // Python (trace 1.6), the native call-site frame otherwise.
 #include "catch.h"
 
-#include "baseline.h"
+#include "gate/baseline.h"
 
 using namespace cumemtrace;
 

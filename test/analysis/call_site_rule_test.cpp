@@ -1,16 +1,16 @@
-// The call-site rule (analysis/call_site_rule.h, issue 25 §5): growth sites at the user's
+// The call-site rule (analysis/stacks/call_site_rule.h, issue 25 §5): growth sites at the user's
 // frame, past allocator and framework-dispatch frames and library Python frames; options
 // that widen or narrow it; template arguments elided in text.
 #include "catch.h"
 
 #include <sstream>
 
-#include "call_site_rule.h"
-#include "check.h"
-#include "event_source.h"
-#include "report.h"
+#include "stacks/call_site_rule.h"
+#include "gate/check.h"
+#include "read/event_source.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_text.h"
+#include "render/report_text.h"
 #include "trace_builder.h"
 #include "../sizes.h"
 

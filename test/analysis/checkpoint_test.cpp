@@ -1,4 +1,4 @@
-// The checkpoint index (analysis/checkpoint.h): `live --at` from an index gives what a
+// The checkpoint index (analysis/replay/checkpoint.h): `live --at` from an index gives what a
 // whole replay gives, at every moment, and an index that does not fit its trace is refused.
 #include <unistd.h>
 
@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "catch.h"
-#include "checkpoint.h"
-#include "live_index.h"
-#include "live_time.h"
-#include "reader_chunks.h"
-#include "report.h"
-#include "report_json.h"
+#include "replay/checkpoint.h"
+#include "reports/live_index.h"
+#include "replay/live_time.h"
+#include "read/reader_chunks.h"
+#include "reports/report.h"
+#include "render/report_json.h"
 #include "shell.h"
 #include "trace_builder.h"
 #include "../sizes.h"

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "catch.h"
-#include "event_source.h"
-#include "report.h"
-#include "report_json.h"
+#include "read/event_source.h"
+#include "reports/report.h"
+#include "render/report_json.h"
 #include "shell.h"
 #include "parse_built.h"
 #include "trace_builder.h"
-#include "text.h"
+#include "base/text.h"
 #include "../sizes.h"
 
 using namespace cumemtrace;

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "catch.h"
-#include "nearest_command.h"
+#include "cli/nearest_command.h"
 #include "shell.h"
 #include "trace_builder.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "catch.h"
-#include "report.h"
+#include "reports/report.h"
 #include "trace_builder.h"
 #include "../sizes.h"
 

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "catch.h"
-#include "report.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
 #include "trace_builder.h"
 #include "parse_built.h"
 #include "../sizes.h"

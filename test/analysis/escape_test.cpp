@@ -1,11 +1,11 @@
-#include "escape.h"
+#include "base/escape.h"
 
 #include <sstream>
 
 #include "catch.h"
-#include "report.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "reports/report.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;

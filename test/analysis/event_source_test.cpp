@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "catch.h"
-#include "event_source.h"
-#include "reader_chunks.h"
-#include "report.h"
+#include "read/event_source.h"
+#include "read/reader_chunks.h"
+#include "reports/report.h"
 #include "trace_builder.h"
 
 using namespace cumemtrace;

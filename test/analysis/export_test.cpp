@@ -16,12 +16,12 @@
 #include <sstream>
 
 #include "catch.h"
-#include "event_source.h"
-#include "export/chrome.h"
-#include "export/folded.h"
-#include "export/jsonl.h"
-#include "export/memviz.h"
-#include "report.h"
+#include "read/event_source.h"
+#include "render/export/chrome.h"
+#include "render/export/folded.h"
+#include "render/export/jsonl.h"
+#include "render/export/memviz.h"
+#include "reports/report.h"
 #include "shell.h"
 #include "trace_builder.h"
 #include "parse_built.h"

@@ -11,12 +11,12 @@
 #include <string>
 
 #include "catch.h"
-#include "report.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_json.h"
-#include "report_text.h"
-#include "symbolize.h"
-#include "text.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
+#include "symbols/symbolize.h"
+#include "base/text.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::text_of;

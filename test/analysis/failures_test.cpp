@@ -3,10 +3,10 @@
 #include <sstream>
 
 #include "catch.h"
-#include "report.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
 #include "trace_builder.h"
 #include "../sizes.h"
 

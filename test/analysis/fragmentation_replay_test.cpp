@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "catch.h"
-#include "replay.h"
+#include "replay/replay.h"
 #include "parse_built.h"
 
 using namespace cumemtrace;

@@ -1,11 +1,11 @@
-// The growth analysis's classes (analysis/growth.h), on iterations marked "step", with the
+// The growth analysis's classes (analysis/reports/growth.h), on iterations marked "step", with the
 // bytes each call site holds at each boundary worked out by hand below.
 #include "catch.h"
 
 #include <sstream>
 
-#include "report.h"
-#include "report_text.h"
+#include "reports/report.h"
+#include "render/report_text.h"
 #include "report_both.h"
 #include "trace_builder.h"
 #include "../sizes.h"

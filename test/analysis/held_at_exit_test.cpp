@@ -8,14 +8,14 @@
 #include <cstdio>
 #include <sstream>
 
-#include "check.h"
-#include "event_source.h"
-#include "job.h"
-#include "job_view.h"
-#include "report.h"
+#include "gate/check.h"
+#include "read/event_source.h"
+#include "reports/job.h"
+#include "render/job_view.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
 #include "shell.h"
 #include "trace_builder.h"
 #include "../sizes.h"

@@ -1,13 +1,13 @@
-// Causes by what would have let the request fit (analysis/holders.h, diagnosis.h): the
+// Causes by what would have let the request fit (analysis/reports/holders.h, diagnosis.h): the
 // split of NVML's figure at a failure into holders, and the fewest of them that, released,
 // make device_free + released >= request. Figures worked out by hand from each trace.
 #include "catch.h"
 
 #include <sstream>
 
-#include "report.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_text.h"
+#include "render/report_text.h"
 #include "trace_builder.h"
 #include "../sizes.h"
 

@@ -4,11 +4,11 @@
 #include <string>
 
 #include "catch.h"
-#include "event_source.h"
-#include "html_data.h"
-#include "../../view/html/html_page.h"  // linked through cumemtrace_analysis
-#include "report.h"
-#include "stacks.h"
+#include "read/event_source.h"
+#include "render/html_data.h"
+#include "../../view/html/html_page.h"  // linked through cumemtrace_cli
+#include "reports/report.h"
+#include "stacks/stacks.h"
 #include "parse_built.h"
 
 using namespace cumemtrace;

@@ -5,10 +5,10 @@
 #include <sstream>
 
 #include "catch.h"
-#include "job.h"
-#include "report.h"
+#include "reports/job.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_text.h"
+#include "render/report_text.h"
 #include "parse_built.h"
 #include "../sizes.h"
 

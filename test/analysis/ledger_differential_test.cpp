@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "catch.h"
-#include "replay.h"
+#include "replay/replay.h"
 #include "tracker_ledger.h"  // interpose/ (CMakeLists.txt gives this file that folder)
 
 using namespace cumemtrace;

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "catch.h"
-#include "export/memviz.h"
+#include "render/export/memviz.h"
 #include "parse_built.h"
 #include "shell.h"
 #include "trace_builder.h"

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "catch.h"
-#include "live_time.h"
-#include "report.h"
+#include "replay/live_time.h"
+#include "reports/report.h"
 #include "shell.h"
 #include "trace_builder.h"
 #include "parse_built.h"

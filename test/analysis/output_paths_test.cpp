@@ -1,4 +1,4 @@
-// Files the CLI writes (analysis/output_file.h) never go through a link: not at the name,
+// Files the CLI writes (analysis/base/output_file.h) never go through a link: not at the name,
 // not above it, not through /proc/self/root (the attack of issue 29: a link whose own text
 // looks harmless reached any file), and a FIFO without a reader never makes a command wait.
 // Every command that writes a file is tried; each expectation is the exit status docs/cli.md

@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-#include "cumemtrace/reader.h"
+#include "read/reader.h"
 #include "trace_builder.h"
 
 namespace cumemtrace::test {

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "catch.h"
-#include "export/memviz.h"
-#include "report.h"
-#include "report_json.h"
+#include "render/export/memviz.h"
+#include "reports/report.h"
+#include "render/report_json.h"
 #include "shell.h"
 #include "parse_built.h"
 #include "trace_builder.h"

@@ -1,8 +1,8 @@
-// Which NVML reading the report combines with tracked figures (analysis/moments.h), and
+// Which NVML reading the report combines with tracked figures (analysis/reports/moments.h), and
 // the causes that need a moment the simulated driver cannot make (address-space).
 #include "catch.h"
 
-#include "report.h"
+#include "reports/report.h"
 #include "report_both.h"
 #include "trace_builder.h"
 #include "../sizes.h"

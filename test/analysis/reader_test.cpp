@@ -1,5 +1,5 @@
 #include <cstddef>
-#include "cumemtrace/reader.h"
+#include "read/reader.h"
 
 #include <string>
 

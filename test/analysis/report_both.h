@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "catch.h"
-#include "event_source.h"
-#include "live_time.h"
-#include "report.h"
-#include "report_json.h"
-#include "report_text.h"
+#include "read/event_source.h"
+#include "replay/live_time.h"
+#include "reports/report.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
 #include "trace_builder.h"
 
 namespace cumemtrace::test {

@@ -1,11 +1,11 @@
 #include <sstream>
 
 #include "catch.h"
-#include "report.h"
+#include "reports/report.h"
 #include "report_both.h"
-#include "report_json.h"
-#include "report_text.h"
-#include "stacks.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
+#include "stacks/stacks.h"
 #include "parse_built.h"
 #include "../sizes.h"
 

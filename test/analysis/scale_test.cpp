@@ -9,8 +9,8 @@
 #include <string>
 
 #include "catch.h"
-#include "parallel.h"
-#include "report.h"
+#include "base/parallel.h"
+#include "reports/report.h"
 #include "shell.h"
 #include "trace_builder.h"
 #include "parse_built.h"

@@ -1,7 +1,7 @@
 // The size parser every command shares: values worked out by hand.
 #include "catch.h"
 
-#include "size_parse.h"
+#include "base/size_parse.h"
 
 using cumemtrace::parse_size;
 

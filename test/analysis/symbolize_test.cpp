@@ -2,7 +2,7 @@
 // a return address taken inside a known function, its module described from
 // dl_iterate_phdr exactly as the preload library does, must come back as that
 // function's demangled name and the line of the call.
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 #include <link.h>
 #include <unistd.h>

@@ -1,11 +1,11 @@
-// Python frames merged into the native stack (analysis/python_stacks.h): each evaluation
+// Python frames merged into the native stack (analysis/stacks/python_stacks.h): each evaluation
 // loop's native frame gives way to the group of Python frames it ran.
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
 
-#include "python_stacks.h"
+#include "stacks/python_stacks.h"
 
 using namespace cumemtrace;
 

@@ -1,0 +1,103 @@
+// `cumemtrace html`: docs/cli.md; the page is described in docs/html-report.md.
+#include "cli/command.h"
+
+#include <iostream>
+
+#include "read/event_source.h"
+#include "render/html_data.h"
+#include "html_page.h"
+#include "base/output_file.h"
+#include "reports/report.h"
+#include "render/report_json.h"
+#include "symbols/symbolize.h"
+#include "read/trace_check.h"
+
+namespace cumemtrace {
+namespace {
+
+struct HtmlOptions {
+  std::vector<std::string> traces;
+  std::string output;  // the page to write
+  size_t top = 10;     // call-site rows per table, as `report --top`
+  size_t frames = 6;   // frames per call site in the tables, as `report --frames`
+};
+
+// 0 when every trace was read; 1 when one could not be (the page still holds the rest).
+int cmd_html(const HtmlOptions& opt) {
+  if (names_an_input(opt.output, opt.traces)) {
+    std::cerr << "cumemtrace html: " << opt.output << " is one of the input traces\n";
+    return 2;
+  }
+  if (!html_assets_built()) {
+    std::cerr << "cumemtrace html: this cumemtrace was built without its page's libraries; "
+                 "run scripts/html_assets.sh and rebuild\n";
+    return 1;
+  }
+  int rc = 0;
+  nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  for (const auto& path : opt.traces) {
+    // A large trace is read in passes, as `report` reads it (event_source.h).
+    const TraceFile file(path);
+    const Trace& t = file.trace();
+    if (!check_trace(t)) {
+      rc = 1;
+      continue;
+    }
+    std::unordered_map<uint64_t, Symbol> extra;
+    if (t.symbols.empty()) extra = resolve_symbols(t);
+    ReportOptions ropt;
+    ropt.top = opt.top;
+    ropt.frames = opt.frames;
+    ropt.extra_symbols = &extra;
+    const Report rep = build_report(t, file.events(), ropt);
+    Stacks stacks(t);
+    stacks.set_symbols(&extra);
+    // The report's own JSON (the tables' figures equal `report --json`'s), beside what
+    // only the page needs.
+    nlohmann::ordered_json view = html_data(t, file.events(), rep, stacks);
+    if (file.changed()) {
+      std::cerr << "cumemtrace html: " << file.changed_message() << "\n";
+      rc = 1;
+      continue;
+    }
+    processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", std::move(view)}});
+  }
+  if (processes.empty()) return rc ? rc : 1;
+  OutputFile out(opt.output, opt.traces);
+  if (out.ok()) {
+    write_html_page(out.stream(), nlohmann::ordered_json{{"format", 1}, {"processes", processes}}, "cumemtrace report");
+    out.commit();
+  }
+  if (!out.ok()) {
+    std::cerr << "cumemtrace html: " << out.error() << "\n";
+    return out.exit_status();
+  }
+  return rc;
+}
+
+}  // namespace
+
+Command register_html(CLI::App& app) {
+  struct Options {
+    HtmlOptions html;
+    long long top = 10, frames = 6;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("html", "Write one self-contained HTML page of traces (docs/html-report.md)");
+  add_traces(c.sub, o->html.traces,
+             "Trace files, folders of traces, or a `run` manifest (several: one job, a process selector)");
+  c.sub->add_option("-o,--output", o->html.output, "Page to write")->required();
+  c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
+  c.sub->add_option("--frames", o->frames, "Frames per call site in the tables")->capture_default_str()->check(kCount);
+  add_shared_options(c.sub, kCallSiteOptions | kForceOutput);
+  c.run = [o] {
+    if (!expand_inputs(o->html.traces, "html")) return 1;
+    o->html.top = size_t(o->top);
+    o->html.frames = size_t(o->frames);
+    return cmd_html(o->html);
+  };
+  return c;
+}
+
+}  // namespace cumemtrace

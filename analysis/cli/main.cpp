@@ -1,0 +1,68 @@
+// The `cumemtrace` command line: the commands in the order `cumemtrace --help` lists them,
+// and the dispatch. Each command's options and entry point are in its own file (command.h).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <string_view>
+#include <vector>
+
+#include "cli/command.h"
+#include "base/escape.h"
+#include "cli/nearest_command.h"
+
+using namespace cumemtrace;
+
+namespace {
+
+// In the order of `cumemtrace --help` and of the list a mistyped command is answered with.
+Command (*const kCommands[])(CLI::App&) = {
+    register_run,      register_report, register_live,   register_index, register_symbolize, register_check,
+    register_baseline, register_diff,   register_export, register_html,  register_dump,
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cumemtrace: who holds the CUDA device memory, where, and why an allocation failed"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("cumemtrace ") + CUMEMTRACE_VERSION);
+  std::vector<Command> commands;
+  for (const auto add : kCommands) commands.push_back(add(app));
+
+  if (argc >= 2) {
+    for (const Command& c : commands)
+      if (c.parse_by_hand && c.sub->get_name() == argv[1]) return c.parse_by_hand(argc, argv);
+  }
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const Command& c : commands) names.push_back(c.sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::string near = nearest_command(argv[1], names);
+      std::cerr << "cumemtrace: '" << printable(argv[1]) << "' is not a command"
+                << (near.empty() ? "" : "; did you mean '" + near + "'?") << "\n(commands: ";
+      for (size_t i = 0; i < names.size(); ++i) std::cerr << (i ? ", " : "") << names[i];
+      std::cerr << "; `cumemtrace --help` says more)\n";
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version end the same way; CLI11 gives them 0, every real usage
+    // error its own code above 100. docs/cli.md promises 2 for all usage errors.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  const auto chosen = std::find_if(commands.begin(), commands.end(), [](const Command& c) { return bool(*c.sub); });
+  if (chosen == commands.end()) return 0;
+  if (chosen->check_usage)
+    if (const int status = chosen->check_usage()) return status;
+  if (const int status = apply_shared_options()) return status;
+  try {
+    return chosen->run();
+  } catch (const std::exception& e) {
+    std::cerr << "cumemtrace: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,143 @@
+// `cumemtrace report`: docs/cli.md.
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "cli/command.h"
+#include "reports/job.h"
+#include "render/job_view.h"
+#include "base/parallel.h"
+#include "base/progress.h"
+#include "reports/report.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
+#include "symbols/symbolize.h"
+#include "read/trace_check.h"
+#include "cli/trace_inputs.h"
+
+namespace cumemtrace {
+namespace {
+
+// One trace's share of the command: what it says on stderr, then its report, and the
+// devices it names (for the job view of several traces).
+struct TraceReport {
+  std::string errors;
+  std::optional<Report> report;
+  std::vector<DeviceInfo> devices;
+};
+
+TraceReport report_one(const std::string& path, size_t top, size_t frames) {
+  TraceReport out;
+  TraceFile file(path);
+  Trace& t = file.trace();
+  std::ostringstream errors;
+  const bool readable = check_trace(t, errors);
+  out.errors = errors.str();
+  if (!readable) return out;
+  // A trace never symbolized (the job was not started by `cumemtrace run`) can still
+  // be symbolized here when the module files exist on this machine.
+  std::unordered_map<uint64_t, Symbol> extra;
+  if (t.symbols.empty()) extra = resolve_symbols(t);
+  ReportOptions opt;
+  opt.top = top;
+  opt.frames = frames;
+  opt.extra_symbols = &extra;
+  out.report = build_report(t, file.events(), opt);
+  if (file.changed()) {
+    out.errors += "cumemtrace report: " + file.changed_message() + "\n";
+    out.report.reset();
+    return out;
+  }
+  out.devices = std::move(t.devices);
+  return out;
+}
+
+// `args`: traces, folders of traces or manifests (trace_inputs.h). `rank_tolerance`:
+// percent of the median peak past which a rank is imbalanced (job.h), with several traces.
+int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size_t frames, double rank_tolerance) {
+  int rc = 0;
+  const std::vector<std::string> paths = expand_trace_inputs(args);
+  if (paths.empty()) {
+    std::cerr << "cumemtrace report: no trace found in " << args.front() << "\n";
+    return 1;
+  }
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  std::vector<Report> reports;
+  std::vector<std::vector<DeviceInfo>> devices;
+  std::ostringstream per_trace;
+  bool first = true;
+  // One trace: progress on stderr when it takes long; several: read and analysed in
+  // parallel, silently, then printed in the order given.
+  std::optional<ProgressScope> progress;
+  if (paths.size() == 1) progress.emplace("cumemtrace report");
+  auto done = parallel_map(paths.size(), [&](size_t i) { return report_one(paths[i], top, frames); });
+  for (auto& [errors, rep, devs] : done) {
+    progress.reset();  // the bar's line ends before anything else is said
+    std::cerr << errors;
+    if (!rep) {
+      rc = 1;
+      continue;
+    }
+    if (json) {
+      all.push_back(to_json(*rep));
+    } else {
+      if (!first) per_trace << "\n" << std::string(78, '=') << "\n\n";
+      write_text(per_trace, *rep);
+    }
+    first = false;
+    if (paths.size() > 1) {
+      devices.push_back(std::move(devs));
+      reports.push_back(std::move(*rep));
+    }
+    rep.reset();  // printed (or kept for the job view): this copy can go
+  }
+  // Several traces: the job view first (job.h), then one report per trace.
+  std::optional<Job> job;
+  if (paths.size() > 1) job = build_job(reports, devices, rank_tolerance);
+  if (json) {
+    // One trace: one object; several: {"job": ..., "traces": [one object each]} (docs/report-json.md).
+    if (job) {
+      nlohmann::ordered_json j;
+      j["job"] = job_to_json(*job);
+      j["traces"] = std::move(all);
+      std::cout << j.dump(2) << "\n";
+    } else if (!all.empty()) {
+      std::cout << all[0].dump(2) << "\n";
+    }
+  } else {
+    if (job) {
+      write_job_text(std::cout, *job);
+      std::cout << "\n" << std::string(78, '=') << "\n\n";
+    }
+    std::cout << per_trace.str();
+  }
+  return rc;
+}
+
+}  // namespace
+
+Command register_report(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> traces;
+    bool json = false;
+    long long top = 10, frames = 6;
+    double rank_tolerance = 10;
+  };
+  const auto o = std::make_shared<Options>();
+  Command c;
+  c.sub = app.add_subcommand("report", "Report on one or more traces");
+  add_traces(c.sub, o->traces);
+  c.sub->add_option("--rank-tolerance", o->rank_tolerance,
+                    "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
+      ->capture_default_str()
+      ->check(kPercent);
+  c.sub->add_flag("--json", o->json, "JSON output (docs/report-json.md)");
+  c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
+  c.sub->add_option("--frames", o->frames, "Frames per call site")->capture_default_str()->check(kCount);
+  add_shared_options(c.sub, kCallSiteOptions);
+  // cmd_report expands its own traces.
+  c.run = [o] { return cmd_report(o->traces, o->json, size_t(o->top), size_t(o->frames), o->rank_tolerance); };
+  return c;
+}
+
+}  // namespace cumemtrace

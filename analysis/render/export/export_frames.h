@@ -1,0 +1,37 @@
+// The stack of an allocation as the exports show it: the same frames as the text report
+// (stacks.h: from the call site outward, past the tracer, CUDA and allocator frames;
+// python_stacks.h: Python frames merged in where the trace has them; names from the
+// trace's Symbol records, written by `cumemtrace symbolize`), computed once per distinct
+// (native stack, Python stack) pair.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "read/reader.h"
+#include "stacks/stacks.h"
+
+namespace cumemtrace {
+
+class ExportFrames {
+ public:
+  explicit ExportFrames(const Trace& trace) : stacks_(trace) {}
+
+  // Innermost first; empty when the event has no stack.
+  const std::vector<Frame>& of(uint32_t stack_id, uint32_t python_stack_id);
+
+  const Stacks& stacks() const { return stacks_; }
+
+ private:
+  Stacks stacks_;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Frame>> cache_;
+};
+
+// One frame as one line of text: Python "forward (train.py:88)"; native
+// "at::native::empty_cuda [libtorch_cuda.so]", or the address in hex when not symbolized.
+std::string frame_label(const Frame& f);
+
+}  // namespace cumemtrace

@@ -1,0 +1,59 @@
+#include "render/export/folded.h"
+
+#include <map>
+#include <string>
+
+#include "render/export/export_frames.h"
+#include "replay/replay.h"
+
+namespace cumemtrace {
+namespace {
+
+std::string clean(std::string s) {
+  for (char& c : s) {
+    if (c == ';') c = ',';
+    else if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace
+
+void FoldedStacks::add(const Trace& t, const EventSource& events, uint64_t at_ns, bool name_process) {
+  std::string prefix;
+  if (name_process && t.process)
+    prefix = t.process->rank >= 0 ? "rank " + std::to_string(t.process->rank) + ";"
+                                  : "pid " + std::to_string(t.process->pid) + ";";
+  ExportFrames frames(t);
+  const Replayer r = replay_until(events, t.granule(), at_ns);
+  for (const auto& [d, state] : r.devices()) {
+    if (d < 0) continue;
+    for (const LiveAlloc& a : r.live(d)) {
+      if (!format::holds_device_memory(a.kind)) continue;
+      std::string line = prefix + "cuda:" + std::to_string(d);
+      const auto& fs = frames.of(a.stack_id, a.python_stack_id);
+      for (auto f = fs.rbegin(); f != fs.rend(); ++f) line += ";" + clean(frame_label(*f));
+      if (fs.empty()) line += ";[no stack]";
+      lines_[line] += a.size;
+    }
+  }
+}
+
+uint64_t FoldedStacks::write(std::ostream& out) const {
+  uint64_t total = 0;
+  for (const auto& [stack, bytes] : lines_) {
+    out << stack << ' ' << bytes << '\n';
+    total += bytes;
+  }
+  out.flush();
+  return total;
+}
+
+uint64_t write_folded(std::ostream& out, const std::vector<FoldedInput>& inputs) {
+  FoldedStacks stacks;
+  for (const FoldedInput& in : inputs)
+    stacks.add(*in.trace, MemoryEvents(in.trace->events), in.at_ns, inputs.size() > 1);
+  return stacks.write(out);
+}
+
+}  // namespace cumemtrace

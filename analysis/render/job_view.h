@@ -1,0 +1,16 @@
+// Renders a Job (job.h): text for `cumemtrace report`, JSON for its --json (docs/report-json.md,
+// "The job object"). Rendering only; every figure is computed in job.cpp.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+#include "reports/job.h"
+
+namespace cumemtrace {
+
+void write_job_text(std::ostream& out, const Job& job);
+nlohmann::ordered_json job_to_json(const Job& job);
+
+}  // namespace cumemtrace

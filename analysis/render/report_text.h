@@ -1,0 +1,14 @@
+// Renders a Report / LiveReport for a person: IEC sizes (exact bytes beside the
+// headline figures), times in seconds since the process started.
+#pragma once
+
+#include <ostream>
+
+#include "reports/report.h"
+
+namespace cumemtrace {
+
+void write_text(std::ostream& out, const Report& rep);
+void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_ns);
+
+}  // namespace cumemtrace

@@ -1,0 +1,174 @@
+// Replaying a trace's events to know what was live, where, and when.
+//
+// The algorithm (one forward pass, state per device; the rules are the tracer's too,
+// written once in cumemtrace/ledger.h):
+//   - kAlloc/kFree of device, pitch, managed, async-pool and host-pinned memory pair by
+//     address. A vmm-physical kAlloc is a cuMemCreate handle (address 0) and its kFree
+//     is cuMemRelease, by handle; but the driver keeps the physical memory until the
+//     handle is released AND no cuMemMap of it remains, so each handle carries a map
+//     count, and its bytes leave "tracked device bytes" only when both have happened.
+//   - kMap/kUnmap lay physical memory into reserved address space: the mapping is what
+//     the FragmentationIndex sees (counts_for_fragmentation), never the handle.
+//   - kReserve/kReserveFree are address space only, kept apart from device bytes.
+//   - A kAlloc with result != 0 is a failed allocation (an OOM, usually); it is kept
+//     with the tracked bytes of its device at that moment.
+//   - An allocation made on a stream under capture (kEventCaptured) is a graph memory
+//     node: no device memory when made, so it is only remembered, to pair its free. A
+//     captured free of an ordinary allocation runs with the graph, unseen: not applied.
+//   - 1.9: arrays (address = CUarray handle) and ipc-imports pair by address too; an
+//     array holds device memory but is no place in the address space (not in the
+//     FragmentationIndex); an ipc-import is another process's memory: listed, never in
+//     device bytes nor in what was live at a peak. kShare marks an export: counted only.
+//   - A free of an address never seen (flag kEventUnknownAddress, or simply not live
+//     because events were dropped) is counted, never trusted further.
+// After every event the touched device's figures are read: the peak of tracked device
+// bytes (first time reached, strictly greater) and the maximum gap ratio over moments
+// that matter (gap_ratio_front.h). Reading is O(1) because FragmentationIndex maintains
+// its figures incrementally.
+//
+// What was live *at* the peak needs the live set at one past moment. Copying the live
+// set at every new peak would be quadratic on a ramp-up (every allocation is a new peak),
+// so, as heaptrack's peak tracking does, the first pass only remembers the event index
+// of each device's peak and a second pass (live_after) replays up to those indices
+// and copies the live set there, once per device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "read/reader.h"
+#include "cumemtrace/ledger.h"
+#include "read/event_source.h"
+#include "replay/gap_ratio_front.h"
+
+namespace cumemtrace {
+
+inline constexpr size_t kNoEvent = ~size_t(0);
+
+struct LiveAlloc {
+  uint64_t address = 0;  // 0 for a vmm-physical handle
+  uint64_t size = 0;
+  uint64_t handle = 0;
+  uint64_t time_ns = 0;
+  uint32_t stack_id = 0;
+  uint32_t tid = 0;
+  int32_t device = -1;
+  uint16_t api = 0;
+  format::Kind kind{};
+  uint32_t python_stack_id = 0;  // trace 1.6
+};
+
+struct DeviceCounts {
+  uint64_t allocs = 0;          // successful allocations (vmm-physical handles included)
+  uint64_t frees = 0;           // frees that matched a live allocation or handle
+  uint64_t failed = 0;          // allocations with result != 0
+  uint64_t unknown_frees = 0;   // frees/unmaps of something never seen live
+  uint64_t maps = 0;
+  uint64_t unmaps = 0;
+  uint64_t reserves = 0;
+  uint64_t reserve_frees = 0;
+  uint64_t pool_trims = 0;
+  uint64_t contexts = 0;
+  uint64_t anomalies = 0;       // an address allocated twice, or overlapping ranges
+  uint64_t graph_allocs = 0;    // made on a stream under capture (graph memory nodes)
+  uint64_t shares = 0;          // 1.9: exports to other processes (kShare)
+  uint64_t imports = 0;         // 1.9: ipc-imports opened (also in allocs)
+};
+
+// live_bytes, live_count, device_bytes (tracked device bytes), reserved_bytes and frag
+// (the tracer's gap figures, flat_fragmentation.h) are the ledger's (ledger::Figures).
+struct DeviceState : ledger::Figures {
+  int32_t device = -1;
+  uint64_t context_bytes = 0;   // sum of kContextCreate sizes
+  DeviceCounts counts;
+
+  uint64_t peak_bytes = 0;
+  uint64_t peak_time_ns = 0;
+  size_t peak_event = kNoEvent;      // index into Trace::events
+  FragmentationFigures frag_at_peak;
+  GapRatioFront gap_front;
+  double max_gap_ratio = 0;  // over moments with footprint >= peak footprint / 10 (gap_ratio_front.h)
+  uint64_t max_gap_ratio_time_ns = 0;
+  uint64_t peak_reserved_bytes = 0;
+  uint64_t peak_pinned_bytes = 0;     // host-pinned (the host row's own peak)
+  uint64_t peak_pinned_time_ns = 0;
+  uint64_t peak_import_bytes = 0;     // 1.9: ipc-import bytes mapped at once, at most (never device bytes)
+  std::vector<uint32_t> import_pids;  // 1.9: exporters' pids the trace names, in order seen
+
+  explicit DeviceState(int32_t d, uint64_t granule) : Figures(granule), device(d) {}
+};
+
+struct FailedAlloc {
+  size_t event_index = 0;
+  Event event;
+  uint64_t live_device_bytes = 0;  // tracked device bytes on its device at that moment
+};
+
+class Replayer : public ledger::Ledger<Replayer, LiveAlloc, DeviceState> {
+ public:
+  // `live_set_only`: keep what is live (live(), reservations(), failed()) and nothing
+  // per moment: no fragmentation index, no peaks, no gap ratios. The second passes only
+  // want the live set, and the index was half of a replay's time.
+  explicit Replayer(uint64_t granule, bool live_set_only = false) : granule_(granule), live_set_only_(live_set_only) {}
+
+  void apply(const Event& e, size_t index);
+
+  const std::map<int32_t, DeviceState>& devices() const { return devices_; }
+  const std::vector<FailedAlloc>& failed() const { return failed_; }
+
+  // Every live allocation on `device` (all devices when `all`), vmm-physical handles
+  // still holding memory included; mappings and reservations excluded.
+  std::vector<LiveAlloc> live(int32_t device, bool all = false) const;
+
+ private:
+  friend struct ReplayerCheckpoint;  // checkpoint.cpp: saves and restores the live state
+  friend class ledger::Ledger<Replayer, LiveAlloc, DeviceState>;
+  using Handle = ledger::Handle<LiveAlloc>;
+  using Mapping = ledger::Mapping;
+
+  DeviceState& dev(int32_t d);
+  // What only the replay keeps of an event the ledger applied: counts, failures, exporters.
+  void count(DeviceState& s, const Event& e, const ledger::Outcome& o, size_t index);
+  void observe(DeviceState& s, const Event& e, size_t index);
+  // The ledger's calls back (ledger.h).
+  DeviceState& ledger_device(int32_t d) { return dev(d); }
+  bool ledger_keeps_gaps() const { return !live_set_only_; }
+  void ledger_added(DeviceState& s, const LiveAlloc& a);
+
+  uint64_t granule_;
+  bool live_set_only_;
+  std::map<int32_t, DeviceState> devices_;
+  // The device dev() found last; forgotten when the Replayer is copied or moved.
+  struct LastDevice {
+    DeviceState* state = nullptr;
+    LastDevice() = default;
+    LastDevice(const LastDevice&) {}
+    LastDevice& operator=(const LastDevice&) {
+      state = nullptr;
+      return *this;
+    }
+  } last_;
+  // The live set is the ledger's: allocations by address hashed (address_map.h: a tree
+  // was a fifth of a replay, a node-based hash a quarter of `report`; live() sorts what it
+  // returns by address), handles, mappings, reservations and graph nodes in ordered maps.
+  std::vector<FailedAlloc> failed_;
+};
+
+// The whole trace, replayed.
+Replayer replay(const Trace& trace);
+
+// Replays the events with time_ns <= t (in file order).
+Replayer replay_until(const Trace& trace, uint64_t t);
+// The same over `events` (event_source.h), laid out in `granule`.
+Replayer replay_until(const EventSource& events, uint64_t granule, uint64_t t);
+
+// Second pass in general: for each (event index, device) stop, the allocations holding
+// device memory live on that device just after that event; keyed by the stop's position
+// in `stops`.
+// `events` (event_source.h) are replayed laid out in `granule`.
+std::vector<std::vector<LiveAlloc>> live_after(const EventSource& events, uint64_t granule,
+                                               const std::vector<std::pair<size_t, int32_t>>& stops);
+
+}  // namespace cumemtrace

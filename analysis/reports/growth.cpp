@@ -1,0 +1,187 @@
+#include "reports/growth.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "stacks/call_site_rule.h"
+#include "stacks/python_stacks.h"
+#include "replay/replay.h"
+
+namespace cumemtrace {
+namespace {
+
+// The user frame's key (a native call instruction: every path through it is one site; or a
+// Python file, function and line), whether it is Python's, kind, device.
+using Key = std::tuple<uint64_t, bool, int, int32_t>;
+
+GrowthSite::Class classify(GrowthSite& s, uint64_t& per_iteration) {
+  const auto& b = s.bytes_at;
+  std::vector<int64_t> steps;
+  for (size_t k = 1; k < b.size(); ++k) steps.push_back(int64_t(b[k]) - int64_t(b[k - 1]));
+  const bool none_live = std::all_of(b.begin(), b.end(), [](uint64_t v) { return v == 0; });
+  if (none_live) return s.allocations_within ? GrowthSite::Class::kTransient : GrowthSite::Class::kVaries;
+  const size_t grows = size_t(std::count_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }));
+  const bool shrinks = std::any_of(steps.begin(), steps.end(), [](int64_t d) { return d < 0; });
+  // A leak: the last half of the iterations (two at least), or all of them from its first
+  // growth when that came later, each grows by a steady amount. The first iterations are
+  // left out because a caching allocator warms up over a few (PyTorch: two or three).
+  const size_t first = size_t(std::find_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }) - steps.begin());
+  const size_t tail = std::max<size_t>(2, (steps.size() + 1) / 2);
+  const size_t from = std::max(first, steps.size() >= tail ? steps.size() - tail : 0);
+  if (steps.size() >= 2 && from + 2 <= steps.size()) {
+    const auto [lo, hi] = std::minmax_element(steps.begin() + long(from), steps.end());
+    if (*lo > 0 && double(*hi) <= 1.1 * double(*lo)) {
+      per_iteration = uint64_t((b.back() - b[from]) / (steps.size() - from));
+      s.growth_min = uint64_t(*lo), s.growth_max = uint64_t(*hi);
+      return GrowthSite::Class::kLeak;
+    }
+  }
+  if (shrinks) return GrowthSite::Class::kVaries;
+  if (grows <= 1) return GrowthSite::Class::kOneTime;
+  return steps.back() == 0 ? GrowthSite::Class::kCacheGrowth : GrowthSite::Class::kVaries;
+}
+
+}  // namespace
+
+std::string_view class_name(GrowthSite::Class c) {
+  switch (c) {
+    case GrowthSite::Class::kLeak: return "leak";
+    case GrowthSite::Class::kOneTime: return "one-time";
+    case GrowthSite::Class::kCacheGrowth: return "cache-growth";
+    case GrowthSite::Class::kTransient: return "transient";
+    case GrowthSite::Class::kVaries: return "varies";
+  }
+  return "varies";
+}
+
+GrowthScan::GrowthScan(const Trace& trace) : timed_(timed_iterations(trace)), clean_end_(trace.end.has_value()) {
+  g_.by = timed_.by;
+  g_.mark = timed_.name;
+  given_ = timed_.boundaries;
+  first_after_.assign(given_.size(), kNoEvent);
+  if (trace.end) end_ = trace.end->time_ns;
+}
+
+void GrowthScan::count_within(const Within& key) {
+  auto [it, fresh] = within_of_.try_emplace(key, within_.size());
+  if (fresh) within_.emplace_back(key, 0);
+  ++within_[it->second].second;
+}
+
+void GrowthScan::observe(const Event& e, size_t index) {
+  end_ = std::max(end_, e.time_ns);
+  if (e.device != last_device_) devices_[last_device_ = e.device] = true;
+  // A boundary's prefix ends at the first event later than it, even when a later event is
+  // earlier again (events out of time order): the live set at a prefix of the file.
+  for (; cursor_ < given_.size() && e.time_ns > given_[cursor_]; ++cursor_) first_after_[cursor_] = index;
+  if (!format::holds_device_memory(e.kind) || e.result != 0) return;
+  if (e.op == format::Op::kFree && given_.empty()) ++frees_;
+  if (e.op != format::Op::kAlloc) return;
+  const Within key{e.stack_id, e.python_stack_id, int(e.kind), e.device};
+  if (given_.empty()) {
+    count_within(key);
+    if (allocs_.size() < kMaxLoopAllocs) {
+      allocs_.push_back({index, e.time_ns, e.stack_id, e.python_stack_id, frees_});
+      alloc_kinds_.emplace_back(int(e.kind), e.device);
+    } else {
+      too_many_ = true;
+    }
+  } else if (e.time_ns > given_.front()) {
+    count_within(key);
+  }
+}
+
+std::vector<std::pair<size_t, int32_t>> GrowthScan::stops(size_t events) {
+  std::vector<std::pair<uint64_t, size_t>> bounds;  // (time, events before it)
+  for (size_t k = 0; k < given_.size(); ++k)
+    bounds.emplace_back(given_[k], first_after_[k] == kNoEvent ? events : first_after_[k]);
+  if (timed_.by == IterationsBy::kMarks && end_ > given_.back()) {
+    // The stretch after the last mark: a whole iteration only when the trace ended cleanly
+    // and it lasted as long as the median one (iterations.h).
+    if (clean_end_ && end_ - given_.back() >= timed_.median_ns) bounds.emplace_back(end_, events);
+    else g_.partial_left_out = true;
+  } else if (timed_.by == IterationsBy::kRanges) {
+    g_.partial_left_out = timed_.partial_left_out;
+  } else if (timed_.by == IterationsBy::kNone) {
+    const FoundLoop loop = too_many_ ? FoundLoop{} : find_loop(allocs_, frees_);
+    if (too_many_) g_.loop_search_skipped = "more than " + std::to_string(kMaxLoopAllocs) + " allocations";
+    if (loop.found) {
+      g_.by = IterationsBy::kCallSite;
+      g_.loop_stack = loop.stack, g_.loop_python = loop.python;
+      g_.stretches = loop.stretches, g_.agreeing = loop.agreeing;
+      g_.partial_left_out = !loop.last_whole;
+      for (size_t p : loop.starts) bounds.emplace_back(allocs_[p].time_ns, allocs_[p].event);
+      if (loop.last_whole) bounds.emplace_back(std::max(end_, bounds.back().first), events);
+      // Allocations within: from the first iteration's start on.
+      within_of_.clear(), within_.clear();
+      for (size_t p = loop.starts.front(); p < allocs_.size(); ++p)
+        count_within({allocs_[p].stack, allocs_[p].python, alloc_kinds_[p].first, alloc_kinds_[p].second});
+    } else {
+      bounds.emplace_back(end_, events);  // no iterations: the end alone; every allocation is within
+    }
+    allocs_ = {}, alloc_kinds_ = {};
+  }
+  g_.iterations = g_.by == IterationsBy::kNone ? 0 : bounds.size() - 1;
+  std::vector<std::pair<size_t, int32_t>> out;
+  stop_of_.assign(bounds.size(), kNoEvent);
+  for (size_t k = 0; k < bounds.size(); ++k) {
+    g_.boundaries_ns.push_back(bounds[k].first);
+    if (bounds[k].second == 0) continue;  // nothing before it: nothing live
+    stop_of_[k] = out.size();
+    for (const auto& [d, unused] : devices_) out.emplace_back(bounds[k].second - 1, d);
+  }
+  return out;
+}
+
+Growth GrowthScan::finish(const Stacks& stacks, size_t frames, std::span<const std::vector<LiveAlloc>> lives) {
+  Growth g = std::move(g_);
+  std::map<Key, GrowthSite> sites;
+  const UserSites users(stacks);
+  // One site per user frame (call_site_rule.h): the program's line, not the allocator's or
+  // the framework's frame every allocation passes through.
+  auto site = [&](uint32_t stack, uint32_t python, format::Kind kind, int32_t device) -> GrowthSite& {
+    const UserSite us = users.of(stack, python);
+    GrowthSite& s = sites[{us.key, us.from_python, int(kind), device}];
+    if (s.bytes_at.empty()) {
+      s.node = us.node, s.library = stacks.call_site(stack).library, s.kind = kind, s.device = device;
+      s.key = us.key, s.from_python = us.from_python;
+      if (us.from_python) {
+        const auto py = python_frames(stacks.trace(), python);
+        s.python_frames.assign(py.begin() + us.python, py.end());
+      }
+      s.bytes_at.assign(g.boundaries_ns.size(), 0);
+    }
+    return s;
+  };
+  for (size_t k = 0; k < g.boundaries_ns.size(); ++k) {
+    if (stop_of_[k] == kNoEvent) continue;
+    for (size_t d = 0; d < devices_.size(); ++d)
+      for (const auto& a : lives[stop_of_[k] + d]) {
+        GrowthSite& s = site(a.stack_id, a.python_stack_id, a.kind, a.device);
+        s.bytes_at[k] += a.size;
+        if (k + 1 == g.boundaries_ns.size()) ++s.count_at_end;
+      }
+  }
+  for (const auto& [key, count] : within_)
+    site(std::get<0>(key), std::get<1>(key), format::Kind(std::get<2>(key)), std::get<3>(key)).allocations_within += count;
+  if (g.by == IterationsBy::kCallSite) {
+    const CallSite cs = stacks.call_site(g.loop_stack);
+    g.loop_frames = stacks.frames(cs.node, frames);
+    const auto py = python_frames(stacks.trace(), g.loop_python);
+    g.loop_frames.insert(g.loop_frames.end(), py.begin(), py.end());
+  }
+  for (auto& [key, s] : sites) {
+    s.cls = classify(s, s.growth_per_iteration);
+    s.frames = stacks.frames(s.node, frames);
+    g.sites.push_back(std::move(s));
+  }
+  std::stable_sort(g.sites.begin(), g.sites.end(), [](const GrowthSite& a, const GrowthSite& b) {
+    return std::tie(a.cls, b.growth_per_iteration, b.bytes_at.back()) <
+           std::tie(b.cls, a.growth_per_iteration, a.bytes_at.back());
+  });
+  return g;
+}
+
+}  // namespace cumemtrace

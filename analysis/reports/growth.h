@@ -1,0 +1,117 @@
+// Growth across iterations: what each call site holds at each iteration boundary, and what
+// that says (issue "CI memory regression checks"; issue 25, §3). Where the iterations are
+// is iterations.h's business (NVTX ranges, marks, or a loop found in the allocations; the
+// trace's end alone when none was found). Per call site (the call-site frame's address,
+// whatever called it; kind; device), the requested bytes live at each boundary, b_0 … b_n
+// (n whole iterations; a partial first or last one is never among them), classify it:
+//
+//   leak          over the last half of the steps (two at least; or from its first growth
+//                 on, when that came later) grows at every boundary by a steady amount
+//                 (largest step ≤ 1.1 × smallest): growth_per_iteration is their mean,
+//                 growth_min/growth_max the smallest and largest step (the spread). The
+//                 first steps are left out: a caching allocator warms up over a few.
+//   one-time      grows at one boundary at most, never shrinks (a workspace, weights); with
+//                 no iterations found, whatever is live at the end
+//   cache-growth  grows at two boundaries or more, then stops (a caching allocator adapting
+//                 to larger requests): flat at the last boundary
+//   transient     nothing live at any boundary, yet allocated between the first and the
+//                 last (freed within its iteration; with no iterations, anywhere)
+//   varies        anything else (shrinks, grows unevenly)
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <tuple>
+#include <utility>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "read/reader.h"
+#include "reports/iterations.h"
+#include "replay/replay.h"
+#include "stacks/stacks.h"
+
+namespace cumemtrace {
+
+struct GrowthSite {
+  enum class Class { kLeak, kOneTime, kCacheGrowth, kTransient, kVaries };
+  Class cls{};
+  uint32_t node = 0;  // native StackNode id the rule gave (of the first stack seen through this site)
+  uint64_t key = 0;         // the site's identity under the call-site rule (UserSite::key)
+  bool from_python = false;  // the key names a Python frame
+  std::string library;
+  format::Kind kind{};
+  int32_t device = -1;
+  std::vector<uint64_t> bytes_at;  // at each boundary
+  uint64_t count_at_end = 0;       // live allocations at the last boundary
+  uint64_t allocations_within = 0; // allocations between the first and the last boundary
+  uint64_t growth_per_iteration = 0;  // leak only
+  uint64_t growth_min = 0, growth_max = 0;  // leak only: the smallest and largest step it was measured on
+  std::vector<Frame> frames;         // native, from the call site
+  std::vector<Frame> python_frames;  // from the user's Python frame outwards, when the rule chose one
+};
+std::string_view class_name(GrowthSite::Class c);
+
+struct Growth {
+  IterationsBy by = IterationsBy::kNone;  // how the iterations were found (iterations.h)
+  std::string mark;          // the range or mark name that delimits iterations; empty: none
+  uint64_t iterations = 0;   // whole iterations: boundaries - 1 (0 when none were found)
+  bool partial_left_out = false;  // a partial last iteration (or a range never ended) was left out
+  // call-site: the stack that recurs once per iteration; `agreeing` of `stretches` stretches
+  // between its allocations had one iteration's signature (iterations.h)
+  uint32_t loop_stack = 0, loop_python = 0;
+  uint64_t stretches = 0, agreeing = 0;
+  std::vector<Frame> loop_frames;  // its call site (native frames, then its Python frames)
+  std::string loop_search_skipped;  // why no loop was looked for, when it was not
+  std::vector<uint64_t> boundaries_ns;
+  std::vector<GrowthSite> sites;  // leaks first (by growth), then one-time, cache-growth, transient, varies
+};
+
+// Growth worked out in two passes over the events (event_source.h), with the other
+// readers of the same passes: the first (observe, every event in file order) finds where
+// each boundary falls and counts allocations per stack; stops() then names the moments
+// whose live sets the second pass copies, and finish() classifies from those live sets.
+class GrowthScan {
+ public:
+  explicit GrowthScan(const Trace& trace);  // boundaries from its ranges or marks, if any
+  void observe(const Event& e, size_t index);
+  // (event index, device): just after the last event at or before each boundary, on
+  // each device the events touched; `events`: how many observe() saw.
+  std::vector<std::pair<size_t, int32_t>> stops(size_t events);
+  // `lives`: the live sets at stops(), in its order.
+  Growth finish(const Stacks& stacks, size_t frames, std::span<const std::vector<LiveAlloc>> lives);
+
+  static constexpr size_t kMaxLoopAllocs = size_t(1) << 22;  // allocations kept for the loop search
+
+ private:
+  using Within = std::tuple<uint32_t, uint32_t, int, int32_t>;  // (stack, Python stack, kind, device)
+  void count_within(const Within& key);
+
+  Growth g_;
+  TimedIterations timed_;
+  bool clean_end_ = false;
+  std::vector<uint64_t> given_;      // the boundaries from records, sorted
+  std::vector<size_t> first_after_;  // per given_: the first event later than it (the prefix it ends)
+  size_t cursor_ = 0;
+  uint64_t end_ = 0;                 // the latest event or End record
+  std::map<int32_t, bool> devices_;
+  int32_t last_device_ = INT32_MIN;
+  // Without boundaries from records: every successful device-memory allocation, for the
+  // loop search (up to kMaxLoopAllocs), and the frees so far.
+  std::vector<AllocStep> allocs_;
+  std::vector<std::pair<int, int32_t>> alloc_kinds_;  // per allocs_: (kind, device)
+  uint32_t frees_ = 0;
+  bool too_many_ = false;
+  // Successful device-memory allocations after the first boundary (all of them, while
+  // that is not known yet), per (stack, kind, device) in the order first seen (the first
+  // one names a site, as in file order).
+  std::map<Within, size_t> within_of_;
+  std::vector<std::pair<Within, uint64_t>> within_;
+  std::vector<size_t> prefix_end_;  // per boundary: the events before it (its live set's prefix)
+  std::vector<size_t> stop_of_;     // per boundary: its first stop, or kNoEvent
+};
+
+}  // namespace cumemtrace

@@ -1,0 +1,131 @@
+#include "reports/iterations.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace cumemtrace {
+namespace {
+
+bool opens_range(format::MarkSource s) { return s == format::MarkSource::kNvtxPush || s == format::MarkSource::kNvtxStart; }
+
+struct Ranges {
+  std::vector<std::pair<uint64_t, uint64_t>> complete;  // (start, end)
+  bool unended = false;
+  uint64_t length() const {
+    uint64_t n = 0;
+    for (const auto& [s, e] : complete) n += e - s;
+    return n;
+  }
+};
+
+// Each start with the first end at or after it and before the next start.
+Ranges pair_ranges(std::vector<uint64_t> starts, std::vector<uint64_t> ends) {
+  std::sort(starts.begin(), starts.end());
+  std::sort(ends.begin(), ends.end());
+  Ranges r;
+  size_t e = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    while (e < ends.size() && ends[e] < starts[i]) ++e;
+    const bool before_next = e < ends.size() && (i + 1 == starts.size() || ends[e] < starts[i + 1]);
+    if (before_next) r.complete.emplace_back(starts[i], ends[e++]);
+    else r.unended = true;
+  }
+  return r;
+}
+
+uint64_t mix(uint64_t x) {  // splitmix64's finalizer: a stack's share of a signature
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::string_view iterations_by_name(IterationsBy by) {
+  switch (by) {
+    case IterationsBy::kRanges: return "nvtx-ranges";
+    case IterationsBy::kMarks: return "marks";
+    case IterationsBy::kCallSite: return "call-site";
+    case IterationsBy::kNone: break;
+  }
+  return "none";
+}
+
+TimedIterations timed_iterations(const Trace& trace) {
+  TimedIterations out;
+  std::map<std::string, std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> ranges;  // starts, ends
+  std::map<std::string, std::vector<uint64_t>> marks;
+  for (const auto& m : trace.marks) {
+    marks[m.name].push_back(m.time_ns);
+    if (opens_range(m.source)) ranges[m.name].first.push_back(m.time_ns);
+  }
+  for (const auto& e : trace.range_ends)
+    if (auto it = ranges.find(e.name); it != ranges.end()) it->second.second.push_back(e.time_ns);
+  Ranges best;
+  for (const auto& [name, se] : ranges) {
+    Ranges r = pair_ranges(se.first, se.second);
+    if (r.complete.size() < 2) continue;
+    if (std::pair(r.complete.size(), r.length()) > std::pair(best.complete.size(), best.length()))
+      best = std::move(r), out.name = name;
+  }
+  if (!best.complete.empty()) {
+    out.by = IterationsBy::kRanges;
+    out.boundaries.push_back(best.complete.front().first);
+    for (const auto& [s, e] : best.complete) out.boundaries.push_back(e);
+    out.partial_left_out = best.unended;
+    return out;
+  }
+  size_t most = 1;
+  for (const auto& [name, times] : marks)
+    if (times.size() > most) most = times.size(), out.name = name;
+  if (out.name.empty()) return out;
+  out.by = IterationsBy::kMarks;
+  out.boundaries = marks[out.name];
+  std::sort(out.boundaries.begin(), out.boundaries.end());
+  std::vector<uint64_t> lengths;
+  for (size_t k = 1; k < out.boundaries.size(); ++k) lengths.push_back(out.boundaries[k] - out.boundaries[k - 1]);
+  std::nth_element(lengths.begin(), lengths.begin() + long(lengths.size() / 2), lengths.end());
+  // The upper median of an even count: a trailing stretch must be as long as most iterations.
+  out.median_ns = lengths[lengths.size() / 2];
+  return out;
+}
+
+FoundLoop find_loop(std::span<const AllocStep> allocs, uint32_t frees_total) {
+  const size_t n = allocs.size();
+  std::vector<uint64_t> hash(n + 1, 0);  // hash[i]: the allocations before position i, as a multiset
+  for (size_t i = 0; i < n; ++i) hash[i + 1] = hash[i] + mix((uint64_t(allocs[i].stack) << 32) | allocs[i].python);
+  const auto frees = [&](size_t i) -> uint64_t { return i < n ? allocs[i].frees_before : frees_total; };
+  std::unordered_map<uint64_t, std::vector<size_t>> at;
+  for (size_t i = 0; i < n; ++i) at[(uint64_t(allocs[i].stack) << 32) | allocs[i].python].push_back(i);
+
+  FoundLoop best;
+  uint64_t best_cover = 0;
+  size_t best_first = 0, best_len = 0;
+  uint64_t best_hash = 0, best_frees = 0;
+  for (const auto& [key, pos] : at) {
+    if (pos.size() < 3) continue;
+    // Signature of each stretch: (allocations' hash, frees, length); the most common one.
+    std::map<std::tuple<uint64_t, uint64_t, size_t>, uint64_t> count;
+    for (size_t j = 0; j + 1 < pos.size(); ++j)
+      ++count[{hash[pos[j + 1]] - hash[pos[j]], frees(pos[j + 1]) - frees(pos[j]), pos[j + 1] - pos[j]}];
+    auto mode = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    const auto [h, f, len] = mode->first;
+    const uint64_t agree = mode->second, cover = agree * len;
+    if (agree < 2 || f == 0 || 2 * cover < pos.back() - pos.front()) continue;
+    if (cover < best_cover || (cover == best_cover && pos.front() > best_first)) continue;
+    best = FoundLoop{true, allocs[pos[0]].stack, allocs[pos[0]].python, pos, false, pos.size() - 1, agree};
+    best_cover = cover, best_first = pos.front(), best_len = len, best_hash = h, best_frees = f;
+  }
+  if (best.found) {
+    const size_t last = best.starts.back();
+    best.last_whole = last + best_len <= n && hash[last + best_len] - hash[last] == best_hash &&
+                      frees(last + best_len) - frees(last) >= best_frees;
+  }
+  return best;
+}
+
+}  // namespace cumemtrace

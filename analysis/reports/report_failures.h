@@ -1,0 +1,21 @@
+// The failed allocations of a report: identical ones (device, size, kind, API, result,
+// call-site frame) grouped with a count — PyTorch retries a failed cudaMalloc after
+// freeing its cache, reaching it from another line of its caller, so the frame is matched
+// by its instruction pointer, not its whole path — at most --top groups. Linear in the
+// number of failures (a job that retries in a loop fails hundreds of thousands of times):
+// one map lookup per failure.
+#pragma once
+
+#include <vector>
+
+#include "reports/report.h"
+
+namespace cumemtrace {
+
+// `firsts[k]`: index into `failed` of row k's first failure; `row_of[i]`: the row failure
+// i went into, kNoEvent when its group was beyond --top.
+std::vector<FailedRow> failed_rows(const Trace& trace, const std::vector<FailedAlloc>& failed, const Stacks& stacks,
+                                   const ReportOptions& opt, uint64_t& total, uint64_t& omitted,
+                                   std::vector<size_t>& firsts, std::vector<size_t>& row_of);
+
+}  // namespace cumemtrace

@@ -1,0 +1,76 @@
+// What a call site is, in the user's terms (issue 25, §5): one rule, written once, that
+// every table of call sites follows (stacks.h: Stacks::user_site).
+//
+// `user` (the default): the innermost frame that is the user's —
+//   1. a Python frame whose file is outside the standard library (…/lib/pythonX.Y/ without
+//      site-packages, "<frozen …>", "<string>") and outside site-packages/dist-packages,
+//      unless it is under one of the user's own packages (--user-package NAME: a directory
+//      site-packages/NAME/), and outside cumemtrace's own Python package;
+//   2. else the innermost native frame outside the tracer and CUDA, outside allocators
+//      (allocator_frames.h) and outside framework dispatch and the interpreter: by module
+//      libtorch*, libc10*, torch's _C and other CPython extensions of site-packages, libpython*,
+//      python3*, libffi*, _ctypes*; by function name at::, c10::, torch::, pybind11::,
+//      THPVariable_, wrapper_<backend>__ (PyTorch's registered kernels), _Py*, Py*;
+//   3. else the frame the `native` rule below gives.
+// `native`: rule 2 alone, Python frames left aside; when every native frame is excluded,
+//   the first frame outside the tracer, CUDA and allocators (the rule before issue 25).
+// `innermost`: the first frame outside the tracer and CUDA, nothing else skipped (also what
+//   --no-allocator-skip gives, whatever the rule).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "stacks/stacks.h"
+
+namespace cumemtrace {
+
+enum class CallSiteRule { kUser, kNative, kInnermost };
+
+// For this run of the command line (replacing what an earlier call set).
+void set_call_site_rule(CallSiteRule rule, std::vector<std::string> user_packages);
+CallSiteRule call_site_rule();
+// "user", "native", "innermost"; false for anything else.
+bool parse_call_site_rule(std::string_view text, CallSiteRule& out);
+
+bool is_user_python(const Frame& f);
+// A native frame of framework dispatch or of the interpreter (not of an allocator).
+bool is_dispatch_or_interpreter(const Frame& f);
+
+// The call site of one allocation under the rule.
+struct UserSite {
+  uint32_t node = 0;         // native StackNode to show frames from (the chosen native frame, or
+                             // the call site stacks.h gives when the rule chose a Python frame)
+  int python = -1;           // index in python_frames(trace, python stack) of the user's frame; -1: none
+  uint64_t key = 0;          // one per user frame: a Python (file, function, line) or a native call instruction
+  bool from_python = false;  // the key names a Python frame
+};
+
+// The rule applied to stacks, with what it found per stack cached.
+class UserSites {
+ public:
+  explicit UserSites(const Stacks& stacks) : stacks_(stacks) {}
+  UserSite of(uint32_t stack_id, uint32_t python_stack_id) const;
+
+ private:
+  uint32_t native(uint32_t stack_id) const;
+  const Stacks& stacks_;
+  mutable std::unordered_map<uint32_t, uint32_t> native_;  // stack -> the chosen native node
+  mutable std::unordered_map<uint32_t, std::pair<int, uint64_t>> python_;  // python stack -> (index, key)
+};
+
+// A C++ name with the template arguments elided ("std::vector<int>::push_back" →
+// "std::vector<…>::push_back"), for text; operator<, operator<<, operator<=> stay whole.
+std::string elide_templates(std::string_view name);
+
+// A call site in one line of text, as every verdict names it: the user's Python frame under
+// the rule ("/home/u/train.py:12 in step"), else the first native frame's function with its
+// template arguments elided; "" when neither is named. `native` from the call site outward
+// (SiteRow::frames), `python` innermost first (the whole Python stack, or from the user's
+// frame, as GrowthSite keeps it).
+std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python);
+
+}  // namespace cumemtrace

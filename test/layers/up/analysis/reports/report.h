@@ -1,0 +1,2 @@
+// Part of the analyzer's reports stage (the fixture of check_layers.py).
+#pragma once

@@ -4,21 +4,21 @@
 
 #include <cstdlib>
 
-#include "capture.h"
-#include "fatal_signal.h"
-#include "loader_lock.h"
-#include "log.h"
-#include "nvml.h"
-#include "nvtx.h"
-#include "owner.h"
-#include "python_frames.h"
-#include "python_walk.h"
-#include "sampler.h"
-#include "stack.h"
-#include "thread_state.h"
-#include "trace_start.h"
-#include "tracker.h"
-#include "writer.h"
+#include "probe/stream_capture.h"
+#include "write/fatal_signal.h"
+#include "base/loader_lock.h"
+#include "base/log.h"
+#include "probe/nvml.h"
+#include "api/nvtx.h"
+#include "base/owner.h"
+#include "stacks/python_frames.h"
+#include "stacks/python_walk.h"
+#include "probe/sampler.h"
+#include "stacks/stack.h"
+#include "base/thread_state.h"
+#include "base/trace_start.h"
+#include "track/tracker.h"
+#include "write/writer.h"
 
 namespace cumemtrace::interpose {
 namespace {

@@ -25,13 +25,29 @@ ANALYSIS_BELOW = {
     "render": {"base", "read", "replay", "stacks", "reports", "gate"},
     "cli": {"base", "read", "replay", "stacks", "symbols", "reports", "gate", "render"},
 }
+# The tracer's stages: base <- resolve <- {probe, stacks} <- track <- api <- write <- hooks
+# <- the spine (interpose/lifecycle.cpp). The hook table and its ids (interpose/hook_table.def,
+# hook_ids.h) index every stage, so every stage may include them.
+INTERPOSE_BELOW = {
+    "base": set(),
+    "resolve": {"base"},
+    "probe": {"base", "resolve"},
+    "stacks": {"base", "resolve"},
+    "track": {"base", "resolve", "probe", "stacks"},
+    "api": {"base", "resolve", "probe", "stacks", "track"},
+    "write": {"base", "resolve", "probe", "stacks", "track", "api"},
+    "hooks": {"base", "resolve", "probe", "stacks", "track", "api", "write"},
+}
 MAY_INCLUDE = {
     "contract": set(),
     "sim": set(),
-    "interpose": {"contract"},
+    "interpose/table": set(),
+    "interpose": {"contract", "interpose/table"} | {f"interpose/{s}" for s in INTERPOSE_BELOW},
     "view": set(),
     "analysis": {"contract"},  # the folder's root holds no code of its own
 }
+for _stage, _below in INTERPOSE_BELOW.items():
+    MAY_INCLUDE[f"interpose/{_stage}"] = {"contract", "interpose/table"} | {f"interpose/{b}" for b in _below}
 for _stage, _below in ANALYSIS_BELOW.items():
     MAY_INCLUDE[f"analysis/{_stage}"] = {"contract"} | {f"analysis/{b}" for b in _below}
 MAY_INCLUDE["analysis/cli"].add("view")
@@ -46,6 +62,11 @@ def stage_of(path: Path, top: Path) -> str | None:
     if rel.startswith("sim/"):
         return "sim"
     if rel.startswith("interpose/"):
+        parts = rel.split("/")
+        if len(parts) > 2 and parts[1] in INTERPOSE_BELOW:
+            return f"interpose/{parts[1]}"
+        if parts[1] in ("hook_table.def", "hook_ids.h"):
+            return "interpose/table"
         return "interpose"
     if rel.startswith("view/html/"):
         return "view"

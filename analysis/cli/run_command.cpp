@@ -313,7 +313,7 @@ int run_traced(const RunOptions& opt) {
   const std::string preload = old && *old ? lib + ":" + old : lib;
   std::vector<std::string> env_strings = {"LD_PRELOAD=" + preload};
   if (!manifest.path.empty()) env_strings.push_back("CUMEMTRACE_MANIFEST=" + manifest.path);
-  // NVTX ranges and marks become trace marks (interpose/nvtx.cpp). NVTX serves one tool:
+  // NVTX ranges and marks become trace marks (interpose/api/nvtx.cpp). NVTX serves one tool:
   // one already set there (Nsight) is chained, the library passing it every call.
   if (const char* nvtx = ::getenv("NVTX_INJECTION64_PATH"); nvtx && *nvtx && lib != nvtx)
     env_strings.push_back("CUMEMTRACE_NVTX_CHAIN=" + std::string(nvtx));

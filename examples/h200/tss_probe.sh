@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints, for the python3 on PATH, the offsets in _PyRuntimeState that
-# interpose/python_layout.cpp keeps per version for the thread-state check without a system
+# interpose/stacks/python_layout.cpp keeps per version for the thread-state check without a system
 # call: interpreters.main, _finalizing and the gilstate key (autoTSSkey; 3.11:
 # gilstate.autoTSSkey), and from 3.12 the code object's co_version (which tells a code
 # object made at a freed one's address from it). Needs the interpreter's internal headers (python3.X-dev) and gcc.

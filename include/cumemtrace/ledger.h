@@ -1,6 +1,6 @@
 // The accounting rules of the live picture, written once: what each event does to the
 // allocations, VMM handles, mappings and reservations that are live, and to each
-// device's figures. The tracer (interpose/tracker_ledger.h: the figures its snapshots
+// device's figures. The tracer (interpose/track/tracker_ledger.h: the figures its snapshots
 // carry) and the replay (analysis/replay/replay.h: every figure a report prints) both apply
 // events through this class, as both lay out gaps through arena_rules.h, so that the
 // two can never count a kind of memory differently.

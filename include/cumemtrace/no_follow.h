@@ -1,5 +1,5 @@
 // Opening the directory an output file goes in without following links, for the CLI's
-// output files (analysis/base/output_file.h) and the library's trace file (interpose/trace_file.cpp).
+// output files (analysis/base/output_file.h) and the library's trace file (interpose/write/trace_file.cpp).
 // A symlink planted at, or above, an output name must not send the bytes elsewhere: a link
 // to /proc/self/root/<path>/file reaches any file the user can write, however the link's
 // own text looks. openat2(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS) refuses every link

@@ -1,4 +1,4 @@
-// The tracer's ledger (interpose/tracker_ledger.h, what its snapshots carry) against the
+// The tracer's ledger (interpose/track/tracker_ledger.h, what its snapshots carry) against the
 // replay (replay.h, what every report prints), fed the same long random event sequences
 // and compared figure by figure after every event. Both apply the rules of
 // cumemtrace/ledger.h; what this holds together is what each side does around them: the
@@ -21,7 +21,7 @@
 
 #include "catch.h"
 #include "replay/replay.h"
-#include "tracker_ledger.h"  // interpose/ (CMakeLists.txt gives this file that folder)
+#include "track/tracker_ledger.h"  // interpose/ (CMakeLists.txt gives this file that folder)
 
 using namespace cumemtrace;
 using format::Kind;

@@ -1,5 +1,5 @@
 // CUDA arrays and CUDA IPC (arrays_ipc.c), through every lookup path, counted once.
-// Bytes worked out from the descriptors (interpose/array_size.h's rule):
+// Bytes worked out from the descriptors (interpose/hooks/array_size.h's rule):
 //   A1 1024 x 768 texels x 4 channels x 4 B (float)       = 12,582,912
 //   A2 64 x 64 x 16 texels x 2 channels x 2 B (half)       =    262,144
 //   D1 1000 texels x 1 channel x 2 B (u16)                 =      2,000

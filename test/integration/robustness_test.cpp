@@ -113,9 +113,9 @@ TEST_CASE("the library exports only the hooked entry points, its C API and NVTX'
   CHECK(nm.out.find(" execl\n") != std::string::npos);
   CHECK(nm.out.find(" cumemtrace_allocator_segments\n") != std::string::npos);  // include/cumemtrace/api.h
   CHECK(nm.out.find(" cumemtrace_mark\n") != std::string::npos);
-  CHECK(nm.out.find(" InitializeInjectionNvtx2\n") != std::string::npos);  // interpose/nvtx.cpp
-  CHECK(nm.out.find(" sigaction\n") != std::string::npos);  // interpose/fatal_signal.h: the program's view
-  CHECK(nm.out.find(" dlerror\n") != std::string::npos);    // interpose/dlerror.cpp
+  CHECK(nm.out.find(" InitializeInjectionNvtx2\n") != std::string::npos);  // interpose/api/nvtx.cpp
+  CHECK(nm.out.find(" sigaction\n") != std::string::npos);  // interpose/write/fatal_signal.h: the program's view
+  CHECK(nm.out.find(" dlerror\n") != std::string::npos);    // interpose/resolve/dlerror.cpp
   CHECK(count > 30);
   const Result needed = run({"/usr/bin/readelf", "-d", preload_library()});
   CHECK(needed.out.find("libcuda") == std::string::npos);

@@ -1,8 +1,8 @@
-// The bytes of a CUDA array from its descriptor (interpose/array_size.h), worked out by
+// The bytes of a CUDA array from its descriptor (interpose/hooks/array_size.h), worked out by
 // hand from cuda.h's CUarray_format element sizes.
 #include <catch2/catch.hpp>
 
-#include "array_size.h"
+#include "hooks/array_size.h"
 
 using namespace cumemtrace::interpose;
 

@@ -1,4 +1,4 @@
-// PyStackTree (interpose/python_tree.h) with a reader of its own: what it writes for a
+// PyStackTree (interpose/stacks/python_tree.h) with a reader of its own: what it writes for a
 // code object whose address another code object took after the first was freed, as
 // exec or compile in a loop does (the name objects' addresses reused in step).
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 
 #include <cumemtrace/trace_format.h>
 
-#include "python_tree.h"
+#include "stacks/python_tree.h"
 
 using namespace cumemtrace;
 using namespace cumemtrace::interpose;

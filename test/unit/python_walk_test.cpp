@@ -1,4 +1,4 @@
-// The Python frame reader (interpose/python_walk.h) on frames built by hand in 3.12's
+// The Python frame reader (interpose/stacks/python_walk.h) on frames built by hand in 3.12's
 // layout: it finds what a real chain holds, and a corrupted chain gives no frames and
 // no crash.
 #include <catch2/catch.hpp>
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "python_layout.h"
-#include "python_walk.h"
+#include "stacks/python_layout.h"
+#include "stacks/python_walk.h"
 
 using namespace cumemtrace::interpose;
 

@@ -1,6 +1,6 @@
-// The native stacks' prefix tree (interpose/stack_tree.h): ids, the records it writes,
+// The native stacks' prefix tree (interpose/stacks/stack_tree.h): ids, the records it writes,
 // and that its whole-stack cache never answers for a different stack.
-#include "stack_tree.h"
+#include "stacks/stack_tree.h"
 
 #include <cstring>
 #include <initializer_list>

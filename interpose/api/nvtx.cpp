@@ -1,0 +1,303 @@
+// NVTX ranges and marks into the trace, without Nsight: NVTX's documented injection
+// (NVIDIA/NVTX, nvtxInit.h): on its first call, each NVTX instance (every library that
+// includes the nvtx3 headers has its own: PyTorch, cuDNN, NCCL, the program) dlopen()s
+// the library named by NVTX_INJECTION64_PATH — `cumemtrace run` points it at this one,
+// already loaded, so no second copy comes — and calls its InitializeInjectionNvtx2, which
+// fills the callback slots it wants. A range push or a range start becomes a mark named
+// after the range (the start of an iteration: torch.cuda.nvtx.range_push("step")); a mark
+// becomes a mark; a pop or an end becomes a RangeEnd record named after the range it closes
+// (the end of that iteration; readers before format 1.10 skip it and see the marks alone).
+// No CUDA call, no lock beyond the tracker's and the open start/end ranges' own; may run
+// in any thread, during a capture too.
+//
+// NVTX serves one injection library. When a tool (Nsight Systems, compute-sanitizer) has
+// set NVTX_INJECTION64_PATH already, `cumemtrace run` points it at us and hands the tool's
+// on in CUMEMTRACE_NVTX_CHAIN: each instance's InitializeInjectionNvtx2 runs the tool's
+// first, which fills the slots it wants, and then puts ours in, each of which records and
+// then calls the tool's function, whose return value (a depth, a range id) the program
+// gets: the tool sees every call as it would alone. Registered strings stay the tool's
+// then: a mark whose message is one is named "(registered string)".
+#include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/loader_lock.h"
+#include "base/log.h"
+#include "api/nvtx.h"
+#include "resolve/resolve.h"
+#include "track/tracker.h"
+
+namespace cumemtrace::interpose {
+namespace {
+
+using format::MarkSource;
+
+thread_local int t_depth;  // this thread's open push ranges, whatever the instance
+// The names of this thread's innermost open push ranges (so that a pop can name the
+// range it closes); bounded: a deeper push is counted but its pop names no range.
+constexpr size_t kMaxNamed = 64;
+thread_local std::vector<std::string> t_names;
+
+// The chained tool's function for each slot we fill (null: none, or no tool).
+enum Slot { kPushA, kPushEx, kPop, kMarkA, kMarkEx, kStartA, kStartEx, kEnd, kDomainPush, kDomainPop,
+            kDomainMark, kDomainStart, kDomainEnd, kSlotCount };
+std::atomic<void*> g_next[kSlotCount];
+std::atomic<bool> g_chained{false};  // a tool's InitializeInjectionNvtx2 ran: its registered strings
+
+template <class Fn>
+Fn next(Slot slot) {
+  return reinterpret_cast<Fn>(g_next[slot].load(std::memory_order_acquire));
+}
+
+// The message of an event attribute: ASCII, or a string registered with
+// nvtxDomainRegisterStringA (whose handle is our own copy of it).
+std::string_view message_of(const nvtxEventAttributes_t* a) {
+  if (!a) return {};
+  switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII: return a->message.ascii ? std::string_view(a->message.ascii) : "";
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      if (g_chained.load(std::memory_order_relaxed)) return "(registered string)";  // the tool's handle
+      return a->message.registered ? std::string_view(reinterpret_cast<const char*>(a->message.registered)) : "";
+    default: return {};  // wide strings: not decoded
+  }
+}
+
+// Each function records, then calls the chained tool's (nvtx.h: CUMEMTRACE_NVTX_CHAIN),
+// whose return value the program gets; without a tool, what NVTX itself would return.
+int push_named(std::string name) {
+  track_mark(name, MarkSource::kNvtxPush);
+  if (size_t(t_depth) < kMaxNamed) t_names.resize(size_t(t_depth)), t_names.push_back(std::move(name));
+  return t_depth++;
+}
+// The pop's RangeEnd record, named after the push it closes; the depth it leaves, as NVTX
+// gives it (-1 with no range open).
+int pop_named() {
+  if (t_depth <= 0) return -1;
+  const size_t closed = size_t(--t_depth);
+  if (closed < t_names.size()) track_mark(t_names[closed], MarkSource::kNvtxPop);
+  return t_depth + 1;
+}
+int push_a(const char* message) {
+  const int depth = push_named(message ? message : "");
+  if (auto f = next<int (*)(const char*)>(kPushA)) return f(message);
+  return depth;
+}
+int push_ex(const nvtxEventAttributes_t* a) {
+  const int depth = push_named(std::string(message_of(a)));
+  if (auto f = next<int (*)(const nvtxEventAttributes_t*)>(kPushEx)) return f(a);
+  return depth;
+}
+int pop() {
+  const int depth = pop_named();
+  if (auto f = next<int (*)()>(kPop)) return f();
+  return depth;
+}
+void mark_a(const char* message) {
+  track_mark(message ? message : "", MarkSource::kNvtxMark);
+  if (auto f = next<void (*)(const char*)>(kMarkA)) f(message);
+}
+void mark_ex(const nvtxEventAttributes_t* a) {
+  track_mark(message_of(a), MarkSource::kNvtxMark);
+  if (auto f = next<void (*)(const nvtxEventAttributes_t*)>(kMarkEx)) f(a);
+}
+
+std::atomic<uint64_t> g_range_ids{1};
+// Open start/end ranges by the id the program holds (ours, or the chained tool's; any thread
+// may end one): bounded, an end beyond it names none.
+constexpr size_t kMaxOpen = 4096;
+// Held across a fork (nvtx_prepare_fork): any program thread may hold it, and a child
+// made meanwhile hung on its first range (test/integration/fork_nvtx_threads.c).
+std::mutex g_open_mu;
+std::unordered_map<uint64_t, std::string>* g_open = nullptr;  // under g_open_mu; never freed: used until exit
+std::unordered_map<uint64_t, std::string>& open_ranges() {
+  if (!g_open) g_open = new std::unordered_map<uint64_t, std::string>;
+  return *g_open;
+}
+// A start or end allocates and frees only under the open ranges' lock or the tracker's,
+// both held across a fork: a child then never inherits an allocator that is not fork-safe
+// (GCC 12's AddressSanitizer's) locked by a thread inside one of these. Lock order: this
+// lock, then the tracker's (track_mark).
+nvtxRangeId_t remember_open(nvtxRangeId_t id, std::string_view name) {
+  std::lock_guard lock(g_open_mu);
+  if (open_ranges().size() < kMaxOpen) open_ranges().emplace(id, std::string(name));
+  return id;
+}
+void record_end(nvtxRangeId_t id) {
+  std::lock_guard lock(g_open_mu);
+  auto it = open_ranges().find(id);
+  if (it == open_ranges().end()) return;
+  track_mark(it->second, MarkSource::kNvtxEnd);
+  open_ranges().erase(it);
+}
+nvtxRangeId_t start_a(const char* message) {
+  const std::string_view name = message ? message : "";
+  track_mark(name, MarkSource::kNvtxStart);
+  auto f = next<nvtxRangeId_t (*)(const char*)>(kStartA);
+  return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+}
+nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) {
+  const std::string_view name = message_of(a);
+  track_mark(name, MarkSource::kNvtxStart);
+  auto f = next<nvtxRangeId_t (*)(const nvtxEventAttributes_t*)>(kStartEx);
+  return remember_open(f ? f(a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+}
+void end(nvtxRangeId_t id) {
+  record_end(id);
+  if (auto f = next<void (*)(nvtxRangeId_t)>(kEnd)) f(id);
+}
+
+int domain_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  const int depth = push_named(std::string(message_of(a)));
+  if (auto f = next<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainPush)) return f(d, a);
+  return depth;
+}
+int domain_pop(nvtxDomainHandle_t d) {
+  const int depth = pop_named();
+  if (auto f = next<int (*)(nvtxDomainHandle_t)>(kDomainPop)) return f(d);
+  return depth;
+}
+void domain_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  track_mark(message_of(a), MarkSource::kNvtxMark);
+  if (auto f = next<void (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainMark)) f(d, a);
+}
+nvtxRangeId_t domain_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+  const std::string_view name = message_of(a);
+  track_mark(name, MarkSource::kNvtxStart);
+  auto f = next<nvtxRangeId_t (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainStart);
+  return remember_open(f ? f(d, a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+}
+void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
+  record_end(id);
+  if (auto f = next<void (*)(nvtxDomainHandle_t, nvtxRangeId_t)>(kDomainEnd)) f(d, id);
+}
+// A registered string lives as long as the process: its handle is a copy we never free.
+nvtxStringHandle_t register_string(nvtxDomainHandle_t, const char* s) {
+  return reinterpret_cast<nvtxStringHandle_t>(strdup(s ? s : ""));
+}
+
+// Our function into slot `id`; where the chained tool's initialization changed that slot,
+// its function is the one ours calls on. (A slot it left holds NVTX's own initializing
+// stub, which must never be called from ours: it would come back here.)
+void fill(NvtxFunctionTable table, unsigned size, unsigned id, NvtxFunctionPointer fn, Slot slot,
+          NvtxFunctionPointer before) {
+  if (!table || id >= size || !table[id]) return;
+  if (*table[id] != before && *table[id] != fn) {
+    void* expected = nullptr;
+    g_next[slot].compare_exchange_strong(expected, reinterpret_cast<void*>(*table[id]), std::memory_order_acq_rel);
+  }
+  *table[id] = fn;
+}
+
+// Where each slot of ours goes: NVTX's CORE or CORE2 module, callback id, our function.
+struct SlotInfo {
+  bool core2;
+  unsigned id;
+  NvtxFunctionPointer ours;
+};
+template <class F>
+NvtxFunctionPointer fp(F f) {
+  return reinterpret_cast<NvtxFunctionPointer>(f);
+}
+const SlotInfo kSlotInfo[kSlotCount] = {
+    {false, NVTX_CBID_CORE_RangePushA, fp(push_a)},
+    {false, NVTX_CBID_CORE_RangePushEx, fp(push_ex)},
+    {false, NVTX_CBID_CORE_RangePop, fp(pop)},
+    {false, NVTX_CBID_CORE_MarkA, fp(mark_a)},
+    {false, NVTX_CBID_CORE_MarkEx, fp(mark_ex)},
+    {false, NVTX_CBID_CORE_RangeStartA, fp(start_a)},
+    {false, NVTX_CBID_CORE_RangeStartEx, fp(start_ex)},
+    {false, NVTX_CBID_CORE_RangeEnd, fp(end)},
+    {true, NVTX_CBID_CORE2_DomainRangePushEx, fp(domain_push)},
+    {true, NVTX_CBID_CORE2_DomainRangePop, fp(domain_pop)},
+    {true, NVTX_CBID_CORE2_DomainMarkEx, fp(domain_mark)},
+    {true, NVTX_CBID_CORE2_DomainRangeStartEx, fp(domain_start)},
+    {true, NVTX_CBID_CORE2_DomainRangeEnd, fp(domain_end)},
+};
+
+NvtxFunctionPointer slot_value(NvtxFunctionTable table, unsigned size, unsigned id) {
+  return table && id < size && table[id] ? *table[id] : nullptr;
+}
+
+using InitFn = int (*)(NvtxGetExportTableFunc_t);
+
+// The tool's InitializeInjectionNvtx2, loaded once from CUMEMTRACE_NVTX_CHAIN (not us).
+InitFn chained_init() {
+  static const InitFn fn = []() -> InitFn {
+    const char* path = std::getenv("CUMEMTRACE_NVTX_CHAIN");
+    if (!path || !*path) return nullptr;
+    void* lib;
+    {
+      const LoaderUse in_loader;  // a fork meanwhile must not copy the loader's lock held
+      lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    }
+    auto init = lib ? reinterpret_cast<InitFn>(real_dlsym()(lib, "InitializeInjectionNvtx2")) : nullptr;
+    if (!init || init == reinterpret_cast<InitFn>(real_dlsym()(RTLD_DEFAULT, "InitializeInjectionNvtx2"))) {
+      log_warn("NVTX: cannot chain to {} (the tool NVTX_INJECTION64_PATH named): its NVTX calls go unseen by it",
+               path);
+      return nullptr;
+    }
+    log_info("NVTX: chained to {}: it sees every NVTX call, and marks reach the trace", path);
+    return init;
+  }();
+  return fn;
+}
+
+}  // namespace
+
+void nvtx_prepare_fork() { g_open_mu.lock(); }
+void nvtx_after_fork_parent() { g_open_mu.unlock(); }
+void nvtx_after_fork_child() { g_open_mu.unlock(); }  // the forking thread took it: ours in the child
+
+void warn_if_nvtx_elsewhere() {
+  const char* path = std::getenv("NVTX_INJECTION64_PATH");
+  if (!path || !*path) return;
+  Dl_info self{};
+  char* mine = dladdr(reinterpret_cast<const void*>(&warn_if_nvtx_elsewhere), &self) && self.dli_fname
+                   ? realpath(self.dli_fname, nullptr)
+                   : nullptr;
+  char* named = realpath(path, nullptr);
+  if (!mine || !named || std::strcmp(mine, named) != 0)
+    log_warn("NVTX_INJECTION64_PATH names another tool ({}): NVTX ranges and marks do not reach the trace "
+             "(`cumemtrace run` chains to a tool set before it)",
+             path);
+  std::free(mine);
+  std::free(named);
+}
+
+}  // namespace cumemtrace::interpose
+
+using namespace cumemtrace::interpose;
+
+// Called once per NVTX instance; idempotent. Returns 1 (success): 0 would make NVTX
+// unload this library, the tracer itself.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get) {
+  const auto* callbacks = get ? static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS)) : nullptr;
+  if (!callbacks || !callbacks->GetModuleFunctionTable) return 1;
+  NvtxFunctionTable t = nullptr, t2 = nullptr;
+  unsigned n = 0, n2 = 0;
+  if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n)) t = nullptr, n = 0;
+  if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t2, &n2)) t2 = nullptr, n2 = 0;
+  const auto table = [&](const SlotInfo& i) { return i.core2 ? t2 : t; };
+  const auto size = [&](const SlotInfo& i) { return i.core2 ? n2 : n; };
+  NvtxFunctionPointer before[kSlotCount] = {};
+  for (int slot = 0; slot < kSlotCount; ++slot)
+    before[slot] = slot_value(table(kSlotInfo[slot]), size(kSlotInfo[slot]), kSlotInfo[slot].id);
+  if (const InitFn tool = chained_init(); tool && tool(get)) g_chained.store(true, std::memory_order_relaxed);
+  for (int slot = 0; slot < kSlotCount; ++slot) {
+    const SlotInfo& i = kSlotInfo[slot];
+    fill(table(i), size(i), i.id, i.ours, Slot(slot), before[slot]);
+  }
+  // Strings the program registers are the tool's when one is chained (its callbacks read them).
+  if (!g_chained.load(std::memory_order_relaxed) && t2 && NVTX_CBID_CORE2_DomainRegisterStringA < n2 &&
+      t2[NVTX_CBID_CORE2_DomainRegisterStringA])
+    *t2[NVTX_CBID_CORE2_DomainRegisterStringA] = reinterpret_cast<NvtxFunctionPointer>(register_string);
+  return 1;
+}

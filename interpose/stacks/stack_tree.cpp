@@ -1,0 +1,52 @@
+#include "stacks/stack_tree.h"
+
+#include <cumemtrace/trace_format.h>
+
+#include "base/encode.h"
+
+namespace cumemtrace::interpose {
+
+namespace {
+size_t stack_hash(const RawStack& s) {
+  uint64_t h = s.count;
+  for (uint32_t k = 0; k < s.count; ++k) h = (h ^ s.ip[k]) * 0x9E3779B97F4A7C15ull;
+  return size_t(h ^ (h >> 29));
+}
+}  // namespace
+
+uint32_t StackTree::recent(const RawStack& s) const {
+  const uint32_t id = recent_[stack_hash(s) & (kRecentSlots - 1)];
+  if (id == 0) return 0;
+  // The slot may hold another stack of the same hash: compare frame by frame.
+  uint32_t n = id;
+  for (uint32_t k = 0; k < s.count; ++k) {
+    if (n == 0 || nodes_[n].second != s.ip[k]) return 0;
+    n = nodes_[n].first;
+  }
+  return n == 0 ? id : 0;
+}
+
+uint32_t StackTree::intern(const RawStack& s, std::string& out) {
+  if (s.count == 0) return 0;
+  if (const uint32_t id = recent(s)) return id;
+  uint32_t node = 0;
+  for (uint32_t k = s.count; k-- > 0;) {  // outermost first
+    auto [it, fresh] = children_.try_emplace({node, s.ip[k]}, next_id_);
+    if (fresh) {
+      ++next_id_;
+      nodes_.emplace_back(node, s.ip[k]);
+      put_record(out, format::RecordType::kStackNode, format::StackNodeRecord{it->second, node, s.ip[k]});
+    }
+    node = it->second;
+  }
+  recent_[stack_hash(s) & (kRecentSlots - 1)] = node;
+  return node;
+}
+
+uint32_t StackTree::frames(uint32_t id, uint64_t* out, uint32_t max) const {
+  uint32_t n = 0;
+  for (; id != 0 && id < nodes_.size() && n < max; id = nodes_[id].first) out[n++] = nodes_[id].second;
+  return n;
+}
+
+}  // namespace cumemtrace::interpose

@@ -1,0 +1,2 @@
+// The trace file's owner (the fixture of check_layers.py).
+#pragma once

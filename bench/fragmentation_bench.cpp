@@ -1,4 +1,4 @@
-// Cost of FragmentationIndex (include/cumemtrace/fragmentation.h) with many live
+// Cost of FragmentationIndex (include/cumemtrace/rules/fragmentation.h) with many live
 // allocations: the hook pays insert/erase under the tracker's mutex, and every periodic
 // snapshot pays figures() for each device, also under it. The issue asks that "a
 // snapshot of 100k live allocations must not stall the job"; BM_Figures measures it and
@@ -8,7 +8,7 @@
 // after each), so inserts land in gaps between live neighbours and change real figures.
 #include <benchmark/benchmark.h>
 
-#include <cumemtrace/fragmentation.h>
+#include "cumemtrace/rules/fragmentation.h"
 
 #include <cstdint>
 #include <algorithm>

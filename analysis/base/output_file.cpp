@@ -11,7 +11,7 @@
 #include <cstring>
 #include <ext/stdio_filebuf.h>
 
-#include <cumemtrace/no_follow.h>
+#include "cumemtrace/rules/no_follow.h"
 
 #include "base/temporaries.h"
 

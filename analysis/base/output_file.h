@@ -1,6 +1,6 @@
 // A file the CLI writes for the user: an export, an html page, a baseline, a JUnit report,
 // an index. The directory it goes in is reached without following any link (a symlink in
-// the path is refused: include/cumemtrace/no_follow.h), and a symlink at the name itself is
+// the path is refused: include/cumemtrace/rules/no_follow.h), and a symlink at the name itself is
 // refused too, never written through nor replaced: a link to /proc/self/root/<path>/file
 // would otherwise reach any file the user can write. A regular file (or nothing) at the
 // name is written to a private temporary beside it and renamed onto it only when whole, so

@@ -1,6 +1,6 @@
 #include "cli/trace_inputs.h"
 
-#include <cumemtrace/manifest_line.h>
+#include "cumemtrace/rules/manifest_line.h"
 #include <cumemtrace/trace_format.h>
 
 #include <algorithm>

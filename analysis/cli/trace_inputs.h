@@ -12,7 +12,7 @@
 namespace cumemtrace {
 
 // The traces a manifest lists (format::kManifestMarker's file): one path a line, escaped
-// as include/cumemtrace/manifest_line.h says, '#' lines skipped, each path once, in order.
+// as include/cumemtrace/rules/manifest_line.h says, '#' lines skipped, each path once, in order.
 std::vector<std::string> read_manifest(const std::string& path);
 
 // Whether a file name is a trace's by its name: "*.trace", or "*.trace.N" (the library's

@@ -1,7 +1,7 @@
 // Replaying a trace's events to know what was live, where, and when.
 //
 // The algorithm (one forward pass, state per device; the rules are the tracer's too,
-// written once in cumemtrace/ledger.h):
+// written once in cumemtrace/rules/ledger.h):
 //   - kAlloc/kFree of device, pitch, managed, async-pool and host-pinned memory pair by
 //     address. A vmm-physical kAlloc is a cuMemCreate handle (address 0) and its kFree
 //     is cuMemRelease, by handle; but the driver keeps the physical memory until the
@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "read/reader.h"
-#include "cumemtrace/ledger.h"
+#include "cumemtrace/rules/ledger.h"
 #include "read/event_source.h"
 #include "replay/gap_ratio_front.h"
 

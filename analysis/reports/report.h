@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cumemtrace/fragmentation.h"
+#include "cumemtrace/rules/fragmentation.h"
 #include "reports/allocator_map.h"
 #include "read/reader.h"
 #include "reports/diagnosis.h"

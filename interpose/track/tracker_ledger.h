@@ -1,4 +1,4 @@
-// The tracker's use of the shared ledger (cumemtrace/ledger.h): it completes each event
+// The tracker's use of the shared ledger (cumemtrace/rules/ledger.h): it completes each event
 // as the program made it (the device, kind and size of what a free, release, retain,
 // unmap or share names; a trim's pool's device; a map's handle's device), flags what
 // names nothing live, and keeps what only the tracer reports: each device's peak as
@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <cumemtrace/ledger.h>
+#include "cumemtrace/rules/ledger.h"
 #include <cumemtrace/trace_format.h>
 
 namespace cumemtrace::interpose {

@@ -13,8 +13,8 @@
 #include <fstream>
 #include <iterator>
 
-#include <cumemtrace/manifest_line.h>
-#include <cumemtrace/no_follow.h>
+#include "cumemtrace/rules/manifest_line.h"
+#include "cumemtrace/rules/no_follow.h"
 #include <cumemtrace/trace_format.h>
 
 #include "base/config.h"

@@ -19,7 +19,7 @@ std::string expand_output_pattern(const std::string& pattern);
 // A directory at `path` gets the default name inside it; a device, FIFO or socket the
 // default name in the current directory; a symbolic link (never followed, whatever it
 // points at) is a taken name (each with a warning). The directory is reached through no link inside /proc
-// (include/cumemtrace/no_follow.h). Returns the fd or -1
+// (include/cumemtrace/rules/no_follow.h). Returns the fd or -1
 // (errno set); `path` becomes the name actually used.
 int create_trace_file(std::string& path, std::string_view preamble);
 

@@ -1,4 +1,4 @@
-#include "cumemtrace/address_map.h"
+#include "cumemtrace/rules/address_map.h"
 
 #include <algorithm>
 #include <random>

@@ -1,4 +1,4 @@
-#include "cumemtrace/flat_fragmentation.h"
+#include "cumemtrace/rules/flat_fragmentation.h"
 
 #include <algorithm>
 #include <random>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "catch.h"
-#include "cumemtrace/fragmentation.h"
+#include "cumemtrace/rules/fragmentation.h"
 #include "../sizes.h"
 
 using cumemtrace::FlatFragmentationIndex;

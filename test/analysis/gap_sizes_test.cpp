@@ -1,4 +1,4 @@
-#include "cumemtrace/gap_sizes.h"
+#include "cumemtrace/rules/gap_sizes.h"
 
 #include "catch.h"
 

@@ -1,7 +1,7 @@
 // The tracer's ledger (interpose/track/tracker_ledger.h, what its snapshots carry) against the
 // replay (replay.h, what every report prints), fed the same long random event sequences
 // and compared figure by figure after every event. Both apply the rules of
-// cumemtrace/ledger.h; what this holds together is what each side does around them: the
+// cumemtrace/rules/ledger.h; what this holds together is what each side does around them: the
 // tracer completes an event as the program made it and the replay reads the completed
 // event back, each keeps its own peak, and the snapshot's live count and reserved bytes
 // are put together from the ledger's figures.

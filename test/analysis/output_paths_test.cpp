@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cumemtrace/no_follow.h>
+#include "cumemtrace/rules/no_follow.h"
 
 #include <cstdlib>
 #include <fstream>

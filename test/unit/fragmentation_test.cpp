@@ -3,7 +3,7 @@
 // the definition after every step of a random sequence of allocations and frees.
 #include <catch2/catch.hpp>
 
-#include <cumemtrace/fragmentation.h>
+#include "cumemtrace/rules/fragmentation.h"
 
 #include <map>
 #include <random>

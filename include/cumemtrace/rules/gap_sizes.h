@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cumemtrace/address_map.h"
+#include "cumemtrace/rules/address_map.h"
 
 namespace cumemtrace {
 

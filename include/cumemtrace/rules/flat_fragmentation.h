@@ -14,10 +14,10 @@
 
 #include <cstdint>
 
-#include "cumemtrace/arena_rules.h"
-#include "cumemtrace/fragmentation.h"
-#include "cumemtrace/gap_sizes.h"
-#include "cumemtrace/sorted_blocks.h"
+#include "cumemtrace/rules/arena_rules.h"
+#include "cumemtrace/rules/fragmentation.h"
+#include "cumemtrace/rules/gap_sizes.h"
+#include "cumemtrace/rules/sorted_blocks.h"
 
 namespace cumemtrace {
 

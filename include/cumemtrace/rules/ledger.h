@@ -36,8 +36,8 @@
 #include <cstdint>
 #include <map>
 
-#include "cumemtrace/address_map.h"
-#include "cumemtrace/flat_fragmentation.h"
+#include "cumemtrace/rules/address_map.h"
+#include "cumemtrace/rules/flat_fragmentation.h"
 #include "cumemtrace/trace_format.h"
 
 namespace cumemtrace::ledger {

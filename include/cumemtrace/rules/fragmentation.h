@@ -23,7 +23,7 @@
 #include <iterator>
 #include <map>
 
-#include "arena_rules.h"
+#include "cumemtrace/rules/arena_rules.h"
 
 namespace cumemtrace {
 

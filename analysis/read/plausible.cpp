@@ -60,40 +60,41 @@ std::string implausible_event(const Trace& t, const Event& e) {
   return {};
 }
 
+namespace {
+
+// Whether the payload has its row's layout (records.def), for the types the writers of
+// 1.0 to 1.2 wrote: they wrote no other.
+bool fits_legacy_row(uint16_t type, const uint8_t* p, size_t n) {
+  switch (static_cast<RecordType>(type)) {
+#define CUMEMTRACE_RECORD(Name, id, since, label, Fixed, strings) \
+  case RecordType::k##Name:                                       \
+    return since <= 2 && strings >= 0 && fixed_then_strings(p, n, sizeof(Fixed), strings);
+#include "cumemtrace/records.def"
+#undef CUMEMTRACE_RECORD
+  }
+  return false;
+}
+
+}  // namespace
+
 bool plausible_legacy_record(uint16_t type, uint16_t flags, const uint8_t* p, size_t n) {
   if (flags != 0) return false;
   switch (static_cast<RecordType>(type)) {
-    case RecordType::kProcess:
-      return fixed_then_strings(p, n, sizeof(ProcessRecord), 3);
-    case RecordType::kDevice:
-      return fixed_then_strings(p, n, sizeof(DeviceRecord), 1);
-    case RecordType::kModule:
-      return fixed_then_strings(p, n, sizeof(ModuleRecord), 2);
-    case RecordType::kStackNode:
-      return n == sizeof(StackNodeRecord);
-    case RecordType::kEvent: {
-      if (n != sizeof(EventRecord)) return false;
+    case RecordType::kEvent: {  // and an op and a kind that exist
+      if (!fits_legacy_row(type, p, n)) return false;
       EventRecord e;
       std::memcpy(&e, p, sizeof e);
       return e.op >= uint8_t(Op::kAlloc) && e.op <= uint8_t(Op::kShare) && e.kind < kKindCount;
     }
-    case RecordType::kSnapshot: {
+    case RecordType::kSnapshot: {  // entries that fill the payload
       if (n < sizeof(SnapshotRecord)) return false;
       SnapshotRecord s;
       std::memcpy(&s, p, sizeof s);
       return uint64_t(s.device_count) * s.entry_bytes == n - sizeof s &&
              (s.device_count == 0 || s.entry_bytes >= sizeof(int32_t));
     }
-    case RecordType::kSymbol:
-      return fixed_then_strings(p, n, sizeof(SymbolRecord), 2);
-    case RecordType::kEnd:
-      return n == sizeof(EndRecord);
-    case RecordType::kApiName:
-      return fixed_then_strings(p, n, sizeof(ApiNameRecord), 1);
-    case RecordType::kChecksum:
-      return n == sizeof(ChecksumRecord);
     default:
-      return false;  // those writers wrote no other type
+      return fits_legacy_row(type, p, n);
   }
 }
 

@@ -339,187 +339,212 @@ class Parser {
     return true;
   }
 
-  // Returns an empty string on success, else what is wrong with the payload.
+  // Returns an empty string on success, else what is wrong with the payload. One decoder
+  // per row of records.def; a type no row names is a newer writer's, skipped by its length.
   std::string record(RecordType type, Cursor& c) {
     switch (type) {
-      case RecordType::kProcess: {
-        ProcessRecord r{};
-        r.rank = -1;
-        c.fixed(r);
-        ProcessInfo p;
-        p.pid = r.pid;
-        p.ppid = r.ppid;
-        p.start_monotonic_ns = r.start_monotonic_ns;
-        p.start_realtime_ns = r.start_realtime_ns;
-        p.granule_bytes = r.granule_bytes;
-        p.stack_depth = r.stack_depth;
-        p.rank = r.rank;
-        std::string cmd;
-        if (!c.string(p.hostname) || !c.string(cmd) || !c.string(p.tool_version)) return "bad string length";
-        p.argv = split_argv(cmd);
-        if (c.left() > 0) {  // 1.8
-          ProcessLineage l{-1, -1};
-          c.fixed(l);
-          p.local_rank = l.local_rank;
-          p.world_size = l.world_size;
-          std::string launcher;
-          if (!c.string(launcher)) return "bad string length";
-          for (const std::string& entry : split_argv(launcher)) {
-            const auto eq = entry.find('=');
-            if (eq != std::string::npos) p.launcher.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
-          }
-        }
-        t_.process = std::move(p);
-        return {};
-      }
-      case RecordType::kDevice: {
-        DeviceRecord r{};
-        r.ordinal = -1;
-        r.nvml_index = -1;
-        c.fixed(r);
-        DeviceInfo d;
-        d.ordinal = r.ordinal;
-        d.nvml_index = r.nvml_index;
-        d.total_bytes = r.total_bytes;
-        std::memcpy(d.uuid, r.uuid, sizeof d.uuid);
-        if (!c.string(d.name)) return "bad string length";
-        if (verify_ && !plausible_ordinal(d.ordinal))
-          return set_aside_record("a Device record of ordinal " + std::to_string(d.ordinal));
-        t_.devices.push_back(std::move(d));
-        return {};
-      }
-      case RecordType::kModule: {
-        ModuleRecord r{};
-        c.fixed(r);
-        ModuleInfo m{r.load_bias, r.start, r.end, {}, {}};
-        if (!c.string(m.path) || !c.string(m.build_id)) return "bad string length";
-        t_.modules.push_back(std::move(m));
-        return {};
-      }
-      case RecordType::kStackNode: {
-        StackNodeRecord r{};
-        c.fixed(r);
-        t_.stack_nodes[r.id] = StackNode{r.id, r.parent, r.ip};
-        return {};
-      }
-      case RecordType::kEvent: {
-        EventRecord r{};
-        r.device = -1;
-        c.fixed(r);
-        Event e;
-        e.time_ns = r.time_ns;
-        e.address = r.address;
-        e.size = r.size;
-        e.stream = r.stream;
-        e.handle = r.handle;
-        e.tid = r.tid;
-        e.device = r.device;
-        e.stack_id = r.stack_id;
-        e.result = r.result;
-        e.api = r.api;
-        e.op = static_cast<Op>(r.op);
-        e.kind = static_cast<Kind>(r.kind);
-        e.flags = r.flags;
-        EventPython py{};  // 1.6: only events with Python frames carry it
-        c.fixed(py);
-        e.python_stack_id = py.python_stack_id;
-        const size_t index = events_seen_++;
-        if (verify_) {
-          if (std::string why = implausible_event(t_, e); !why.empty()) {
-            t_.set_aside.push_back(SetAsideEvent{index, e, std::move(why)});
-            return {};
-          }
-        }
-        if (t_.end && t_.end->exec) t_.end.reset();  // the exec failed or a thread went on (EndReason)
-        if (on_event) {
-          (*on_event)(e);
-          ++dropped_;
-        } else {
-          t_.events.push_back(e);
-        }
-        return {};
-      }
-      case RecordType::kSnapshot: return snapshot(c);
-      case RecordType::kSymbol: {
-        SymbolRecord r{};
-        c.fixed(r);
-        Symbol s{r.ip, r.line, {}, {}};
-        if (!c.string(s.function) || !c.string(s.file)) return "bad string length";
-        ++t_.symbol_records;
-        t_.symbols[s.ip] = std::move(s);
-        return {};
-      }
-      case RecordType::kEnd: {
-        EndRecord r{};
-        c.fixed(r);
-        t_.end = EndInfo{r.time_ns, r.events_written, r.events_dropped, false, {}};
-        uint32_t reason = 0;
-        c.fixed(reason);
-        t_.end->exec = reason == uint32_t(format::EndReason::kExec);
-        if (!c.string(t_.end->exec_into)) return "bad string length";
-        return {};
-      }
-      case RecordType::kApiName: {
-        ApiNameRecord r{};
-        c.fixed(r);
-        std::string name;
-        if (!c.string(name)) return "bad string length";
-        t_.api_names[r.id] = std::move(name);
-        return {};
-      }
-      case RecordType::kPyString: {
-        PyStringRecord r{};
-        c.fixed(r);
-        std::string text;
-        if (!c.string(text)) return "bad string length";
-        t_.py_strings[r.id] = std::move(text);
-        return {};
-      }
-      case RecordType::kPyFrame: {
-        PyFrameRecord r{};
-        r.line = -1;
-        c.fixed(r);
-        t_.py_frames[r.id] = PyFrameNode{r.id, r.parent, r.file, r.function, r.line, r.flags};
-        return {};
-      }
-      case RecordType::kMark:
-      case RecordType::kRangeEnd: {
-        MarkRecord r{};
-        c.fixed(r);
-        Mark m{r.time_ns, r.tid, static_cast<MarkSource>(r.source), {}};
-        if (!c.string(m.name)) return "bad string length";
-        (type == RecordType::kRangeEnd ? t_.range_ends : t_.marks).push_back(std::move(m));
-        return {};
-      }
-      case RecordType::kGpuProcesses: {
-        GpuProcessesRecord r{};
-        c.fixed(r);
-        if (verify_ && !plausible_ordinal(r.device))
-          return set_aside_record("a GPU processes record of device ordinal " + std::to_string(r.device));
-        if (uint64_t(r.count) * sizeof(GpuProcess) > c.left())
-          return "list of " + std::to_string(r.count) + " GPU processes does not fit its payload";
-        GpuProcesses g{r.time_ns, r.device, std::vector<GpuProcess>(r.count)};
-        for (auto& p : g.processes) c.fixed(p);
-        t_.gpu_processes.push_back(std::move(g));
-        return {};
-      }
-      case RecordType::kAllocatorSegments:
-        if (!allocator_map(c)) ++t_.damaged_records;  // a program's record: never fatal
-        return {};
-      case RecordType::kCompressed:
-        return compressed(c);
-      case RecordType::kChunkSequence:  // 1.10: judged where its chunk's seal is (chunk_order.h)
-        return {};
-      case RecordType::kChecksum:  // a seal is judged before its chunk's records reach here; one
-        break;                     // anywhere else is out of place: counted as unknown
+#define CUMEMTRACE_RECORD(Name, id, since, label, Fixed, strings) \
+  case RecordType::k##Name:                                       \
+    return decode_##Name(c);
+#include "cumemtrace/records.def"
+#undef CUMEMTRACE_RECORD
     }
-    ++t_.unknown_records;  // a newer writer's record: skip it by its length
+    ++t_.unknown_records;
+    return {};
+  }
+
+  std::string decode_Process(Cursor& c) {
+    ProcessRecord r{};
+    r.rank = -1;
+    c.fixed(r);
+    ProcessInfo p;
+    p.pid = r.pid;
+    p.ppid = r.ppid;
+    p.start_monotonic_ns = r.start_monotonic_ns;
+    p.start_realtime_ns = r.start_realtime_ns;
+    p.granule_bytes = r.granule_bytes;
+    p.stack_depth = r.stack_depth;
+    p.rank = r.rank;
+    std::string cmd;
+    if (!c.string(p.hostname) || !c.string(cmd) || !c.string(p.tool_version)) return "bad string length";
+    p.argv = split_argv(cmd);
+    if (c.left() > 0) {  // 1.8
+      ProcessLineage l{-1, -1};
+      c.fixed(l);
+      p.local_rank = l.local_rank;
+      p.world_size = l.world_size;
+      std::string launcher;
+      if (!c.string(launcher)) return "bad string length";
+      for (const std::string& entry : split_argv(launcher)) {
+        const auto eq = entry.find('=');
+        if (eq != std::string::npos) p.launcher.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+      }
+    }
+    t_.process = std::move(p);
+    return {};
+  }
+
+  std::string decode_Device(Cursor& c) {
+    DeviceRecord r{};
+    r.ordinal = -1;
+    r.nvml_index = -1;
+    c.fixed(r);
+    DeviceInfo d;
+    d.ordinal = r.ordinal;
+    d.nvml_index = r.nvml_index;
+    d.total_bytes = r.total_bytes;
+    std::memcpy(d.uuid, r.uuid, sizeof d.uuid);
+    if (!c.string(d.name)) return "bad string length";
+    if (verify_ && !plausible_ordinal(d.ordinal))
+      return set_aside_record("a Device record of ordinal " + std::to_string(d.ordinal));
+    t_.devices.push_back(std::move(d));
+    return {};
+  }
+
+  std::string decode_Module(Cursor& c) {
+    ModuleRecord r{};
+    c.fixed(r);
+    ModuleInfo m{r.load_bias, r.start, r.end, {}, {}};
+    if (!c.string(m.path) || !c.string(m.build_id)) return "bad string length";
+    t_.modules.push_back(std::move(m));
+    return {};
+  }
+
+  std::string decode_StackNode(Cursor& c) {
+    StackNodeRecord r{};
+    c.fixed(r);
+    t_.stack_nodes[r.id] = StackNode{r.id, r.parent, r.ip};
+    return {};
+  }
+
+  std::string decode_Event(Cursor& c) {
+    EventRecord r{};
+    r.device = -1;
+    c.fixed(r);
+    Event e;
+    e.time_ns = r.time_ns;
+    e.address = r.address;
+    e.size = r.size;
+    e.stream = r.stream;
+    e.handle = r.handle;
+    e.tid = r.tid;
+    e.device = r.device;
+    e.stack_id = r.stack_id;
+    e.result = r.result;
+    e.api = r.api;
+    e.op = static_cast<Op>(r.op);
+    e.kind = static_cast<Kind>(r.kind);
+    e.flags = r.flags;
+    EventPython py{};  // 1.6: only events with Python frames carry it
+    c.fixed(py);
+    e.python_stack_id = py.python_stack_id;
+    const size_t index = events_seen_++;
+    if (verify_) {
+      if (std::string why = implausible_event(t_, e); !why.empty()) {
+        t_.set_aside.push_back(SetAsideEvent{index, e, std::move(why)});
+        return {};
+      }
+    }
+    if (t_.end && t_.end->exec) t_.end.reset();  // the exec failed or a thread went on (EndReason)
+    if (on_event) {
+      (*on_event)(e);
+      ++dropped_;
+    } else {
+      t_.events.push_back(e);
+    }
+    return {};
+  }
+
+
+  std::string decode_Symbol(Cursor& c) {
+    SymbolRecord r{};
+    c.fixed(r);
+    Symbol s{r.ip, r.line, {}, {}};
+    if (!c.string(s.function) || !c.string(s.file)) return "bad string length";
+    ++t_.symbol_records;
+    t_.symbols[s.ip] = std::move(s);
+    return {};
+  }
+
+  std::string decode_End(Cursor& c) {
+    EndRecord r{};
+    c.fixed(r);
+    t_.end = EndInfo{r.time_ns, r.events_written, r.events_dropped, false, {}};
+    uint32_t reason = 0;
+    c.fixed(reason);
+    t_.end->exec = reason == uint32_t(format::EndReason::kExec);
+    if (!c.string(t_.end->exec_into)) return "bad string length";
+    return {};
+  }
+
+  std::string decode_ApiName(Cursor& c) {
+    ApiNameRecord r{};
+    c.fixed(r);
+    std::string name;
+    if (!c.string(name)) return "bad string length";
+    t_.api_names[r.id] = std::move(name);
+    return {};
+  }
+
+  std::string decode_PyString(Cursor& c) {
+    PyStringRecord r{};
+    c.fixed(r);
+    std::string text;
+    if (!c.string(text)) return "bad string length";
+    t_.py_strings[r.id] = std::move(text);
+    return {};
+  }
+
+  std::string decode_PyFrame(Cursor& c) {
+    PyFrameRecord r{};
+    r.line = -1;
+    c.fixed(r);
+    t_.py_frames[r.id] = PyFrameNode{r.id, r.parent, r.file, r.function, r.line, r.flags};
+    return {};
+  }
+
+  std::string decode_Mark(Cursor& c) { return mark(c, t_.marks); }
+  std::string decode_RangeEnd(Cursor& c) { return mark(c, t_.range_ends); }
+  std::string mark(Cursor& c, std::vector<Mark>& into) {
+    MarkRecord r{};
+    c.fixed(r);
+    Mark m{r.time_ns, r.tid, static_cast<MarkSource>(r.source), {}};
+    if (!c.string(m.name)) return "bad string length";
+    into.push_back(std::move(m));
+    return {};
+  }
+
+  std::string decode_GpuProcesses(Cursor& c) {
+    GpuProcessesRecord r{};
+    c.fixed(r);
+    if (verify_ && !plausible_ordinal(r.device))
+      return set_aside_record("a GPU processes record of device ordinal " + std::to_string(r.device));
+    if (uint64_t(r.count) * sizeof(GpuProcess) > c.left())
+      return "list of " + std::to_string(r.count) + " GPU processes does not fit its payload";
+    GpuProcesses g{r.time_ns, r.device, std::vector<GpuProcess>(r.count)};
+    for (auto& p : g.processes) c.fixed(p);
+    t_.gpu_processes.push_back(std::move(g));
+    return {};
+  }
+
+  std::string decode_AllocatorSegments(Cursor& c) {
+    if (!allocator_map(c)) ++t_.damaged_records;  // a program's record: never fatal
+    return {};
+  }
+
+  // 1.10: judged where its chunk's seal is (chunk_order.h).
+  std::string decode_ChunkSequence(Cursor&) { return {}; }
+
+  // A seal is judged before its chunk's records reach here; one anywhere else is out of
+  // place: counted as unknown.
+  std::string decode_Checksum(Cursor&) {
+    ++t_.unknown_records;
     return {};
   }
 
   // 1.7: whole records in one zstd frame. Its chunk's checksum matched, so what is wrong
   // inside is a writer's fault: said, and the records before it kept.
-  std::string compressed(Cursor& c) {
+  std::string decode_Compressed(Cursor& c) {
     if (inside_compressed_) return "a compressed record inside another";
     std::vector<uint8_t> raw;
     if (std::string bad = inflate_records(c.here(), c.left(), raw); !bad.empty()) return bad;
@@ -580,7 +605,7 @@ class Parser {
     return true;
   }
 
-  std::string snapshot(Cursor& c) {
+  std::string decode_Snapshot(Cursor& c) {
     SnapshotRecord r{};
     c.fixed(r);
     Snapshot s;

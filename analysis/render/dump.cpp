@@ -17,10 +17,11 @@ using format::RecordType;
 
 // Describes the one record held by `t` (parsed on its own; see dump()).
 void describe(std::ostream& out, const Trace& t, uint16_t type) {
+  const std::string_view label = record_type_name(type);  // records.def
   switch (static_cast<RecordType>(type)) {
     case RecordType::kProcess:
       if (t.process) {
-        out << "process pid=" << t.process->pid << " ppid=" << t.process->ppid << " host=" << t.process->hostname
+        out << label << " pid=" << t.process->pid << " ppid=" << t.process->ppid << " host=" << t.process->hostname
             << " rank=" << t.process->rank << " start_ns=" << t.process->start_monotonic_ns
             << " granule=" << t.process->granule_bytes << " depth=" << t.process->stack_depth << " argc="
             << t.process->argv.size() << " version=" << t.process->tool_version
@@ -31,24 +32,24 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
     case RecordType::kDevice:
       if (!t.devices.empty()) {
         const auto& d = t.devices.back();
-        out << "device ordinal=" << d.ordinal << " nvml=" << d.nvml_index << " total=" << d.total_bytes << " name="
+        out << label << " ordinal=" << d.ordinal << " nvml=" << d.nvml_index << " total=" << d.total_bytes << " name="
             << d.name;
       }
       return;
     case RecordType::kModule:
       if (!t.modules.empty()) {
         const auto& m = t.modules.back();
-        out << "module " << hex(m.start) << "-" << hex(m.end) << " bias=" << hex(m.load_bias) << " build_id_bytes="
+        out << label << " " << hex(m.start) << "-" << hex(m.end) << " bias=" << hex(m.load_bias) << " build_id_bytes="
             << m.build_id.size() << " " << m.path;
       }
       return;
     case RecordType::kStackNode:
-      for (const auto& [id, n] : t.stack_nodes) out << "stack id=" << id << " parent=" << n.parent << " ip=" << hex(n.ip);
+      for (const auto& [id, n] : t.stack_nodes) out << label << " id=" << id << " parent=" << n.parent << " ip=" << hex(n.ip);
       return;
     case RecordType::kEvent:
       if (!t.events.empty()) {
         const auto& e = t.events.back();
-        out << "event t=" << e.time_ns << " " << op_name(e.op) << " " << kind_name(e.kind) << " dev=" << e.device
+        out << label << " t=" << e.time_ns << " " << op_name(e.op) << " " << kind_name(e.kind) << " dev=" << e.device
             << " addr=" << hex(e.address) << " size=" << e.size << " handle=" << hex(e.handle) << " stream="
             << hex(e.stream) << " tid=" << e.tid << " stack=" << e.stack_id << " api=" << e.api << " result="
             << e.result << " flags=" << e.flags;
@@ -56,17 +57,17 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
       }
       return;
     case RecordType::kPyString:
-      for (const auto& [id, s] : t.py_strings) out << "py-string id=" << id << " " << s;
+      for (const auto& [id, s] : t.py_strings) out << label << " id=" << id << " " << s;
       return;
     case RecordType::kPyFrame:
       for (const auto& [id, f] : t.py_frames)
-        out << "py-frame id=" << id << " parent=" << f.parent << " file=" << f.file << " function=" << f.function
+        out << label << " id=" << id << " parent=" << f.parent << " file=" << f.file << " function=" << f.function
             << " line=" << f.line << " flags=" << f.flags;
       return;
     case RecordType::kSnapshot:
       if (!t.snapshots.empty()) {
         const auto& s = t.snapshots.back();
-        out << "snapshot t=" << s.time_ns << " reason=" << uint32_t(s.reason) << " dropped=" << s.events_dropped;
+        out << label << " t=" << s.time_ns << " reason=" << uint32_t(s.reason) << " dropped=" << s.events_dropped;
         for (const auto& d : s.devices) {
           out << " [dev=" << d.device << " device_bytes=" << d.device_bytes << " peak=" << d.peak_device_bytes
               << " arena=" << d.arena_bytes << " nvml_used=";
@@ -78,44 +79,44 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
       return;
     case RecordType::kSymbol:
       for (const auto& [ip, s] : t.symbols)
-        out << "symbol ip=" << hex(ip) << " " << s.function << " " << s.file << ":" << s.line;
+        out << label << " ip=" << hex(ip) << " " << s.function << " " << s.file << ":" << s.line;
       return;
     case RecordType::kEnd:
-      if (t.end) out << "end t=" << t.end->time_ns << " written=" << t.end->events_written << " dropped=" << t.end->events_dropped;
+      if (t.end) out << label << " t=" << t.end->time_ns << " written=" << t.end->events_written << " dropped=" << t.end->events_dropped;
       return;
     case RecordType::kChecksum:
-      out << "checksum";
+      out << label;
       return;
     case RecordType::kChunkSequence:  // described from its bytes (dump())
       return;
     case RecordType::kApiName:
-      for (const auto& [id, name] : t.api_names) out << "api id=" << id << " " << name;
+      for (const auto& [id, name] : t.api_names) out << label << " id=" << id << " " << name;
       return;
     case RecordType::kGpuProcesses:
       if (!t.gpu_processes.empty()) {
         const auto& g = t.gpu_processes.back();
-        out << "gpu-processes t=" << g.time_ns << " dev=" << g.device;
+        out << label << " t=" << g.time_ns << " dev=" << g.device;
         for (const auto& p : g.processes) out << " pid=" << p.pid << ":" << p.used_bytes;
       }
       return;
     case RecordType::kMark:
       if (!t.marks.empty())
-        out << "mark t=" << t.marks.back().time_ns << " tid=" << t.marks.back().tid << " source="
+        out << label << " t=" << t.marks.back().time_ns << " tid=" << t.marks.back().tid << " source="
             << int(t.marks.back().source) << " " << t.marks.back().name;
       return;
     case RecordType::kRangeEnd:
       if (!t.range_ends.empty())
-        out << "range-end t=" << t.range_ends.back().time_ns << " tid=" << t.range_ends.back().tid << " source="
+        out << label << " t=" << t.range_ends.back().time_ns << " tid=" << t.range_ends.back().tid << " source="
             << int(t.range_ends.back().source) << " " << t.range_ends.back().name;
       return;
     case RecordType::kAllocatorSegments:
       for (const auto& m : t.allocator_maps) {
         size_t blocks = 0;
         for (const auto& s : m.segments) blocks += s.blocks.size();
-        out << "allocator-segments t=" << m.time_ns << " dev=" << m.device << " " << m.allocator
+        out << label << " t=" << m.time_ns << " dev=" << m.device << " " << m.allocator
             << " segments=" << m.segments.size() << " blocks=" << blocks;
       }
-      if (t.damaged_records) out << "allocator-segments (damaged, skipped)";
+      if (t.damaged_records) out << label << " (damaged, skipped)";
       return;
     case RecordType::kCompressed:  // opened by dump()'s walk, never described whole
       break;
@@ -152,7 +153,7 @@ std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> byte
       if (h.type == uint16_t(RecordType::kCompressed) && at.empty()) {
         std::vector<uint8_t> raw;
         const std::string bad = inflate_records(data + off + sizeof h, h.payload_bytes, raw);
-        out << where << " compressed " << (bad.empty() ? std::to_string(raw.size()) + " bytes of records" : bad)
+        out << where << " " << record_type_name(h.type) << " " << (bad.empty() ? std::to_string(raw.size()) + " bytes of records" : bad)
             << " (" << h.payload_bytes << " bytes)\n";
         if (bad.empty()) self(self, raw.data(), raw.size(), std::to_string(off) + "+");
         off += n;
@@ -161,7 +162,7 @@ std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> byte
       if (h.type == uint16_t(RecordType::kChunkSequence) && h.payload_bytes >= sizeof(ChunkSequenceRecord)) {
         ChunkSequenceRecord c;
         std::memcpy(&c, data + off + sizeof h, sizeof c);
-        out << where << " chunk-sequence trace_id=" << c.trace_id << " n=" << c.sequence << " (" << h.payload_bytes
+        out << where << " " << record_type_name(h.type) << " trace_id=" << c.trace_id << " n=" << c.sequence << " (" << h.payload_bytes
             << " bytes)\n";
         off += n;
         continue;

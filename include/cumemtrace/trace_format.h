@@ -64,30 +64,11 @@ struct RecordHeader {
 };
 static_assert(sizeof(RecordHeader) == 8);
 
+// One value per row of records.def, which says what each record holds.
 enum class RecordType : uint16_t {
-  kProcess = 1,    // ProcessRecord + hostname, command line, tool version
-  kDevice = 2,     // DeviceRecord + name
-  kModule = 3,     // ModuleRecord + path + build-id bytes
-  kStackNode = 4,  // StackNodeRecord
-  kEvent = 5,      // EventRecord
-  kSnapshot = 6,   // SnapshotRecord + device_count × DeviceSnapshot (entry_bytes each)
-  kSymbol = 7,     // SymbolRecord + function + file   (appended by the symbolizer)
-  kEnd = 8,        // EndRecord: the process finished its trace cleanly
-  kApiName = 9,    // ApiNameRecord + name: gives EventRecord::api its meaning
-  kChecksum = 10,  // 1.2: ChecksumRecord: seals the bytes written since the previous one
-  kGpuProcesses = 13,  // 1.3: GpuProcessesRecord + count × GpuProcess: NVML's list of
-                       // processes using a GPU, written with each snapshot that read NVML
-  kAllocatorSegments = 11,  // 1.4: AllocatorSegmentsRecord + allocator name + segments + blocks:
-                            // a caching allocator's map, given by the program (api.h)
-  kMark = 12,          // 1.5: MarkRecord + name: a named moment (an iteration starts)
-  kPyString = 14,      // 1.6: PyStringRecord + string: a Python file or function name
-  kPyFrame = 15,       // 1.6: PyFrameRecord: a node of the Python stacks' prefix tree
-  kRangeEnd = 16,      // 1.10: MarkRecord + name: an NVTX range that a kNvtxPush/kNvtxStart mark
-                       // opened ended (pop, end); readers before it skip it, seeing marks only
-  kCompressed = 20,    // 1.7: CompressedRecord + one zstd frame holding whole records (up
-                       // to a megabyte of a flush), sealed by the ChecksumRecord after it
-  kChunkSequence = 21,  // 1.10: ChunkSequenceRecord: the chunk's place in the trace, written
-                        // right before its ChecksumRecord (so sealed by it)
+#define CUMEMTRACE_RECORD(Name, id, since, label, Fixed, strings) k##Name = id,
+#include "cumemtrace/records.def"
+#undef CUMEMTRACE_RECORD
 };
 
 // 1.6: Python stacks form a prefix tree of their own, rooted at the outermost frame, like

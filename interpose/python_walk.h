@@ -38,6 +38,8 @@ struct PyRawFrame {
   int32_t offset;       // byte offset of the frame's instruction in the bytecode
   uint32_t version;     // its co_version (3.12+; 0 where the layout has none)
   bool entry;           // the first frame a C-level call of the evaluation loop ran
+  // All that PyStackTree makes a node of (stack_memo.h): equal frames, equal nodes.
+  bool operator==(const PyRawFrame&) const = default;
 };
 
 struct PyRawStack {

@@ -78,8 +78,7 @@ uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out) {
 }
 
 uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out, Memo& memo) {
-  return intern_with_memo(s.count, [&](uint32_t k) -> const PyRawFrame& { return s.frames[s.count - 1 - k]; },
-                          memo.frame, memo.node,
+  return intern_with_memo(s.frames, s.count, memo.frame, memo.node,
                           [&](uint32_t parent, const PyRawFrame& f) { return child(parent, f, out); });
 }
 

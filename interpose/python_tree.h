@@ -25,7 +25,7 @@ class PyStackTree {
  public:
   explicit PyStackTree(PyReader reader = {python_string, python_line}) : read_(reader) {}
 
-  // One thread's previous stack as StackTree::Memo keeps it (stack_memo.h), outermost first.
+  // One thread's previous stack as StackTree::Memo keeps it (stack_memo.h).
   struct Memo {
     std::vector<PyRawFrame> frame;
     std::vector<uint32_t> node;

@@ -49,7 +49,7 @@ uint32_t StackTree::intern(const RawStack& s, std::string& out) {
 uint32_t StackTree::intern(const RawStack& s, std::string& out, Memo& memo) {
   // No whole-stack hash (recent()): comparing with the thread's previous stack is cheaper,
   // and a new stack then costs a lookup only for the frames that changed.
-  return intern_with_memo(s.count, [&](uint32_t k) { return s.ip[s.count - 1 - k]; }, memo.ip, memo.node,
+  return intern_with_memo(s.ip, s.count, memo.ip, memo.node,
                           [&](uint32_t parent, uint64_t ip) { return child(parent, ip, out); });
 }
 

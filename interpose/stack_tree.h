@@ -16,8 +16,8 @@ namespace cumemtrace::interpose {
 
 class StackTree {
  public:
-  // One thread's previous stack, outermost frame first, and the node of each of its
-  // prefixes (node[k]: frames 0..k). Node ids are never reused, so a memo stays right for
+  // One thread's previous stack, innermost frame first, and the node of each of its
+  // outer parts (node[k]: the outermost k + 1 frames). Node ids are never reused, so a memo stays right for
   // as long as its tree lives, whichever thread last wrote it: it only saves work.
   struct Memo {
     std::vector<uint64_t> ip;

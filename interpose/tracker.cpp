@@ -68,7 +68,8 @@ struct State : TrackerLedger {
     StackTree::Memo native;
     PyStackTree::Memo python;
   };
-  std::vector<Memos> memos = std::vector<Memos>(64);
+  static constexpr uint32_t kMemos = 64;
+  std::vector<Memos> memos = std::vector<Memos>(kMemos);
   uint64_t stack_checks_failed = 0;
   std::map<int32_t, std::string> device_uuids;   // as NVML spells them
   std::map<int32_t, uint64_t> default_pools;      // device -> its default memory pool
@@ -259,9 +260,9 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
         if (pool) s.pool_devices[pool] = ev.device;
       if (facts.pools[0]) s.default_pools[ev.device] = facts.pools[0];
     }
-    State::Memos& memo = s.memos[t.tid % s.memos.size()];
-    ev.stack_id = s.stacks.intern(stack, s.new_nodes, memo.native);
-    const uint32_t python_stack_id = s.python_stacks.intern(python, s.new_nodes, memo.python);
+    State::Memos& memo = s.memos[t.tid % State::kMemos];
+    ev.stack_id = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
+    const uint32_t python_stack_id = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
     if (config().check_stacks) check_stacks(s, stack, python, ev.stack_id, python_stack_id);
     if (!s.new_nodes.empty()) {
       s.pending.append(s.new_nodes);

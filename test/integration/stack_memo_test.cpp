@@ -46,18 +46,16 @@ TEST_CASE("stacks reused from a thread's previous event equal a full intern's, e
 
   const json r = report(only_trace(dir));
   using V = std::vector<std::string>;
-  const json* a = site_of(r, 6 << 20);
-  const json* b = site_of(r, 5 << 20);
-  REQUIRE(a);
-  REQUIRE(b);
-  CHECK(innermost(*a, 3, script) == V{"s:alloc", "s:inner", "s:caller_a"});
-  CHECK(innermost(*b, 3, script) == V{"s:alloc", "s:inner", "s:caller_b"});
-  const json* x = site_of(r, 8 << 20);
-  const json* y = site_of(r, 7 << 20);
-  REQUIRE(x);
-  REQUIRE(y);
-  CHECK(innermost(*x, 3, script) == V{"s:alloc", "s:gen", "s:resume_x"});
-  CHECK(innermost(*y, 3, script) == V{"s:alloc", "s:gen", "s:resume_y"});
+  // The innermost three Python frames of the kept allocation of `size` bytes.
+  auto sites = [&](uint64_t size) {
+    const json* site = site_of(r, size);
+    REQUIRE(site);
+    return innermost(*site, 3, script);
+  };
+  CHECK(sites(6 << 20) == V{"s:alloc", "s:inner", "s:caller_a"});
+  CHECK(sites(5 << 20) == V{"s:alloc", "s:inner", "s:caller_b"});
+  CHECK(sites(8 << 20) == V{"s:alloc", "s:gen", "s:resume_x"});
+  CHECK(sites(7 << 20) == V{"s:alloc", "s:gen", "s:resume_y"});
   // exec's code objects: on 3.11 one made at a freed one's address, with its names at
   // the freed names' addresses, gets the names first read there (README, "What it does
   // not see"), so only the shape of their stacks is asked here; the check above holds

@@ -68,12 +68,18 @@ def resume_y(g, size=512, keep=False):
     g.send((size, keep))
 
 
+names = []
+
+
 def exec_loop(base, keep):
     # A new code object per round, often at the address of the one freed before it, run
-    # at the same depth and offset: only its file name differs.
+    # at the same depth and offset: only its file name differs. The names are kept, so
+    # that each is a str at an address of its own (one at a freed name's address would
+    # be read as that name: README, "What it does not see").
     for i in range(8):
         size = base + i * 4096 if keep else 512
-        exec(compile(f"alloc({size}, {keep})", f"<exec {base} {i}>", "exec"), {"alloc": alloc})
+        names.append(f"<exec {base} {i}>")
+        exec(compile(f"alloc({size}, {keep})", names[-1], "exec"), {"alloc": alloc})
 
 
 def mixed(seed, rounds):

@@ -148,6 +148,17 @@ void check_stacks(State& s, const RawStack& stack, const PyRawStack& python, uin
              native_id, python_id, full_native, full_python);
 }
 
+// CUMEMTRACE_CHECK_STACKS: the stack capture_stack gave against one walked the full
+// length (called from the same frame, so our own frames are the same too).
+void check_native_walk(const RawStack& stack, uint32_t depth) {
+  RawStack again;
+  capture_stack(again, depth, true);
+  if (again.count == stack.count && std::equal(stack.ip, stack.ip + stack.count, again.ip)) return;
+  static std::atomic<int> said{0};
+  if (said.fetch_add(1, std::memory_order_relaxed) < 20)
+    log_warn("stack check: a native walk gave {} frames, the full length {}", stack.count, again.count);
+}
+
 // Contexts from cuCtxCreate ever made: until one is, every allocation is its device's
 // primary context's, and no allocation pays a driver call to ask which context is current.
 std::atomic<bool> g_created_any{false};
@@ -188,7 +199,9 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
                      !(flags & format::kEventRestored);
   if (!frees || config().free_stacks) {
     capture_python(python);
-    capture_stack(stack, python.count ? config().python_native_depth : config().stack_depth);
+    const uint32_t depth = python.count ? config().python_native_depth : config().stack_depth;
+    capture_stack(stack, depth);
+    if (config().check_stacks) check_native_walk(stack, depth);
   } else {
     stack.count = 0;
   }

@@ -1,7 +1,8 @@
 // Stacks interned from the previous event's of the same thread (issue 26,
 // interpose/stack_memo.h) are the stacks a full intern gives: stack_memo.py's call paths,
 // under CUMEMTRACE_CHECK_STACKS=1, which interns each event's stacks both ways and warns
-// where the ids differ; and the kept allocations name their own callers.
+// where the ids differ and where a native walk differs from one of the full length; and
+// the kept allocations name their own callers.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -43,6 +44,16 @@ TEST_CASE("stacks reused from a thread's previous event equal a full intern's, e
   REQUIRE(t.exit_code == 0);
   CHECK(t.err.find("stack check") == std::string::npos);
   CHECK(t.err.empty());
+  {
+    // Native stacks deeper than asked for: each walk stops short (stack.cpp's guess of
+    // our own frames), and is checked against one of the full length.
+    TempDir shallow;
+    const Result s = traced(shallow, {"/usr/bin/python3", script, std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13"},
+                            {{"CUMEMTRACE_CHECK_STACKS", "1"}, {"CUMEMTRACE_DEPTH_WITH_PYTHON", "3"}});
+    INFO(s.err);
+    REQUIRE(s.exit_code == 0);
+    CHECK(s.err.empty());
+  }
 
   const json r = report(only_trace(dir));
   using V = std::vector<std::string>;

@@ -3,7 +3,11 @@ ctypes from a Python stack DEPTH frames deep, against the simulated runtime. Run
 the tracer with CUMEMTRACE_PYTHON=1 and =0 (bench/run_python_frames.sh does both); the
 difference per call is what reading the Python frames adds.
 
-    python3 bench/python_frames.py LIBCUDART [DEPTH=20] [PAIRS=20000] [REPS=5]
+    python3 bench/python_frames.py LIBCUDART [DEPTH=20] [PAIRS=20000] [REPS=5] [unique]
+
+With "unique", each pair comes from a Python call path not seen before: at each of the
+DEPTH-2 levels one of two call sites (lines), picked by a bit of a counter that never
+repeats, the innermost level taking the lowest bit (as alloc_loop --unique does).
 
 Prints one line: depth, pairs, best and median ns per call (a pair is two calls)."""
 import ctypes
@@ -15,6 +19,7 @@ rt = ctypes.CDLL(sys.argv[1])
 depth = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
 reps = int(sys.argv[4]) if len(sys.argv) > 4 else 5
+unique = len(sys.argv) > 5 and sys.argv[5] == "unique"
 malloc, free = rt.cudaMalloc, rt.cudaFree
 free.argtypes = [ctypes.c_void_p]
 
@@ -29,6 +34,36 @@ def loop(n):
     return (time.perf_counter_ns() - start) / (2 * n)
 
 
+def one_pair(ref, size, p):
+    malloc(ref, size)
+    free(p)
+
+
+def path(k, bits, ref, size, p):
+    # Two call sites on two lines: the frame of this level differs by one bit of `bits`.
+    if k <= 2:
+        return one_pair(ref, size, p)
+    if bits >> (k - 3) & 1:
+        return path(k - 1, bits, ref, size, p)
+    return path(k - 1, bits, ref, size, p)
+
+
+next_path = 0
+
+
+def unique_loop(n):
+    # The timed loop is the outermost frame here (with the module's): each pair goes down
+    # `depth` - 2 levels of path() to one_pair().
+    global next_path
+    p = ctypes.c_void_p()
+    ref, size = ctypes.byref(p), ctypes.c_size_t(512)
+    first, next_path = next_path, next_path + n
+    start = time.perf_counter_ns()
+    for i in range(first, first + n):
+        path(depth, i, ref, size, p)
+    return (time.perf_counter_ns() - start) / (2 * n)
+
+
 def nest(k, n):
     # The timed loop runs k Python frames deep (this frame and the module's included).
     return nest(k - 1, n) if k > 2 else loop(n)
@@ -36,6 +71,7 @@ def nest(k, n):
 
 keep = ctypes.c_void_p()
 malloc(ctypes.byref(keep), ctypes.c_size_t(512))  # holds the sim's page: every pair costs the same
-nest(depth, pairs // 10)  # warm-up
-times = [nest(depth, pairs) for _ in range(reps)]
-print(f"depth={depth} pairs={pairs} best_ns_call={min(times):.1f} median_ns_call={statistics.median(times):.1f}")
+run = unique_loop if unique else (lambda n: nest(depth, n))
+run(pairs // 10)  # warm-up
+times = [run(pairs) for _ in range(reps)]
+print(f"depth={depth} unique={int(unique)} pairs={pairs} best_ns_call={min(times):.1f} median_ns_call={statistics.median(times):.1f}")

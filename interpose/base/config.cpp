@@ -91,6 +91,7 @@ const Config& config() {
     // Off by default: no report reads a free's stack, and unwinding it doubled the cost of
     // a job whose every free reaches the driver (cudaMallocAsync; docs/performance.md).
     k->free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
+    k->check_stacks = env_flag("CUMEMTRACE_CHECK_STACKS", false);
     k->compress = env_flag("CUMEMTRACE_COMPRESS", true);
     k->log_level = env_log_level("CUMEMTRACE_LOG");
     return k;

@@ -26,6 +26,9 @@ struct Config {
   bool free_stacks;            // CUMEMTRACE_FREE_STACKS (default 0): stacks (native and Python) on
                                // frees, unmaps and address-range frees too; a failed free always
                                // has one (on the event that restores the allocation)
+  bool check_stacks;           // CUMEMTRACE_CHECK_STACKS (default 0, for tests): intern every
+                               // event's stacks the full way too, walk its native stack at full
+                               // length too, and warn where either differs
   bool compress;               // CUMEMTRACE_COMPRESS (default on): zstd-compressed flushes
   std::string log_level;       // CUMEMTRACE_LOG
 };

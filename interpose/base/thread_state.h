@@ -17,6 +17,7 @@ struct ThreadState {
   bool py_tstate_keyed;       // ... and the gilstate key held it then, in the main interpreter
   uint64_t py_key_seen;       // what the gilstate key held at this thread's last event
   uint64_t py_look_again_ns;  // none was found: when to look again (coarse monotonic clock)
+  uint8_t own_frames_plus_one;  // our frames in this thread's last native stack, + 1 (stack.cpp)
 };
 
 ThreadState& thread_state();

@@ -4,6 +4,7 @@
 
 #include "base/encode.h"
 #include "stacks/python_frames.h"
+#include "stacks/stack_memo.h"
 
 namespace cumemtrace::interpose {
 
@@ -40,39 +41,45 @@ uint64_t stack_hash(const PyRawStack& s) {
 
 }  // namespace
 
+uint32_t PyStackTree::child(uint32_t parent, const PyRawFrame& f, std::string& out) {
+  auto code = codes_.find(CodeKey{f.code, f.filename, f.name, f.version});
+  if (code == codes_.end()) {
+    // Bounded, for programs that make code objects without end (exec in a loop): forgetting
+    // only costs reading names again; the strings stay interned.
+    if (codes_.size() >= (1u << 20)) codes_.clear();
+    const uint32_t file = string_id(read_.string(f.filename), out);
+    const uint32_t function = string_id(read_.string(f.name), out);
+    code = codes_.emplace(CodeKey{f.code, f.filename, f.name, f.version}, std::pair{file, function}).first;
+  }
+  const auto [file, function] = code->second;
+  if (lines_.size() >= (1u << 20)) lines_.clear();
+  const PlaceKey at{f.code, f.linetable, f.offset, f.version};
+  auto place = lines_.find(at);
+  if (place == lines_.end()) place = lines_.emplace(at, read_.line(f)).first;
+  const int32_t line = place->second;
+  const uint32_t flags = f.entry ? uint32_t(format::kPyFrameEntry) : 0u;
+  auto [it, fresh] = nodes_.try_emplace(NodeKey{parent, file, function, line, flags}, next_node_);
+  if (fresh) {
+    ++next_node_;
+    put_record(out, format::RecordType::kPyFrame, format::PyFrameRecord{it->second, parent, file, function, line, flags});
+  }
+  return it->second;
+}
+
 uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out) {
   if (s.count == 0) return 0;
   const uint64_t whole = stack_hash(s);
   if (auto known = stacks_.find(whole); known != stacks_.end()) return known->second;
   if (stacks_.size() >= (1u << 20)) stacks_.clear();
   uint32_t node = 0;
-  for (uint32_t k = s.count; k-- > 0;) {  // outermost first
-    const PyRawFrame& f = s.frames[k];
-    auto code = codes_.find(CodeKey{f.code, f.filename, f.name, f.version});
-    if (code == codes_.end()) {
-      // Bounded, for programs that make code objects without end (exec in a loop): forgetting
-      // only costs reading names again; the strings stay interned.
-      if (codes_.size() >= (1u << 20)) codes_.clear();
-      const uint32_t file = string_id(read_.string(f.filename), out);
-      const uint32_t function = string_id(read_.string(f.name), out);
-      code = codes_.emplace(CodeKey{f.code, f.filename, f.name, f.version}, std::pair{file, function}).first;
-    }
-    const auto [file, function] = code->second;
-    if (lines_.size() >= (1u << 20)) lines_.clear();
-    const PlaceKey at{f.code, f.linetable, f.offset, f.version};
-    auto place = lines_.find(at);
-    if (place == lines_.end()) place = lines_.emplace(at, read_.line(f)).first;
-    const int32_t line = place->second;
-    const uint32_t flags = f.entry ? uint32_t(format::kPyFrameEntry) : 0u;
-    auto [it, fresh] = nodes_.try_emplace(NodeKey{node, file, function, line, flags}, next_node_);
-    if (fresh) {
-      ++next_node_;
-      put_record(out, format::RecordType::kPyFrame, format::PyFrameRecord{it->second, node, file, function, line, flags});
-    }
-    node = it->second;
-  }
+  for (uint32_t k = s.count; k-- > 0;) node = child(node, s.frames[k], out);  // outermost first
   stacks_.emplace(whole, node);
   return node;
+}
+
+uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out, Memo& memo) {
+  return intern_with_memo(s.frames, s.count, memo.frame, memo.node,
+                          [&](uint32_t parent, const PyRawFrame& f) { return child(parent, f, out); });
 }
 
 }  // namespace cumemtrace::interpose

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "stacks/python_frames.h"
 #include "stacks/python_walk.h"
@@ -24,10 +25,23 @@ class PyStackTree {
  public:
   explicit PyStackTree(PyReader reader = {python_string, python_line}) : read_(reader) {}
 
+  // One thread's previous stack as StackTree::Memo keeps it (stack_memo.h).
+  struct Memo {
+    std::vector<PyRawFrame> frame;
+    std::vector<uint32_t> node;
+  };
+
   // Returns the id of `s` (0 when empty), appending records not written before to `out`.
   // Reads the names and lines of code objects and places it has not seen
   // (python_frames.h): call it under the tracker's lock, which it never leaves.
   uint32_t intern(const PyRawStack& s, std::string& out);
+  // The same id, looking up only the frames inside the outer part `s` shares with `memo`,
+  // and `memo` made `s`'s. Frames are compared as recorded, not by their address: a
+  // frame at the address of one in the previous walk, with the same code and offset, may
+  // still be another activation with other callers (two functions of equal frame size
+  // calling the same one, a generator resumed from elsewhere), and a code object may
+  // be another at a freed one's address (exec in a loop), so no walk stops early there.
+  uint32_t intern(const PyRawStack& s, std::string& out, Memo& memo);
 
  private:
   // A code object, as far as its names go. Its address alone could be reused by another
@@ -54,6 +68,8 @@ class PyStackTree {
   };
 
   uint32_t string_id(const std::string& s, std::string& out);
+  // The node of frame `f` called from node `parent`, made (and written) if new.
+  uint32_t child(uint32_t parent, const PyRawFrame& f, std::string& out);
 
   // A frame's place in its code: the line table's answer, decoded once per place. The
   // table object is in the key for the reason the names are in CodeKey.

@@ -95,6 +95,7 @@ bool plausible_range(uint64_t address, size_t n) {
 // stack, so most frames of a walk are on the page the previous one was on.
 [[gnu::always_inline]] inline bool pages_known(uint64_t epoch, uint64_t address, size_t n, uint64_t& memo) {
   const uint64_t first = address >> 12, last = (address + n - 1) >> 12;
+  if (first == memo && last == memo) return true;  // most frames: the loop below was 700 of a walk's 3,450
   if (last - first >= 8) return false;
   for (uint64_t p = first; p <= last; ++p) {
     if (p == memo) continue;
@@ -167,7 +168,12 @@ uint64_t innermost_frame(const PyLayout& l, uint64_t tstate) {
   return frame;
 }
 
-bool walk_frames(const PyLayout& l, const PyTypes& t, uint64_t frame, PyRawStack& out) {
+bool walk_frames(const PyLayout& layout, const PyTypes& types, uint64_t frame, PyRawStack& out) {
+  // Copies the compiler knows no store into `out` can change: read through the
+  // references, every offset was loaded again after each field written (they might
+  // alias): 255 instructions of a 22-frame walk's 3,700 (callgrind, bench/python_frames.py).
+  const PyLayout l = layout;
+  const PyTypes t = types;
   out.count = 0;
   out.truncated = false;
   uint8_t frame_copy[128], code_copy[256];
@@ -224,15 +230,16 @@ bool walk_frames(const PyLayout& l, const PyTypes& t, uint64_t frame, PyRawStack
       if (out.count == PyRawStack::kMax) {
         out.truncated = true;
       } else {
-        PyRawFrame& r = out.frames[out.count++];
-        r.code = code;
-        r.filename = u64_at(cb, l.code_filename);
-        r.name = u64_at(cb, l.code_name);
-        r.linetable = u64_at(cb, l.code_linetable);
-        r.firstlineno = i32_at(cb, l.code_firstlineno);
-        r.offset = int32_t(instr - bytecode);
-        r.version = l.code_version == kNoOffset ? 0u : uint32_t(i32_at(cb, uint64_t(l.code_version)));
-        r.entry = l.frame_is_entry != kNoOffset && fb[l.frame_is_entry] != 0;
+        // Read whole before it is stored, for the reason `l` is a copy.
+        const PyRawFrame r{code,
+                           u64_at(cb, l.code_filename),
+                           u64_at(cb, l.code_name),
+                           u64_at(cb, l.code_linetable),
+                           i32_at(cb, l.code_firstlineno),
+                           int32_t(instr - bytecode),
+                           l.code_version == kNoOffset ? 0u : uint32_t(i32_at(cb, uint64_t(l.code_version))),
+                           l.frame_is_entry != kNoOffset && fb[l.frame_is_entry] != 0};
+        out.frames[out.count++] = r;
       }
     } else if (instr >= (1ull << 47)) {
       return out.count = 0, false;

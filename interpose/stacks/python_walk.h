@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "stacks/python_layout.h"
 
@@ -37,8 +38,12 @@ struct PyRawFrame {
   int32_t firstlineno;
   int32_t offset;       // byte offset of the frame's instruction in the bytecode
   uint32_t version;     // its co_version (3.12+; 0 where the layout has none)
-  bool entry;           // the first frame a C-level call of the evaluation loop ran
+  // The first frame a C-level call of the evaluation loop ran (0 or 1). A word, not a
+  // bool: no padding, so that frames compare as bytes (stack_memo.h compares an event's
+  // frames with its thread's previous event's).
+  uint32_t entry;
 };
+static_assert(sizeof(PyRawFrame) == 48 && std::has_unique_object_representations_v<PyRawFrame>);
 
 struct PyRawStack {
   static constexpr uint32_t kMax = 128;  // deeper stacks keep their innermost kMax frames

@@ -10,6 +10,7 @@
 
 #include "base/loader_lock.h"
 #include "base/log.h"
+#include "base/thread_state.h"
 #include "resolve/object_range.h"
 
 namespace cumemtrace::interpose {
@@ -54,7 +55,7 @@ int backtrace_ips(void** ips, int max) {
 
 void stack_prepare_fork() { own_range(); }
 
-void capture_stack(RawStack& out, uint32_t depth) {
+void capture_stack(RawStack& out, uint32_t depth, bool as_before) {
   out.count = 0;
   if (depth == 0) return;
   if (!loader_usable()) {
@@ -65,17 +66,38 @@ void capture_stack(RawStack& out, uint32_t depth) {
     return;
   }
   const AddressRange own = own_range();
+  const uint32_t want = std::min(depth, RawStack::kMax);
   void* ips[RawStack::kMax + kOwnFramesMax];
+  // Room for as many of our own frames as this thread's last stack had, not always the
+  // most we allow: libunwind walks every frame it is asked for (~80 instructions each),
+  // and a hook has 5-10 of ours, so asking for 16 walked 6-11 frames for nothing on a
+  // deep stack. The result is the same: a walk is the same whatever its length up to
+  // where it stops, so when the shorter one was cut short before `want` of the program's
+  // frames, the full length is walked again.
+  ThreadState& t = thread_state();
+  // Two more than last time: a thread's calls come through one hook or two (a runtime
+  // call reaches the driver's), and a walk again costs as much as the first.
+  const uint32_t guess = t.own_frames_plus_one && !as_before
+                             ? std::min<uint32_t>(t.own_frames_plus_one + 1u, kOwnFramesMax)
+                             : kOwnFramesMax;
+  uint32_t asked = want + guess;
   int n;
-  {
-    const LoaderUse in_loader;
-    n = backtrace_ips(ips, static_cast<int>(std::min(depth, RawStack::kMax) + kOwnFramesMax));
-  }
-  // Our frames are dropped wherever they are: a driver hook reached through a runtime
-  // hook has some of ours in the middle of the stack too.
-  for (int i = 0; i < n && out.count < depth && out.count < RawStack::kMax; ++i) {
-    const auto ip = reinterpret_cast<uint64_t>(ips[i]);
-    if (!own.contains(ip)) out.ip[out.count++] = ip;
+  for (;;) {
+    {
+      const LoaderUse in_loader;
+      n = backtrace_ips(ips, static_cast<int>(asked));
+    }
+    // Our frames are dropped wherever they are: a driver hook reached through a runtime
+    // hook has some of ours in the middle of the stack too.
+    out.count = 0;
+    int i = 0;
+    for (; i < n && out.count < want; ++i) {
+      const auto ip = reinterpret_cast<uint64_t>(ips[i]);
+      if (!own.contains(ip)) out.ip[out.count++] = ip;
+    }
+    t.own_frames_plus_one = uint8_t(std::min<uint32_t>(uint32_t(i) - out.count, kOwnFramesMax) + 1);
+    if (out.count == want || uint32_t(n) < asked || asked == want + kOwnFramesMax) return;
+    asked = want + kOwnFramesMax;
   }
 }
 

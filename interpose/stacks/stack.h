@@ -15,7 +15,9 @@ struct RawStack {
 
 // Unwinds the calling thread (outside any lock of ours: libunwind may take the loader
 // lock through dl_iterate_phdr). Captures at most `depth` frames beyond our own.
-void capture_stack(RawStack& out, uint32_t depth);
+// `as_before`: without the per-thread guess of our own frames' number (stack.cpp), as
+// CUMEMTRACE_CHECK_STACKS checks it.
+void capture_stack(RawStack& out, uint32_t depth, bool as_before = false);
 
 // Before a fork: finishes (or waits for) the one-time set-up capture_stack needs, so a
 // child never finds it half done by a thread it does not have.

@@ -3,6 +3,7 @@
 #include <cumemtrace/trace_format.h>
 
 #include "base/encode.h"
+#include "stacks/stack_memo.h"
 
 namespace cumemtrace::interpose {
 
@@ -26,21 +27,30 @@ uint32_t StackTree::recent(const RawStack& s) const {
   return n == 0 ? id : 0;
 }
 
+uint32_t StackTree::child(uint32_t parent, uint64_t ip, std::string& out) {
+  auto [it, fresh] = children_.try_emplace({parent, ip}, next_id_);
+  if (fresh) {
+    ++next_id_;
+    nodes_.emplace_back(parent, ip);
+    put_record(out, format::RecordType::kStackNode, format::StackNodeRecord{it->second, parent, ip});
+  }
+  return it->second;
+}
+
 uint32_t StackTree::intern(const RawStack& s, std::string& out) {
   if (s.count == 0) return 0;
   if (const uint32_t id = recent(s)) return id;
   uint32_t node = 0;
-  for (uint32_t k = s.count; k-- > 0;) {  // outermost first
-    auto [it, fresh] = children_.try_emplace({node, s.ip[k]}, next_id_);
-    if (fresh) {
-      ++next_id_;
-      nodes_.emplace_back(node, s.ip[k]);
-      put_record(out, format::RecordType::kStackNode, format::StackNodeRecord{it->second, node, s.ip[k]});
-    }
-    node = it->second;
-  }
+  for (uint32_t k = s.count; k-- > 0;) node = child(node, s.ip[k], out);  // outermost first
   recent_[stack_hash(s) & (kRecentSlots - 1)] = node;
   return node;
+}
+
+uint32_t StackTree::intern(const RawStack& s, std::string& out, Memo& memo) {
+  // No whole-stack hash (recent()): comparing with the thread's previous stack is cheaper,
+  // and a new stack then costs a lookup only for the frames that changed.
+  return intern_with_memo(s.ip, s.count, memo.ip, memo.node,
+                          [&](uint32_t parent, uint64_t ip) { return child(parent, ip, out); });
 }
 
 uint32_t StackTree::frames(uint32_t id, uint64_t* out, uint32_t max) const {

@@ -16,8 +16,20 @@ namespace cumemtrace::interpose {
 
 class StackTree {
  public:
+  // One thread's previous stack, innermost frame first, and the node of each of its
+  // outer parts (node[k]: the outermost k + 1 frames). Node ids are never reused, so a memo stays right for
+  // as long as its tree lives, whichever thread last wrote it: it only saves work.
+  struct Memo {
+    std::vector<uint64_t> ip;
+    std::vector<uint32_t> node;
+  };
+
   // Returns the id of `s`, appending StackNodeRecords for nodes not seen before to `out`.
   uint32_t intern(const RawStack& s, std::string& out);
+  // The same id, interning only the frames inside the outer part `s` shares with `memo`
+  // (issue 26: consecutive events of a thread share most of their stack), and `memo`
+  // made `s`'s.
+  uint32_t intern(const RawStack& s, std::string& out, Memo& memo);
   // The id of `s` if it is the stack a recent intern() of the same return addresses
   // gave, else 0: one hash of the whole stack and a walk up a vector, instead of one
   // hash lookup per frame (a program allocates from few stacks, again and again).
@@ -26,6 +38,9 @@ class StackTree {
   uint32_t frames(uint32_t id, uint64_t* out, uint32_t max) const;
 
  private:
+  // The node of frame `ip` called from node `parent`, made (and written) if new.
+  uint32_t child(uint32_t parent, uint64_t ip, std::string& out);
+
   struct EdgeHash {
     size_t operator()(const std::pair<uint32_t, uint64_t>& e) const {
       return std::hash<uint64_t>()(e.second * 0x9E3779B97F4A7C15ull ^ e.first);

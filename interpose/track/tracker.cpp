@@ -60,6 +60,17 @@ struct State : TrackerLedger {
   bool ended = false;
   StackTree stacks;
   PyStackTree python_stacks;
+  // Each thread's previous stacks (stack_memo.h), by thread id modulo their number: two
+  // threads on one memo cost lookups, never a wrong stack. In the State, not per thread,
+  // so that they go with the trees they name nodes of (a fork child makes new ones) and
+  // are only touched under `mu`.
+  struct Memos {
+    StackTree::Memo native;
+    PyStackTree::Memo python;
+  };
+  static constexpr uint32_t kMemos = 64;
+  std::vector<Memos> memos = std::vector<Memos>(kMemos);
+  uint64_t stack_checks_failed = 0;
   std::map<int32_t, std::string> device_uuids;   // as NVML spells them
   std::map<int32_t, uint64_t> default_pools;      // device -> its default memory pool
   uint64_t peak_rises_at_snapshot = 0;            // peak_rises as of the last snapshot
@@ -126,6 +137,28 @@ struct State : TrackerLedger {
   }
 };
 
+// CUMEMTRACE_CHECK_STACKS: the ids the memos gave against a full intern's (tests; the
+// records a difference adds are the stacks a full intern would have named).
+void check_stacks(State& s, const RawStack& stack, const PyRawStack& python, uint32_t native_id, uint32_t python_id) {
+  const uint32_t full_native = s.stacks.intern(stack, s.new_nodes);
+  const uint32_t full_python = s.python_stacks.intern(python, s.new_nodes);
+  if (full_native == native_id && full_python == python_id) return;
+  if (++s.stack_checks_failed <= 20)
+    log_warn("stack check: event {} got native stack {} and Python stack {}, a full intern {} and {}", s.seq(),
+             native_id, python_id, full_native, full_python);
+}
+
+// CUMEMTRACE_CHECK_STACKS: the stack capture_stack gave against one walked the full
+// length (called from the same frame, so our own frames are the same too).
+void check_native_walk(const RawStack& stack, uint32_t depth) {
+  RawStack again;
+  capture_stack(again, depth, true);
+  if (again.count == stack.count && std::equal(stack.ip, stack.ip + stack.count, again.ip)) return;
+  static std::atomic<int> said{0};
+  if (said.fetch_add(1, std::memory_order_relaxed) < 20)
+    log_warn("stack check: a native walk gave {} frames, the full length {}", stack.count, again.count);
+}
+
 // Contexts from cuCtxCreate ever made: until one is, every allocation is its device's
 // primary context's, and no allocation pays a driver call to ask which context is current.
 std::atomic<bool> g_created_any{false};
@@ -166,7 +199,9 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
                      !(flags & format::kEventRestored);
   if (!frees || config().free_stacks) {
     capture_python(python);
-    capture_stack(stack, python.count ? config().python_native_depth : config().stack_depth);
+    const uint32_t depth = python.count ? config().python_native_depth : config().stack_depth;
+    capture_stack(stack, depth);
+    if (config().check_stacks) check_native_walk(stack, depth);
   } else {
     stack.count = 0;
   }
@@ -238,8 +273,10 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
         if (pool) s.pool_devices[pool] = ev.device;
       if (facts.pools[0]) s.default_pools[ev.device] = facts.pools[0];
     }
-    ev.stack_id = s.stacks.intern(stack, s.new_nodes);
-    const uint32_t python_stack_id = s.python_stacks.intern(python, s.new_nodes);
+    State::Memos& memo = s.memos[t.tid % State::kMemos];
+    ev.stack_id = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
+    const uint32_t python_stack_id = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
+    if (config().check_stacks) check_stacks(s, stack, python, ev.stack_id, python_stack_id);
     if (!s.new_nodes.empty()) {
       s.pending.append(s.new_nodes);
       s.new_nodes.clear();

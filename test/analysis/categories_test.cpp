@@ -261,7 +261,7 @@ TEST_CASE("categories: a bad rules file names its line") {
   CHECK(error("  # only a comment\n\n") == "no error");
 }
 
-TEST_CASE("report --categories: a bad file is a usage error (status 2) naming the line; a good one is used") {
+TEST_CASE("report --categories: a bad file is a usage error (status 2) naming the line and a good one is used") {
   test::TempDir dir;
   const std::string trace = dir.path + "/t.trace", bad = dir.path + "/bad.rules", good = dir.path + "/good.rules";
   cat_step(12).write(trace);

@@ -282,3 +282,38 @@ TEST_CASE("report --categories: a bad file is a usage error (status 2) naming th
         std::string::npos);
   CHECK(test::shell(test::kCli + " report --by size " + trace + " 2>/dev/null").status == 2);
 }
+
+TEST_CASE("categories: JAX and CuPy by their allocator, the pools' memory from NVML's split") {
+  TraceBuilder b;
+  b.process().device(0, 80 * GiB);
+  b.module(0, 0xc00000, 0xc10000, "/usr/lib/python3/dist-packages/jaxlib/xla_extension.so");
+  b.module(0, 0xd00000, 0xd10000, "/usr/lib/python3/dist-packages/cupy/cuda/memory.cpython-311-x86_64-linux-gnu.so");
+  b.symbol(0xc00000, "tsl::BFCAllocator::AllocateRawInternal(unsigned long, unsigned long, bool, unsigned long)", "", 0);
+  b.symbol(0xd00000, "__pyx_f_4cupy_4cuda_6memory_10SingleDeviceMemoryPool_malloc", "", 0);
+  b.stack(11, 0, 0xc00000).stack(12, 0, 0xd00000);
+  // XLA's pool 1024 MiB, CuPy's pool 64 MiB, then 8 MiB from a stream-ordered pool by CuPy
+  // (one tensor, no segment): the peak, 1096 MiB. NVML then: 1154 MiB = 1096 tracked + 16
+  // of the async pool's 24 MiB reserve beyond its 8 MiB live + 32 of the graph pool + 10.
+  b.alloc(1 * ms, 0x100000000, 1024 * MiB, 11).alloc(2 * ms, 0x200000000, 64 * MiB, 12);
+  b.alloc(3 * ms, 0x300000000, 8 * MiB, 12, 0, fmt::Kind::kAsyncPool);
+  b.snapshot(3 * ms + 1000, fmt::SnapshotReason::kPeak,
+             {TraceBuilder::Dev{0, 1096 * MiB, 1096 * MiB, 1154 * MiB, GiB, 80 * GiB, 24 * MiB, 8 * MiB,
+                                fmt::kMomentSame, 32 * MiB}});
+  b.end(10 * ms);
+  const CategoryRules rules;
+  const Report r = cat_report(b, rules);
+  const DeviceReport& d = r.devices.at(0);
+  REQUIRE(d.categories_at_peak);
+  CHECK(rows_of(*d.categories_at_peak) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
+                                                          {"cupy", 72 * MiB, 2, 64 * MiB},
+                                                          {"graph_memory_pool", 32 * MiB, -1, 0},
+                                                          {"pool_slack", 16 * MiB, -1, 0},
+                                                          {"untracked", 10 * MiB, -1, 0}});
+  // At the end only the graph pool's last reading is known beyond the allocations.
+  REQUIRE(d.categories_at_end);
+  CHECK(rows_of(*d.categories_at_end) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
+                                                         {"cupy", 72 * MiB, 2, 64 * MiB},
+                                                         {"graph_memory_pool", 32 * MiB, -1, 0}});
+  CHECK(test::text_of(r).find("    cupy               72.00 MiB (75,497,472 B) in 2 allocations (64.00 MiB of it in 1 "
+                              "segment: category inferred from the stack that grew it)\n") != std::string::npos);
+}

@@ -26,9 +26,12 @@ constexpr Default kDefaults[] = {
     {"cuda_graph_pool", "/torch/cuda/graphs\\.py:|:at::cuda::CUDAGraph::capture_begin"},
     {"compiled_graphs", "/torch/_inductor/|torchinductor_"},
     {"optimizer", "/torch/optim/"},
-    {"gradients", ":torch::autograd::AccumulateGrad::|/torch/autograd/__init__\\.py:grad$"},
-    {"backward",
-     ":torch::autograd::Engine::|/torch/autograd/__init__\\.py:backward$|/torch/autograd/graph\\.py:_engine_run_backward$|"
+    // The whole backward pass: AccumulateGrad mostly steals the tensor the op's backward
+    // function made, so a parameter's gradient is allocated under that function, as the
+    // activations' gradients are; no frame tells the two apart.
+    {"gradients",
+     ":torch::autograd::(AccumulateGrad|Engine)::|:torch::autograd::generated::|"
+     "/torch/autograd/__init__\\.py:(backward|grad)$|/torch/autograd/graph\\.py:_engine_run_backward$|"
      "/torch/_tensor\\.py:backward$"},
     {"weights",
      "/torch/nn/modules/module\\.py:(_apply|convert|to|cuda|load_state_dict|_load_from_state_dict|register_parameter)$|"

@@ -49,7 +49,12 @@ const Categorizer::Memo& Categorizer::memo(uint32_t stack_id, uint32_t python_st
   const uint32_t start = cs.owner ? cs.owner : cs.node;
   const std::vector<Frame> native = start ? stacks_.frames(start, SIZE_MAX) : std::vector<Frame>{};
   const std::vector<Frame> python = python_frames(stacks_.trace(), python_stack_id);
-  const int rule = rules_.match(python.empty() ? native : merge_stacks(native, python));
+  int rule = -1;  // the least rule any frame matches (categories.h: CategoryRules::match)
+  for (const Frame& f : python.empty() ? native : merge_stacks(native, python)) {
+    auto [it, fresh] = frame_rule_.try_emplace(frame_text(f), -1);
+    if (fresh) it->second = rules_.first_rule(it->first);
+    if (it->second >= 0 && (rule < 0 || it->second < rule)) rule = it->second;
+  }
   const std::string& allocator = owners_.of(stack_id);
   m.cached = !allocator.empty();
   m.category = rule >= 0 ? rules_.rules()[size_t(rule)].category : by_allocator(allocator);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,8 @@ class Categorizer {
   const CategoryRules& rules_;
   CachingAllocators owners_;
   mutable std::map<std::pair<uint32_t, uint32_t>, Memo> memo_;
+  // Per frame text: stacks share most frames, and every rule is searched in each frame.
+  mutable std::unordered_map<std::string, int> frame_rule_;
 };
 
 }  // namespace cumemtrace

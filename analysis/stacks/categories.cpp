@@ -87,14 +87,17 @@ void CategoryRules::add_user_rules(std::string_view text) {
 
 std::string frame_text(const Frame& f) { return (f.python ? f.file : f.module) + ":" + f.function; }
 
-int CategoryRules::match(const std::vector<Frame>& frames) const {
-  std::vector<std::string> texts;
-  texts.reserve(frames.size());
-  for (const auto& f : frames) texts.push_back(frame_text(f));
+int CategoryRules::first_rule(std::string_view frame_text) const {
   for (size_t r = 0; r < rules_.size(); ++r)
-    for (const auto& t : texts)
-      if (rules_[r].pattern->search(t)) return int(r);
+    if (rules_[r].pattern->search(frame_text)) return int(r);
   return -1;
+}
+
+int CategoryRules::match(const std::vector<Frame>& frames) const {
+  int best = -1;
+  for (const auto& f : frames)
+    if (const int r = first_rule(frame_text(f)); r >= 0 && (best < 0 || r < best)) best = r;
+  return best;
 }
 
 }  // namespace cumemtrace

@@ -66,6 +66,9 @@ class CategoryRules {
 
   // The index in rules() of the first rule matching `frames` (innermost first); -1: none.
   int match(const std::vector<Frame>& frames) const;
+  // ... matching one frame's text. match() is the least of these over the frames, so a
+  // caller that sees the same frames in many stacks can keep them per frame.
+  int first_rule(std::string_view frame_text) const;
 
  private:
   std::vector<CategoryRule> rules_;

@@ -26,7 +26,8 @@ void rows_text(std::ostream& out, const std::vector<CategoryRow>& rows) {
     out << " in " << r.count << (r.count == 1 ? " allocation" : " allocations");
     // The driver saw the segment, not the tensors in it: say whose category it carries.
     if (r.segment_count)
-      out << " (" << (r.segment_bytes == r.bytes ? std::string() : iec(r.segment_bytes) + " of it in ") << r.segment_count
+      out << " (" << (r.segment_bytes == r.bytes ? std::string() : iec(r.segment_bytes) + " of it in ")
+          << r.segment_count
           << (r.segment_count == 1 ? " segment: category inferred from the stack that grew it)"
                                    : " segments: category inferred from the stacks that grew them)");
     out << "\n";

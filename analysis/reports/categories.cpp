@@ -35,7 +35,8 @@ MemoryBeyondAllocations beyond_at_failure(const FailedRow& row, uint64_t context
   if (row.snapshot_graph_reserved != format::kUnknown64) b.graph_memory_pool = row.snapshot_graph_reserved;
   // As the peak's split (report.cpp, nvml_split): NVML's figure less all that is accounted for.
   const uint64_t accounted = row.snapshot_arena_bytes + b.contexts + b.pool_slack + b.graph_memory_pool;
-  if (row.process_used != format::kUnknown64 && row.process_used > accounted) b.untracked = row.process_used - accounted;
+  if (row.process_used != format::kUnknown64 && row.process_used > accounted)
+    b.untracked = row.process_used - accounted;
   return b;
 }
 

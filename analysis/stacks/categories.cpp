@@ -41,8 +41,7 @@ constexpr Default kDefaults[] = {
 };
 
 bool word_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-         c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
 }
 
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -69,7 +68,8 @@ void CategoryRules::add_user_rules(std::string_view text) {
     size_t n = 0;
     while (n < l.size() && word_char(l[n])) ++n;
     if (n == 0 || (n < l.size() && !blank(l[n])))
-      throw CategoryRulesError(where + "a category is one word of letters, digits, '_', '.' or '-', then blanks, then a regex");
+      throw CategoryRulesError(where +
+                               "a category is one word of letters, digits, '_', '.' or '-', then blanks, then a regex");
     std::string category(l.substr(0, n));
     std::string_view rest = l.substr(n);
     while (!rest.empty() && blank(rest.front())) rest.remove_prefix(1);

@@ -8,13 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "../sizes.h"
 #include "render/report_json.h"
 #include "report_both.h"
 #include "reports/report.h"
 #include "stacks/categories.h"
 #include "temp_dir.h"
 #include "trace_builder.h"
-#include "../sizes.h"
 
 using namespace cumemtrace;
 using cumemtrace::test::report_both;
@@ -40,17 +40,30 @@ void cat_program(TraceBuilder& b) {
   b.module(0, 0x900000, 0x910000, "/usr/local/cuda/lib64/libcublas.so.12");
   b.module(0, 0xa00000, 0xa10000, "/home/u/myprog");
   b.module(0, 0xb00000, 0xb10000, "/usr/lib/python3/dist-packages/torch/lib/libtorch_cpu.so");
-  b.symbol(0x700000, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long)",
-           "", 0);
+  b.symbol(0x700000,
+           "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long)", "",
+           0);
   b.symbol(0x800000, "ncclMemAlloc", "", 0).symbol(0x900000, "cublasCreate_v2", "", 0).symbol(0xa00000, "main", "", 0);
   b.symbol(0xb00000, "torch::autograd::AccumulateGrad::apply(std::vector<at::Tensor>&&)", "", 0);
   b.stack(1, 0, 0x401000).stack(2, 1, 0x700000).stack(3, 1, 0x800000).stack(4, 1, 0x900000).stack(5, 0, 0xa00000);
   b.stack(6, 0, 0xb00000).stack(7, 6, 0x700000);
   const std::string torch = kTorch;
-  const std::string names[] = {"/home/u/train.py", "<module>", "main", torch + "nn/modules/module.py", "to", "_apply",
-                               "_call_impl", torch + "nn/modules/linear.py", "forward", torch + "optim/adam.py",
-                               "_single_tensor_adam", torch + "_tensor.py", "backward", torch + "autograd/__init__.py",
-                               "/home/u/model.py", "build_model"};
+  const std::string names[] = {"/home/u/train.py",
+                               "<module>",
+                               "main",
+                               torch + "nn/modules/module.py",
+                               "to",
+                               "_apply",
+                               "_call_impl",
+                               torch + "nn/modules/linear.py",
+                               "forward",
+                               torch + "optim/adam.py",
+                               "_single_tensor_adam",
+                               torch + "_tensor.py",
+                               "backward",
+                               torch + "autograd/__init__.py",
+                               "/home/u/model.py",
+                               "build_model"};
   for (uint32_t id = 1; id <= 16; ++id) {
     std::string p = TraceBuilder::pod(fmt::PyStringRecord{id});
     TraceBuilder::str(p, names[id - 1]);
@@ -107,8 +120,9 @@ TraceBuilder cat_step(uint32_t weights_stack = 4) {
   ++e.written;
   e.alloc(9 * ms, 0x70000000, 80 * MiB, 2, 7);
   e.alloc(10 * ms, 0x80000000, 2 * MiB, 5, 0);
-  b.snapshot(10 * ms + 500'000, fmt::SnapshotReason::kPeak,
-             {TraceBuilder::Dev{0, 212 * MiB, 212 * MiB, 812 * MiB, GiB, 80 * GiB, fmt::kUnknown64, 0, fmt::kMomentSame}});
+  b.snapshot(
+      10 * ms + 500'000, fmt::SnapshotReason::kPeak,
+      {TraceBuilder::Dev{0, 212 * MiB, 212 * MiB, 812 * MiB, GiB, 80 * GiB, fmt::kUnknown64, 0, fmt::kMomentSame}});
   b.free(11 * ms, 0x60000000);
   ++e.written;
   b.end(20 * ms, e.written);
@@ -126,7 +140,8 @@ struct Row {
 
 std::vector<Row> rows_of(const std::vector<CategoryRow>& rows) {
   std::vector<Row> out;
-  for (const auto& r : rows) out.push_back({r.category, r.bytes, r.allocations ? int64_t(r.count) : -1, r.segment_bytes});
+  for (const auto& r : rows)
+    out.push_back({r.category, r.bytes, r.allocations ? int64_t(r.count) : -1, r.segment_bytes});
   return out;
 }
 
@@ -148,22 +163,22 @@ TEST_CASE("categories by the default rules at the peak, at a failure and at the 
   // Sorted by bytes, ties by name; NVML's 812 MiB less 212 tracked and the 500 MiB context.
   // Gradients: AccumulateGrad's 40 (no Python frames) and the 10 under backward's Python.
   CHECK(rows_of(*d.categories_at_peak) == std::vector<Row>{{"contexts", 500 * MiB, -1, 0},
-                                                          {"untracked", 100 * MiB, -1, 0},
+                                                           {"untracked", 100 * MiB, -1, 0},
+                                                           {"optimizer", 80 * MiB, 1, 80 * MiB},
+                                                           {"gradients", 50 * MiB, 2, 50 * MiB},
+                                                           {"weights", 40 * MiB, 1, 40 * MiB},
+                                                           {"nccl", 32 * MiB, 1, 0},
+                                                           {"cublas_workspace", 8 * MiB, 1, 0},
+                                                           {"other", 2 * MiB, 1, 0}});
+  // At the end no NVML reading is split: the context only.
+  REQUIRE(d.categories_at_end);
+  CHECK(rows_of(*d.categories_at_end) == std::vector<Row>{{"contexts", 500 * MiB, -1, 0},
                                                           {"optimizer", 80 * MiB, 1, 80 * MiB},
-                                                          {"gradients", 50 * MiB, 2, 50 * MiB},
+                                                          {"gradients", 40 * MiB, 1, 40 * MiB},
                                                           {"weights", 40 * MiB, 1, 40 * MiB},
                                                           {"nccl", 32 * MiB, 1, 0},
                                                           {"cublas_workspace", 8 * MiB, 1, 0},
                                                           {"other", 2 * MiB, 1, 0}});
-  // At the end no NVML reading is split: the context only.
-  REQUIRE(d.categories_at_end);
-  CHECK(rows_of(*d.categories_at_end) == std::vector<Row>{{"contexts", 500 * MiB, -1, 0},
-                                                         {"optimizer", 80 * MiB, 1, 80 * MiB},
-                                                         {"gradients", 40 * MiB, 1, 40 * MiB},
-                                                         {"weights", 40 * MiB, 1, 40 * MiB},
-                                                         {"nccl", 32 * MiB, 1, 0},
-                                                         {"cublas_workspace", 8 * MiB, 1, 0},
-                                                         {"other", 2 * MiB, 1, 0}});
   REQUIRE(r.failed.size() == 1);
   const FailedRow& f = r.failed[0];
   CHECK(f.request_category == "activations");
@@ -171,13 +186,13 @@ TEST_CASE("categories by the default rules at the peak, at a failure and at the 
   REQUIRE(f.categories);
   // 714 MiB used: 150 tracked, 500 context, 16 of the async pool's slack, 48 untracked.
   CHECK(rows_of(*f.categories) == std::vector<Row>{{"contexts", 500 * MiB, -1, 0},
-                                                  {"gradients", 50 * MiB, 2, 50 * MiB},
-                                                  {"untracked", 48 * MiB, -1, 0},
-                                                  {"weights", 40 * MiB, 1, 40 * MiB},
-                                                  {"nccl", 32 * MiB, 1, 0},
-                                                  {"activations", 20 * MiB, 1, 20 * MiB},
-                                                  {"pool_slack", 16 * MiB, -1, 0},
-                                                  {"cublas_workspace", 8 * MiB, 1, 0}});
+                                                   {"gradients", 50 * MiB, 2, 50 * MiB},
+                                                   {"untracked", 48 * MiB, -1, 0},
+                                                   {"weights", 40 * MiB, 1, 40 * MiB},
+                                                   {"nccl", 32 * MiB, 1, 0},
+                                                   {"activations", 20 * MiB, 1, 20 * MiB},
+                                                   {"pool_slack", 16 * MiB, -1, 0},
+                                                   {"cublas_workspace", 8 * MiB, 1, 0}});
 }
 
 TEST_CASE("categories: the text says a segment's category is inferred, JSON gives the figures and the rules' version") {
@@ -220,8 +235,9 @@ TEST_CASE("categories: without --by category the report has none") {
 
 TEST_CASE("categories: a user's rule over an outer frame beats a default over an inner one") {
   CategoryRules rules;
-  rules.add_user_rules("# my rules\n\nmodel_weights   /home/u/model\\.py:build_model$  \n"
-                       "never\tno-frame-has-this\n");
+  rules.add_user_rules(
+      "# my rules\n\nmodel_weights   /home/u/model\\.py:build_model$  \n"
+      "never\tno-frame-has-this\n");
   REQUIRE(rules.user_rules() == 2);
   CHECK(rules.rules()[0].category == "model_weights");
   CHECK(rules.rules()[0].regex == "/home/u/model\\.py:build_model$");
@@ -287,7 +303,8 @@ TEST_CASE("categories: JAX and CuPy by their allocator, the pools' memory from N
   b.process().device(0, 80 * GiB);
   b.module(0, 0xc00000, 0xc10000, "/usr/lib/python3/dist-packages/jaxlib/xla_extension.so");
   b.module(0, 0xd00000, 0xd10000, "/usr/lib/python3/dist-packages/cupy/cuda/memory.cpython-311-x86_64-linux-gnu.so");
-  b.symbol(0xc00000, "tsl::BFCAllocator::AllocateRawInternal(unsigned long, unsigned long, bool, unsigned long)", "", 0);
+  b.symbol(0xc00000, "tsl::BFCAllocator::AllocateRawInternal(unsigned long, unsigned long, bool, unsigned long)", "",
+           0);
   b.symbol(0xd00000, "__pyx_f_4cupy_4cuda_6memory_10SingleDeviceMemoryPool_malloc", "", 0);
   b.stack(11, 0, 0xc00000).stack(12, 0, 0xd00000);
   // XLA's pool 1024 MiB, CuPy's pool 64 MiB, then 8 MiB from a stream-ordered pool by CuPy
@@ -304,15 +321,15 @@ TEST_CASE("categories: JAX and CuPy by their allocator, the pools' memory from N
   const DeviceReport& d = r.devices.at(0);
   REQUIRE(d.categories_at_peak);
   CHECK(rows_of(*d.categories_at_peak) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
-                                                          {"cupy", 72 * MiB, 2, 64 * MiB},
-                                                          {"graph_memory_pool", 32 * MiB, -1, 0},
-                                                          {"pool_slack", 16 * MiB, -1, 0},
-                                                          {"untracked", 10 * MiB, -1, 0}});
+                                                           {"cupy", 72 * MiB, 2, 64 * MiB},
+                                                           {"graph_memory_pool", 32 * MiB, -1, 0},
+                                                           {"pool_slack", 16 * MiB, -1, 0},
+                                                           {"untracked", 10 * MiB, -1, 0}});
   // At the end only the graph pool's last reading is known beyond the allocations.
   REQUIRE(d.categories_at_end);
   CHECK(rows_of(*d.categories_at_end) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
-                                                         {"cupy", 72 * MiB, 2, 64 * MiB},
-                                                         {"graph_memory_pool", 32 * MiB, -1, 0}});
+                                                          {"cupy", 72 * MiB, 2, 64 * MiB},
+                                                          {"graph_memory_pool", 32 * MiB, -1, 0}});
   CHECK(test::text_of(r).find("    cupy               72.00 MiB (75,497,472 B) in 2 allocations (64.00 MiB of it in 1 "
                               "segment: category inferred from the stack that grew it)\n") != std::string::npos);
 }
@@ -337,4 +354,67 @@ TEST_CASE("categories: docs/categories.md lists the default table as the code ha
   for (const auto& r : defaults.rules()) code.emplace_back(r.category, r.regex);
   CHECK(listed == code);
   CHECK(code.size() == 12);
+}
+
+namespace {
+
+Frame cat_py(const std::string& file, const std::string& function) {
+  Frame f;
+  f.python = true;
+  f.file = file;
+  f.function = function;
+  return f;
+}
+
+Frame cat_native(const std::string& module, const std::string& function) {
+  Frame f;
+  f.module = module;
+  f.function = function;
+  return f;
+}
+
+std::string category_of(const CategoryRules& rules, const std::vector<Frame>& frames) {
+  const int r = rules.match(frames);
+  return r < 0 ? std::string("(none)") : rules.rules()[size_t(r)].category;
+}
+
+}  // namespace
+
+TEST_CASE("categories: each default rule on the frames it is for, and the table's order across frames") {
+  const CategoryRules rules;
+  const std::string t = kTorch;
+  const Frame fwd = cat_py(t + "nn/modules/linear.py", "forward");
+  const Frame call = cat_py(t + "nn/modules/module.py", "_call_impl");
+  CHECK(category_of(rules, {cat_native("libcublasLt.so.13", "cublasLtMatmul"), fwd}) == "cublaslt_workspace");
+  CHECK(category_of(rules, {cat_native("libtorch_cuda.so", "at::cuda::getCUDABlasLtWorkspace()"), fwd}) ==
+        "cublaslt_workspace");
+  CHECK(category_of(rules, {cat_native("libtorch_cuda.so", "at::cuda::(anonymous namespace)::getNewWorkspace()"),
+                            fwd}) == "cublas_workspace");
+  CHECK(category_of(rules, {cat_native("libcudnn_engines_precompiled.so.9", ""), call}) == "cudnn_workspace");
+  CHECK(category_of(rules, {cat_native("libcufft.so.12", "cufftMakePlanMany"), fwd}) == "cufft_workspace");
+  CHECK(category_of(rules, {cat_native("libnccl.so.2", "ncclCommInitRank"), fwd}) == "nccl");
+  CHECK(category_of(rules, {cat_py("/tmp/torchinductor_u/ab/cab12.py", "call"), fwd}) == "compiled_graphs");
+  CHECK(category_of(rules, {cat_py("/tmp/torchinductor_u/ab/cab12.py", "call"),
+                            cat_py(t + "_inductor/select_algorithm.py", "benchmark_choices")}) == "autotune");
+  CHECK(category_of(rules, {fwd, cat_py(t + "cuda/graphs.py", "make_graphed_callables")}) == "cuda_graph_pool");
+  CHECK(category_of(rules, {cat_py(t + "optim/adamw.py", "_multi_tensor_adamw")}) == "optimizer");
+  CHECK(category_of(
+            rules,
+            {cat_native("libtorch_cpu.so", "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"),
+             cat_native("libtorch_cpu.so",
+                        "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)")}) ==
+        "gradients");
+  // A forward recomputed under backward (activation checkpointing) is the backward pass's.
+  CHECK(category_of(rules, {fwd, call, cat_py(t + "autograd/graph.py", "_engine_run_backward")}) == "gradients");
+  CHECK(category_of(rules, {cat_py(t + "nn/modules/module.py", "convert"),
+                            cat_py(t + "nn/modules/module.py", "_apply")}) == "weights");
+  CHECK(category_of(rules, {cat_py(t + "nn/modules/linear.py", "__init__")}) == "weights");
+  CHECK(category_of(rules, {cat_py("/usr/lib/python3/dist-packages/safetensors/torch.py", "load_file")}) == "weights");
+  CHECK(category_of(rules, {fwd}) == "activations");
+  CHECK(category_of(rules, {cat_py("/home/u/net.py", "forward")}) == "activations");
+  // A native function named forward keeps its arguments in the text: not a Python forward.
+  CHECK(category_of(rules, {cat_native("libmy.so", "Net::forward(int)")}) == "(none)");
+  CHECK(category_of(rules, {cat_py(t + "nn/modules/module.py", "state_dict")}) == "(none)");
+  CHECK(frame_text(fwd) == t + "nn/modules/linear.py:forward");
+  CHECK(frame_text(cat_native("libnccl.so.2", "ncclMemAlloc")) == "libnccl.so.2:ncclMemAlloc");
 }

@@ -428,7 +428,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
         dr.by_library = group_libraries(p->second, stacks);
       }
-      if (cats) {
+      if (cats && ordinal >= 0) {  // the host row holds pinned memory, no device memory to split
         const auto p = at_peak.find(ordinal);
         const uint64_t ctx = context_bytes_until(pass.contexts, ordinal, peak ? s.peak_time_ns : last);
         dr.categories_at_peak = cats->table(p != at_peak.end() ? p->second : std::vector<LiveAlloc>{},

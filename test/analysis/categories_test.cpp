@@ -315,10 +315,14 @@ TEST_CASE("categories: JAX and CuPy by their allocator, the pools' memory from N
   b.snapshot(3 * ms + 1000, fmt::SnapshotReason::kPeak,
              {TraceBuilder::Dev{0, 1096 * MiB, 1096 * MiB, 1154 * MiB, GiB, 80 * GiB, 24 * MiB, 8 * MiB,
                                 fmt::kMomentSame, 32 * MiB}});
+  b.alloc(4 * ms, 0xa0000, 4 * MiB, 12, -1, fmt::Kind::kHostPinned);  // the host row: no categories
   b.end(10 * ms);
   const CategoryRules rules;
   const Report r = cat_report(b, rules);
-  const DeviceReport& d = r.devices.at(0);
+  REQUIRE(r.devices.size() == 2);
+  CHECK(r.devices[0].device == -1);
+  CHECK_FALSE(r.devices[0].categories_at_peak);
+  const DeviceReport& d = r.devices[1];
   REQUIRE(d.categories_at_peak);
   CHECK(rows_of(*d.categories_at_peak) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
                                                            {"cupy", 72 * MiB, 2, 64 * MiB},

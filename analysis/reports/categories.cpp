@@ -26,18 +26,23 @@ MemoryBeyondAllocations beyond_at_peak(const NvmlSplit& n, const GraphPoolFigure
   return {contexts, 0, g.at_peak.known ? g.at_peak.reserved : 0, 0};
 }
 
-MemoryBeyondAllocations beyond_at_failure(const FailedRow& row, uint64_t contexts) {
+MemoryBeyondAllocations beyond_of_reading(const ReadingFigures& r, uint64_t contexts) {
   MemoryBeyondAllocations b;
   b.contexts = contexts;
-  if (!row.snapshot_known) return b;
-  const uint64_t pool = row.snapshot_pool_reserved;
-  b.pool_slack = pool != format::kUnknown64 && pool > row.snapshot_async_live ? pool - row.snapshot_async_live : 0;
-  if (row.snapshot_graph_reserved != format::kUnknown64) b.graph_memory_pool = row.snapshot_graph_reserved;
+  const uint64_t pool = r.pool_reserved;
+  b.pool_slack = pool != format::kUnknown64 && pool > r.async_live ? pool - r.async_live : 0;
+  if (r.graph_reserved != format::kUnknown64) b.graph_memory_pool = r.graph_reserved;
   // As the peak's split (report.cpp, nvml_split): NVML's figure less all that is accounted for.
-  const uint64_t accounted = row.snapshot_arena_bytes + b.contexts + b.pool_slack + b.graph_memory_pool;
-  if (row.process_used != format::kUnknown64 && row.process_used > accounted)
-    b.untracked = row.process_used - accounted;
+  const uint64_t accounted = r.footprint + b.contexts + b.pool_slack + b.graph_memory_pool;
+  if (r.process_used != format::kUnknown64 && r.process_used > accounted) b.untracked = r.process_used - accounted;
   return b;
+}
+
+MemoryBeyondAllocations beyond_at_failure(const FailedRow& row, uint64_t contexts) {
+  if (!row.snapshot_known) return {contexts, 0, 0, 0};
+  return beyond_of_reading({row.snapshot_arena_bytes, row.snapshot_pool_reserved, row.snapshot_async_live,
+                            row.snapshot_graph_reserved, row.process_used},
+                           contexts);
 }
 
 const Categorizer::Memo& Categorizer::memo(uint32_t stack_id, uint32_t python_stack_id) const {

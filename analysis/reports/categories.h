@@ -48,7 +48,16 @@ struct FailedRow;
 // At the peak: NVML's split when known (report.h: the reading may be of another moment,
 // as the device section says), else `contexts` and the graph pool's reading at the peak.
 MemoryBeyondAllocations beyond_at_peak(const NvmlSplit& n, const GraphPoolFigures& g, uint64_t contexts);
-// At a failure: the row's own reading (FailedRow), split as at the peak.
+// One NVML reading's figures (kUnknown64 where not read), split as the peak's is.
+struct ReadingFigures {
+  uint64_t footprint = 0;  // report.cpp: arenas, unmapped physical memory, arrays
+  uint64_t pool_reserved = format::kUnknown64;
+  uint64_t async_live = 0;
+  uint64_t graph_reserved = format::kUnknown64;
+  uint64_t process_used = format::kUnknown64;
+};
+MemoryBeyondAllocations beyond_of_reading(const ReadingFigures& r, uint64_t contexts);
+// At a failure: the row's own reading (FailedRow).
 MemoryBeyondAllocations beyond_at_failure(const FailedRow& row, uint64_t contexts);
 
 class Categorizer {

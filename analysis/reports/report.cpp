@@ -326,6 +326,20 @@ const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
   return nullptr;
 }
 
+// At the end: the exit snapshot split as the peak's reading is, when it is of one moment
+// and saw the replayed end's bytes; else the contexts and the graph pool's last reading.
+MemoryBeyondAllocations beyond_at_end(const Trace& t, const std::vector<Event>& contexts, const DeviceReport& dr,
+                                      uint64_t last) {
+  const uint64_t ctx = context_bytes_until(contexts, dr.device, last);
+  const GraphPoolReading& g = dr.graph_pool.at_end;
+  const DeviceSnapshot* x = exit_snapshot(t, dr.device);
+  if (!x || !(x->moment & format::kMomentSame) || x->device_bytes != dr.end_device_bytes)
+    return {ctx, 0, g.known ? g.reserved : 0, 0};
+  return beyond_of_reading({footprint(*x), x->pool_reserved_bytes, x->live_bytes[int(Kind::kAsyncPool)],
+                            x->graph_reserved_current, x->nvml_process_used},
+                           ctx);
+}
+
 }  // namespace
 
 Report build_report(const Trace& trace, const ReportOptions& opt) {
@@ -433,9 +447,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
         const uint64_t ctx = context_bytes_until(pass.contexts, ordinal, peak ? s.peak_time_ns : last);
         dr.categories_at_peak = cats->table(p != at_peak.end() ? p->second : std::vector<LiveAlloc>{},
                                             beyond_at_peak(dr.nvml, dr.graph_pool, ctx));
-        const GraphPoolReading& g = dr.graph_pool.at_end;
-        dr.categories_at_end = cats->table(final.live(ordinal), {context_bytes_until(pass.contexts, ordinal, last), 0,
-                                                                 g.known ? g.reserved : 0, 0});
+        dr.categories_at_end = cats->table(final.live(ordinal), beyond_at_end(trace, pass.contexts, dr, last));
       }
       if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0)
         rep.reservations.push_back(reservations_of(s, final, stacks, opt));

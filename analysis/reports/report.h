@@ -124,7 +124,8 @@ struct DeviceReport {
   // were dropped or damaged, unlike the replayed ones above.
   std::optional<DeviceSnapshot> exit_snapshot;
   // With ReportOptions::categories (reports/categories.h). At the end, memory beyond the
-  // allocations is the contexts and the graph memory pool's last reading only.
+  // allocations is the exit snapshot's split when it is of one moment with the end's bytes,
+  // else the contexts and the graph memory pool's last reading only.
   std::optional<std::vector<CategoryRow>> categories_at_peak, categories_at_end;
 };
 

@@ -316,6 +316,13 @@ TEST_CASE("categories: JAX and CuPy by their allocator, the pools' memory from N
              {TraceBuilder::Dev{0, 1096 * MiB, 1096 * MiB, 1154 * MiB, GiB, 80 * GiB, 24 * MiB, 8 * MiB,
                                 fmt::kMomentSame, 32 * MiB}});
   b.alloc(4 * ms, 0xa0000, 4 * MiB, 12, -1, fmt::Kind::kHostPinned);  // the host row: no categories
+  // The same with an exit snapshot of one moment seeing the end's 1096 MiB: NVML 1180 MiB =
+  // 1096 + 32 of a 40 MiB async reserve beyond 8 live + 32 of the graph pool + 20.
+  TraceBuilder with_exit = b;
+  with_exit.snapshot(9 * ms, fmt::SnapshotReason::kExit,
+                     {TraceBuilder::Dev{0, 1096 * MiB, 1096 * MiB, 1180 * MiB, GiB, 80 * GiB, 40 * MiB, 8 * MiB,
+                                        fmt::kMomentSame, 32 * MiB}});
+  with_exit.end(10 * ms);
   b.end(10 * ms);
   const CategoryRules rules;
   const Report r = cat_report(b, rules);
@@ -329,11 +336,19 @@ TEST_CASE("categories: JAX and CuPy by their allocator, the pools' memory from N
                                                            {"graph_memory_pool", 32 * MiB, -1, 0},
                                                            {"pool_slack", 16 * MiB, -1, 0},
                                                            {"untracked", 10 * MiB, -1, 0}});
-  // At the end only the graph pool's last reading is known beyond the allocations.
+  // At the end, without an exit snapshot, only the graph pool's last reading is known beyond.
   REQUIRE(d.categories_at_end);
   CHECK(rows_of(*d.categories_at_end) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
                                                           {"cupy", 72 * MiB, 2, 64 * MiB},
                                                           {"graph_memory_pool", 32 * MiB, -1, 0}});
+  const Report x = cat_report(with_exit, rules);
+  REQUIRE(x.devices.size() == 2);
+  REQUIRE(x.devices[1].categories_at_end);
+  CHECK(rows_of(*x.devices[1].categories_at_end) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
+                                                                    {"cupy", 72 * MiB, 2, 64 * MiB},
+                                                                    {"graph_memory_pool", 32 * MiB, -1, 0},
+                                                                    {"pool_slack", 32 * MiB, -1, 0},
+                                                                    {"untracked", 20 * MiB, -1, 0}});
   CHECK(test::text_of(r).find("    cupy               72.00 MiB (75,497,472 B) in 2 allocations (64.00 MiB of it in 1 "
                               "segment: category inferred from the stack that grew it)\n") != std::string::npos);
 }

@@ -1,4 +1,5 @@
 // `cumemtrace report`: docs/cli.md.
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -14,6 +15,8 @@
 #include "symbols/symbolize.h"
 #include "read/trace_check.h"
 #include "cli/trace_inputs.h"
+#include "base/escape.h"
+#include "stacks/categories.h"
 
 namespace cumemtrace {
 namespace {
@@ -26,7 +29,7 @@ struct TraceReport {
   std::vector<DeviceInfo> devices;
 };
 
-TraceReport report_one(const std::string& path, size_t top, size_t frames) {
+TraceReport report_one(const std::string& path, size_t top, size_t frames, const CategoryRules* categories) {
   TraceReport out;
   TraceFile file(path);
   Trace& t = file.trace();
@@ -42,6 +45,7 @@ TraceReport report_one(const std::string& path, size_t top, size_t frames) {
   opt.top = top;
   opt.frames = frames;
   opt.extra_symbols = &extra;
+  opt.categories = categories;
   out.report = build_report(t, file.events(), opt);
   if (file.changed()) {
     out.errors += "cumemtrace report: " + file.changed_message() + "\n";
@@ -54,7 +58,9 @@ TraceReport report_one(const std::string& path, size_t top, size_t frames) {
 
 // `args`: traces, folders of traces or manifests (trace_inputs.h). `rank_tolerance`:
 // percent of the median peak past which a rank is imbalanced (job.h), with several traces.
-int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size_t frames, double rank_tolerance) {
+// `categories`: --by category's rule table, or null.
+int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size_t frames, double rank_tolerance,
+               const CategoryRules* categories) {
   int rc = 0;
   const std::vector<std::string> paths = expand_trace_inputs(args);
   if (paths.empty()) {
@@ -70,7 +76,7 @@ int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size
   // parallel, silently, then printed in the order given.
   std::optional<ProgressScope> progress;
   if (paths.size() == 1) progress.emplace("cumemtrace report");
-  auto done = parallel_map(paths.size(), [&](size_t i) { return report_one(paths[i], top, frames); });
+  auto done = parallel_map(paths.size(), [&](size_t i) { return report_one(paths[i], top, frames, categories); });
   for (auto& [errors, rep, devs] : done) {
     progress.reset();  // the bar's line ends before anything else is said
     std::cerr << errors;
@@ -122,6 +128,9 @@ Command register_report(CLI::App& app) {
     bool json = false;
     long long top = 10, frames = 6;
     double rank_tolerance = 10;
+    std::string by;
+    std::string categories_file;
+    std::optional<CategoryRules> categories;
   };
   const auto o = std::make_shared<Options>();
   Command c;
@@ -134,9 +143,37 @@ Command register_report(CLI::App& app) {
   c.sub->add_flag("--json", o->json, "JSON output (docs/report-json.md)");
   c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
   c.sub->add_option("--frames", o->frames, "Frames per call site")->capture_default_str()->check(kCount);
+  c.sub->add_option("--by", o->by, "Also figures by: category (docs/categories.md)")
+      ->check(CLI::IsMember({"category"}));
+  c.sub->add_option("--categories", o->categories_file,
+                    "Category rules of yours (CATEGORY REGEX per line), tried before the defaults; implies --by category")
+      ->check(kNonEmpty);
   add_shared_options(c.sub, kCallSiteOptions);
+  // A rules file that cannot be used is a usage error, said before any trace is read.
+  c.check_usage = [o] {
+    if (o->by.empty() && o->categories_file.empty()) return 0;
+    o->categories.emplace();
+    if (o->categories_file.empty()) return 0;
+    std::ifstream in(o->categories_file, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();  // an empty file adds no rules
+    if (!in || in.bad()) {
+      std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": cannot be read\n";
+      return 2;
+    }
+    try {
+      o->categories->add_user_rules(text.str());
+    } catch (const CategoryRulesError& e) {
+      std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": " << e.what() << "\n";
+      return 2;
+    }
+    return 0;
+  };
   // cmd_report expands its own traces.
-  c.run = [o] { return cmd_report(o->traces, o->json, size_t(o->top), size_t(o->frames), o->rank_tolerance); };
+  c.run = [o] {
+    return cmd_report(o->traces, o->json, size_t(o->top), size_t(o->frames), o->rank_tolerance,
+                      o->categories ? &*o->categories : nullptr);
+  };
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include "read/record_names.h"
 #include "read/result_names.h"
 #include "base/units.h"
+#include "render/category_view.h"
 
 namespace cumemtrace {
 namespace {
@@ -216,6 +217,7 @@ json report_json(const Report& rep) {
     j["process"] = nullptr;
   }
   j["duration_ns"] = rep.duration_ns;
+  if (rep.categories) j["category_rules"] = category_rules_json(rep);
 
   json devices = json::array();
   for (const auto& d : rep.devices) {
@@ -291,6 +293,10 @@ json report_json(const Report& rep) {
     o["top_call_sites_omitted"] = d.top_sites_omitted;
     o["bytes_by_library"] = libraries(d.by_library);
     o["exit_snapshot"] = exit_snapshot(d.exit_snapshot);
+    if (d.categories_at_peak)
+      o["categories"] = {{"at_peak", category_rows_json(*d.categories_at_peak)},
+                         {"at_end", category_rows_json(d.categories_at_end ? *d.categories_at_end
+                                                                           : std::vector<CategoryRow>{})}};
     devices.push_back(std::move(o));
   }
   j["devices"] = std::move(devices);
@@ -369,6 +375,10 @@ json report_json(const Report& rep) {
     }
     o["call_sites_at_failure"] = sites(f.sites_at_failure);
     o["allocator_map"] = f.allocator_map ? allocator_map(*f.allocator_map) : json(nullptr);
+    if (f.categories)
+      o["categories"] = {{"request", f.request_category},
+                         {"request_inferred_from_segment", f.request_segment},
+                         {"live", category_rows_json(*f.categories)}};
     if (f.processes_known) {
       json others = json::array();
       for (const auto& p : f.other_processes) others.push_back({{"pid", p.pid}, {"used_bytes", maybe(p.used_bytes)}});

@@ -8,6 +8,7 @@
 #include "base/escape.h"
 #include "read/result_names.h"
 #include "base/units.h"
+#include "render/category_view.h"
 
 namespace cumemtrace {
 namespace {
@@ -416,6 +417,7 @@ void write_text(std::ostream& out, const Report& rep) {
         << iec_exact(d.total_bytes) << "\n";
   }
   summary(out, rep);
+  write_categories_text(out, rep);
 
   for (const auto& d : rep.devices) device(out, rep, d);
 

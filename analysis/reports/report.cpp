@@ -326,6 +326,20 @@ const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
   return nullptr;
 }
 
+// At the end: the exit snapshot split as the peak's reading is, when it is of one moment
+// and saw the replayed end's bytes; else the contexts and the graph pool's last reading.
+MemoryBeyondAllocations beyond_at_end(const Trace& t, const std::vector<Event>& contexts, const DeviceReport& dr,
+                                      uint64_t last) {
+  const uint64_t ctx = context_bytes_until(contexts, dr.device, last);
+  const GraphPoolReading& g = dr.graph_pool.at_end;
+  const DeviceSnapshot* x = exit_snapshot(t, dr.device);
+  if (!x || !(x->moment & format::kMomentSame) || x->device_bytes != dr.end_device_bytes)
+    return {ctx, 0, g.known ? g.reserved : 0, 0};
+  return beyond_of_reading({footprint(*x), x->pool_reserved_bytes, x->live_bytes[int(Kind::kAsyncPool)],
+                            x->graph_reserved_current, x->nvml_process_used},
+                           ctx);
+}
+
 }  // namespace
 
 Report build_report(const Trace& trace, const ReportOptions& opt) {
@@ -349,6 +363,10 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   Stacks stacks(trace);
   stacks.set_symbols(opt.extra_symbols);
   rep.symbols = trace.symbols.size() + (opt.extra_symbols ? opt.extra_symbols->size() : 0);
+  std::optional<Categorizer> cats;
+  if (opt.categories) cats.emplace(stacks, *opt.categories);
+  rep.categories = opt.categories != nullptr;
+  rep.category_user_rules = opt.categories ? opt.categories->user_rules() : 0;
 
   // First pass: replayed and gathered (FirstPass). Impossible events never get here: the
   // reader set them aside (plausible.h), and check_records said them.
@@ -424,6 +442,13 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
         dr.by_library = group_libraries(p->second, stacks);
       }
+      if (cats && ordinal >= 0) {  // the host row holds pinned memory, no device memory to split
+        const auto p = at_peak.find(ordinal);
+        const uint64_t ctx = context_bytes_until(pass.contexts, ordinal, peak ? s.peak_time_ns : last);
+        dr.categories_at_peak = cats->table(p != at_peak.end() ? p->second : std::vector<LiveAlloc>{},
+                                            beyond_at_peak(dr.nvml, dr.graph_pool, ctx));
+        dr.categories_at_end = cats->table(final.live(ordinal), beyond_at_end(trace, pass.contexts, dr, last));
+      }
       if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0)
         rep.reservations.push_back(reservations_of(s, final, stacks, opt));
     }
@@ -477,6 +502,13 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     row.diagnosis = diagnose(facts, stacks);
     row.sites_at_failure = group_sites(facts.live, stacks);
     keep_top(row.sites_at_failure, stacks, opt);
+    if (cats) {
+      const Event& e = final.failed()[firsts[k]].event;
+      const Categorizer::Found f = cats->of(e.stack_id, e.python_stack_id, e.kind);
+      row.request_category = f.category;
+      row.request_segment = f.segment;
+      row.categories = cats->table(facts.live, beyond_at_failure(row, facts.contexts));
+    }
   }
   rep.growth = pass.growth.finish(stacks, opt.frames, std::span(lives).subspan(growth_stops));
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),

@@ -12,6 +12,7 @@
 
 #include "cumemtrace/rules/fragmentation.h"
 #include "reports/allocator_map.h"
+#include "reports/categories.h"
 #include "read/reader.h"
 #include "reports/diagnosis.h"
 #include "read/event_source.h"
@@ -28,6 +29,8 @@ struct ReportOptions {
   size_t frames = 6;   // frames shown per call site
   // Symbols resolved in memory for a trace without SymbolRecords (may be null).
   const std::unordered_map<uint64_t, Symbol>* extra_symbols = nullptr;
+  // `--by category`: the rule table (stacks/categories.h); null: no category figures.
+  const CategoryRules* categories = nullptr;
 };
 
 struct SiteRow {
@@ -120,6 +123,10 @@ struct DeviceReport {
   // The library's own figures at exit (the last exit snapshot): exact even when events
   // were dropped or damaged, unlike the replayed ones above.
   std::optional<DeviceSnapshot> exit_snapshot;
+  // With ReportOptions::categories (reports/categories.h). At the end, memory beyond the
+  // allocations is the exit snapshot's split when it is of one moment with the end's bytes,
+  // else the contexts and the graph memory pool's last reading only.
+  std::optional<std::vector<CategoryRow>> categories_at_peak, categories_at_end;
 };
 
 struct LeakGroup {
@@ -171,6 +178,11 @@ struct FailedRow {
   std::vector<SiteRow> sites_at_failure;  // live on the device at the first attempt, top --top
   // The caching allocator's block map given after this failure (trace 1.4; allocator_map.h).
   std::optional<AllocatorMapView> allocator_map;
+  // With ReportOptions::categories: what was live on the device at the first attempt, by
+  // category, and the failed request's own category (segment: a caching allocator's).
+  std::optional<std::vector<CategoryRow>> categories;
+  std::string request_category;
+  bool request_segment = false;
 };
 
 // A CUDA context coming into being: who put its hundreds of MiB on which GPU.
@@ -217,6 +229,8 @@ struct Report {
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
   Growth growth;  // across iterations (growth.h)
+  bool categories = false;       // figures by category were asked for
+  size_t category_user_rules = 0;  // ... with this many rules of the user's
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);

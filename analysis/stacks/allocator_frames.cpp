@@ -1,9 +1,8 @@
 #include "stacks/allocator_frames.h"
 
-#include <regex.h>
-
 #include <memory>
-#include <stdexcept>
+
+#include "stacks/frame_pattern.h"
 
 namespace cumemtrace {
 namespace {
@@ -24,33 +23,7 @@ const char* const kDefaults[] = {
     "^libcudart_static_", "^cuda[A-Z][A-Za-z0-9_]*$",
 };
 
-// POSIX extended regular expressions, matched by glibc's automaton: its time grows with
-// the name's length and the pattern's size, never exponentially as a backtracking
-// matcher's does on a pattern like (a+)+$. Back-references, which would bring that back,
-// are refused.
-class Pattern {
- public:
-  explicit Pattern(const std::string& text) {
-    for (size_t i = 0; i + 1 < text.size(); ++i)
-      if (text[i] == '\\' && text[i + 1] >= '1' && text[i + 1] <= '9')
-        throw std::invalid_argument("'" + text + "': back-references are not supported");
-    if (const int rc = regcomp(&re_, text.c_str(), REG_EXTENDED | REG_NOSUB)) {
-      char why[256];
-      regerror(rc, &re_, why, sizeof why);
-      throw std::invalid_argument("'" + text + "': " + why);
-    }
-  }
-  ~Pattern() { regfree(&re_); }
-  Pattern(const Pattern&) = delete;
-  Pattern& operator=(const Pattern&) = delete;
-  bool search(std::string_view s) const {
-    regmatch_t range{0, regoff_t(s.size())};  // REG_STARTEND: the view needs no NUL
-    return regexec(&re_, s.data(), 1, &range, REG_STARTEND) == 0;
-  }
-
- private:
-  regex_t re_{};
-};
+using Pattern = FramePattern;
 
 struct AllocatorSettings {
   bool skip = true;

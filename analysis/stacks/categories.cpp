@@ -5,7 +5,7 @@
 namespace cumemtrace {
 namespace {
 
-struct Default {
+struct DefaultCategoryRule {
   const char* category;
   const char* regex;
 };
@@ -16,7 +16,7 @@ struct Default {
 // and CUDA-graph capture run forwards, optimizers and backward passes run no module's
 // forward but may rebuild parameters; a forward is the least specific frame of all.
 // Python functions end the text, so "$" anchors them.
-constexpr Default kDefaults[] = {
+constexpr DefaultCategoryRule kDefaultCategoryRules[] = {
     {"nccl", "^libnccl"},
     {"cublaslt_workspace", "^libcublasLt|^libtorch_cuda[^:]*:at::cuda::getCUDABlasLtWorkspace"},
     {"cublas_workspace", "^libcublas|^libtorch_cuda[^:]*:at::cuda::.*getNewWorkspace"},
@@ -49,7 +49,7 @@ bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 }  // namespace
 
 CategoryRules::CategoryRules() {
-  for (const auto& d : kDefaults)
+  for (const auto& d : kDefaultCategoryRules)
     rules_.push_back({d.category, d.regex, 0, std::make_shared<const FramePattern>(d.regex)});
 }
 

@@ -15,7 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-const json* site_of(const json& report, uint64_t size) {
+const json* memo_site_of(const json& report, uint64_t size) {
   for (const auto& group : report.at("leaks"))
     for (const auto& site : group.at("call_sites"))
       if (site.at("count") == 1 && site.at("bytes") == size) return &site;
@@ -59,7 +59,7 @@ TEST_CASE("stacks reused from a thread's previous event equal a full intern's, e
   using V = std::vector<std::string>;
   // The innermost three Python frames of the kept allocation of `size` bytes.
   auto sites = [&](uint64_t size) {
-    const json* site = site_of(r, size);
+    const json* site = memo_site_of(r, size);
     REQUIRE(site);
     return innermost(*site, 3, script);
   };

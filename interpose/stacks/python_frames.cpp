@@ -218,7 +218,7 @@ uint64_t our_thread_state(const PyRuntimeInfo& py) {
 
 void forget_python_look_after_fork() { g_looking.store(false, std::memory_order_relaxed); }
 
-void capture_python(PyRawStack& out) {
+void walk_python(PyRawStack& out) {
   out.count = 0;
   out.truncated = false;
   if (!config().python) return;

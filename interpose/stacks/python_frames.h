@@ -17,7 +17,7 @@ namespace cumemtrace::interpose {
 
 // Fills `out` with the calling thread's Python frames, lines not yet read (count 0: none, Python frames are
 // off, or something did not validate). Call outside the tracker's lock.
-void capture_python(PyRawStack& out);
+void walk_python(PyRawStack& out);
 
 // In a fork child: a parent thread that was looking for the interpreter is not there.
 void forget_python_look_after_fork();
@@ -25,7 +25,7 @@ void forget_python_look_after_fork();
 // Reads the str at `p` (a code object's co_filename/co_name), "?" when unreadable.
 std::string python_string(uint64_t p);
 
-// The line of a frame capture_python found (-1 unknown), from its code's line table.
+// The line of a frame walk_python found (-1 unknown), from its code's line table.
 int32_t python_line(const PyRawFrame& f);
 
 }  // namespace cumemtrace::interpose

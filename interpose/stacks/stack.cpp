@@ -55,7 +55,7 @@ int backtrace_ips(void** ips, int max) {
 
 void stack_prepare_fork() { own_range(); }
 
-void capture_stack(RawStack& out, uint32_t depth, bool as_before) {
+void walk_stack(RawStack& out, uint32_t depth, bool as_before) {
   out.count = 0;
   if (depth == 0) return;
   if (!loader_usable()) {

@@ -1,4 +1,4 @@
-// Native stacks, captured with libunwind in the hook (stack_tree.h deduplicates them).
+// Native stacks, walked with libunwind in the hook (stack_tree.h deduplicates them).
 // Frames inside libcumemtrace.so are dropped wherever they sit, so a stack shows only the
 // program's and CUDA's frames.
 #pragma once
@@ -17,9 +17,9 @@ struct RawStack {
 // lock through dl_iterate_phdr). Captures at most `depth` frames beyond our own.
 // `as_before`: without the per-thread guess of our own frames' number (stack.cpp), as
 // CUMEMTRACE_CHECK_STACKS checks it.
-void capture_stack(RawStack& out, uint32_t depth, bool as_before = false);
+void walk_stack(RawStack& out, uint32_t depth, bool as_before = false);
 
-// Before a fork: finishes (or waits for) the one-time set-up capture_stack needs, so a
+// Before a fork: finishes (or waits for) the one-time set-up walk_stack needs, so a
 // child never finds it half done by a thread it does not have.
 void stack_prepare_fork();
 

@@ -148,11 +148,11 @@ void check_stacks(State& s, const RawStack& stack, const PyRawStack& python, uin
              native_id, python_id, full_native, full_python);
 }
 
-// CUMEMTRACE_CHECK_STACKS: the stack capture_stack gave against one walked the full
+// CUMEMTRACE_CHECK_STACKS: the stack walk_stack gave against one walked the full
 // length (called from the same frame, so our own frames are the same too).
 void check_native_walk(const RawStack& stack, uint32_t depth) {
   RawStack again;
-  capture_stack(again, depth, true);
+  walk_stack(again, depth, true);
   if (again.count == stack.count && std::equal(stack.ip, stack.ip + stack.count, again.ip)) return;
   static std::atomic<int> said{0};
   if (said.fetch_add(1, std::memory_order_relaxed) < 20)
@@ -198,9 +198,9 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   const bool frees = (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) &&
                      !(flags & format::kEventRestored);
   if (!frees || config().free_stacks) {
-    capture_python(python);
+    walk_python(python);
     const uint32_t depth = python.count ? config().python_native_depth : config().stack_depth;
-    capture_stack(stack, depth);
+    walk_stack(stack, depth);
     if (config().check_stacks) check_native_walk(stack, depth);
   } else {
     stack.count = 0;
@@ -315,7 +315,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
 void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t flags) {
   const ErrnoGuard keep_errno;
   RawStack stack;
-  capture_stack(stack, config().stack_depth);
+  walk_stack(stack, config().stack_depth);
   State& s = state();
   std::lock_guard lock(s.mu);
   if (s.ended) return;

@@ -18,6 +18,7 @@
 # control: its ratio is how far one untraced run is from another (docs/validation.md
 # section 16: within 0.7 % there). "before" is the defaults with another build of the
 # library, BEFORE_LIB (e.g. the previous commit's), to compare two builds in the same rounds.
+# "anchor" is untraced with PyTorch's own _record_memory_history(stacks="python") (issue 26).
 # PIN (a taskset CPU list, e.g. 4-7) runs every run on those CPUs: on the lent machine a
 # process otherwise ran either at full speed or about 1.6x slower, whichever it drew
 # (docs/validation.md section 18).
@@ -49,6 +50,9 @@ for ((r = 1; r <= rounds; ++r)); do
       run="$mode/$cfg/r$r"
       if [[ $cfg == untraced || $cfg == again ]]; then
         timeout 120 "${pin[@]}" "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+      elif [[ $cfg == anchor ]]; then
+        timeout 120 "${pin[@]}" "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" \
+          --record-history --history-stacks python >/dev/null
       else
         python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1
         [[ $cfg == nopy* ]] && python=0 depth=${cfg#nopy}
@@ -85,7 +89,7 @@ for run, ms in mean.items():
 configs = list(dict.fromkeys(cfg for (mode, cfg) in ratios))  # in the order run
 names = {c: c.replace("depth", "depth ").replace("nopy", "no Python frames, depth ") for c in configs}
 names.update({"default": "defaults (no CUMEMTRACE_DEPTH)", "depth32": "depth 32", "nosnap": "no periodic snapshots", "before": "defaults, BEFORE_LIB", "nozstd": "uncompressed",
-              "again": "untraced again (A/A)"})
+              "again": "untraced again (A/A)", "anchor": "PyTorch's history, Python stacks (untraced)"})
 print("| allocator mode | untraced step (ms) | " + " | ".join(names[c] for c in configs) + " |")
 print("|---|---:|" + "---:|" * len(configs))
 for mode in ("default", "expandable", "async"):

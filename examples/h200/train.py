@@ -66,7 +66,9 @@ def parse_args():
     p.add_argument("--dtype", choices=("bf16", "fp32"), default="bf16",
                    help="bf16: autocast over fp32 weights (the common recipe); fp32: no autocast")
     p.add_argument("--record-history", action="store_true",
-                   help="torch.cuda.memory._record_memory_history(stacks='all') for the whole run")
+                   help="torch.cuda.memory._record_memory_history for the whole run")
+    p.add_argument("--history-stacks", choices=("all", "python"), default="all",
+                   help="the stacks --record-history asks PyTorch for (issue 26's anchor: python)")
     return p.parse_args()
 
 
@@ -107,10 +109,10 @@ def checkpoint(torch, log, label, step):
               mem_get_info={"free": free, "total": total})
 
 
-def start_history(torch):
+def start_history(torch, stacks="all"):
     rec = torch.cuda.memory._record_memory_history
     try:
-        rec(enabled="all", context="all", stacks="all", max_entries=100000)
+        rec(enabled="all", context="all", stacks=stacks, max_entries=100000)
     except TypeError:  # older signature
         rec(True, trace_alloc_max_entries=100000, trace_alloc_record_context=True)
 
@@ -142,7 +144,7 @@ def main():
               config={k: v for k, v in vars(args).items() if k not in ("log", "run", "mode")})
     try:
         if args.record_history:
-            start_history(torch)
+            start_history(torch, args.history_stacks)
         torch.manual_seed(0)
 
         class Model(nn.Module):

@@ -93,7 +93,7 @@ void GrowthScan::observe(const Event& e, size_t index) {
   }
 }
 
-std::vector<std::pair<size_t, int32_t>> GrowthScan::stops(size_t events) {
+void GrowthScan::want(size_t events, LiveSets& sets) {
   std::vector<std::pair<uint64_t, size_t>> bounds;  // (time, events before it)
   for (size_t k = 0; k < given_.size(); ++k)
     bounds.emplace_back(given_[k], first_after_[k] == kNoEvent ? events : first_after_[k]);
@@ -124,18 +124,15 @@ std::vector<std::pair<size_t, int32_t>> GrowthScan::stops(size_t events) {
     allocs_ = {}, alloc_kinds_ = {};
   }
   g_.iterations = g_.by == IterationsBy::kNone ? 0 : bounds.size() - 1;
-  std::vector<std::pair<size_t, int32_t>> out;
-  stop_of_.assign(bounds.size(), kNoEvent);
+  at_boundary_.assign(bounds.size(), {});
   for (size_t k = 0; k < bounds.size(); ++k) {
     g_.boundaries_ns.push_back(bounds[k].first);
     if (bounds[k].second == 0) continue;  // nothing before it: nothing live
-    stop_of_[k] = out.size();
-    for (const auto& [d, unused] : devices_) out.emplace_back(bounds[k].second - 1, d);
+    for (const auto& [d, unused] : devices_) at_boundary_[k].push_back(sets.want(bounds[k].second - 1, d));
   }
-  return out;
 }
 
-Growth GrowthScan::finish(const Stacks& stacks, size_t frames, std::span<const std::vector<LiveAlloc>> lives) {
+Growth GrowthScan::finish(const Stacks& stacks, size_t frames, LiveSets& sets) {
   Growth g = std::move(g_);
   std::map<Key, GrowthSite> sites;
   const UserSites users(stacks);
@@ -155,15 +152,13 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames, std::span<const s
     }
     return s;
   };
-  for (size_t k = 0; k < g.boundaries_ns.size(); ++k) {
-    if (stop_of_[k] == kNoEvent) continue;
-    for (size_t d = 0; d < devices_.size(); ++d)
-      for (const auto& a : lives[stop_of_[k] + d]) {
+  for (size_t k = 0; k < g.boundaries_ns.size(); ++k)
+    for (const LiveSets::Ticket t : at_boundary_[k])
+      for (const auto& a : sets.take(t)) {
         GrowthSite& s = site(a.stack_id, a.python_stack_id, a.kind, a.device);
         s.bytes_at[k] += a.size;
         if (k + 1 == g.boundaries_ns.size()) ++s.count_at_end;
       }
-  }
   for (const auto& [key, count] : within_)
     site(std::get<0>(key), std::get<1>(key), format::Kind(std::get<2>(key)), std::get<3>(key)).allocations_within += count;
   if (g.by == IterationsBy::kCallSite) {

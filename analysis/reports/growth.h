@@ -22,7 +22,6 @@
 #include <climits>
 #include <cstdint>
 #include <map>
-#include <span>
 #include <tuple>
 #include <utility>
 #include <string>
@@ -31,6 +30,7 @@
 
 #include "read/reader.h"
 #include "reports/iterations.h"
+#include "replay/live_sets.h"
 #include "replay/replay.h"
 #include "stacks/stacks.h"
 
@@ -72,17 +72,17 @@ struct Growth {
 
 // Growth worked out in two passes over the events (event_source.h), with the other
 // readers of the same passes: the first (observe, every event in file order) finds where
-// each boundary falls and counts allocations per stack; stops() then names the moments
-// whose live sets the second pass copies, and finish() classifies from those live sets.
+// each boundary falls and counts allocations per stack; want() then asks for the live sets
+// the second pass copies (live_sets.h), and finish() classifies from those live sets.
 class GrowthScan {
  public:
   explicit GrowthScan(const Trace& trace);  // boundaries from its ranges or marks, if any
   void observe(const Event& e, size_t index);
-  // (event index, device): just after the last event at or before each boundary, on
-  // each device the events touched; `events`: how many observe() saw.
-  std::vector<std::pair<size_t, int32_t>> stops(size_t events);
-  // `lives`: the live sets at stops(), in its order.
-  Growth finish(const Stacks& stacks, size_t frames, std::span<const std::vector<LiveAlloc>> lives);
+  // Asks `sets` for what was live just after the last event at or before each boundary,
+  // on each device the events touched; `events`: how many observe() saw.
+  void want(size_t events, LiveSets& sets);
+  // After sets.take_all(): takes back the sets want() asked for.
+  Growth finish(const Stacks& stacks, size_t frames, LiveSets& sets);
 
   static constexpr size_t kMaxLoopAllocs = size_t(1) << 22;  // allocations kept for the loop search
 
@@ -111,7 +111,7 @@ class GrowthScan {
   std::map<Within, size_t> within_of_;
   std::vector<std::pair<Within, uint64_t>> within_;
   std::vector<size_t> prefix_end_;  // per boundary: the events before it (its live set's prefix)
-  std::vector<size_t> stop_of_;     // per boundary: its first stop, or kNoEvent
+  std::vector<std::vector<LiveSets::Ticket>> at_boundary_;  // per boundary, one per device (none: nothing before it)
 };
 
 }  // namespace cumemtrace

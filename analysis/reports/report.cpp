@@ -5,6 +5,7 @@
 #include "base/progress.h"
 #include "stacks/python_stacks.h"
 #include "reports/report_failures.h"
+#include "replay/live_sets.h"
 
 #include <algorithm>
 #include <map>
@@ -194,20 +195,23 @@ void attach_snapshot(const Trace& t, FailedRow& row) {
 }
 
 // Each allocator map goes to the row of the nearest failed allocation before it on its
-// device (the first map after a failure wins); returns (map, row) and, for each, the stop
-// at which the second pass copies what was live when it was given.
-std::vector<std::pair<const AllocatorMap*, size_t>> pick_allocator_maps(
-    const Trace& t, const Replayer& final, const std::vector<size_t>& row_of, std::vector<FailedRow>& rows,
-    std::vector<std::pair<size_t, int32_t>>& stops) {
-  std::vector<std::pair<const AllocatorMap*, size_t>> picked;
+// device (the first map after a failure wins), with the live set asked for at the moment
+// it was given.
+struct MapAtFailure {
+  const AllocatorMap* map;
+  size_t row;
+  LiveSets::Ticket live;
+};
+std::vector<MapAtFailure> pick_allocator_maps(const Trace& t, const Replayer& final, const std::vector<size_t>& row_of,
+                                              std::vector<FailedRow>& rows, LiveSets& sets) {
+  std::vector<MapAtFailure> picked;
   for (const auto& m : t.allocator_maps) {
     size_t row = kNoEvent;
     for (size_t i = 0; i < final.failed().size() && final.failed()[i].event_index < m.events_before; ++i)
       if (final.failed()[i].event.device == m.device) row = row_of[i];
     if (row == kNoEvent || rows[row].allocator_map) continue;
     rows[row].allocator_map.emplace();  // taken; filled once the live sets are known
-    picked.emplace_back(&m, row);
-    stops.emplace_back(m.events_before - 1, m.device);
+    picked.push_back({&m, row, sets.want(m.events_before - 1, m.device)});
   }
   return picked;
 }
@@ -379,29 +383,26 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   const uint64_t last = last_time(trace, pass);
   rep.duration_ns = last > rep.start_ns ? last - rep.start_ns : 0;
 
-  // Second pass: every live set the report shows, copied in one replay (live_after) at
-  // stops gathered here: each device's peak, each failure's group, each allocator map,
-  // each growth boundary.
-  std::vector<std::pair<size_t, int32_t>> stops;
+  // Second pass: every live set the report shows, copied in one replay (live_sets.h):
+  // each device's peak, each failure's group, each allocator map, each growth boundary.
+  LiveSets sets;
+  std::map<int32_t, LiveSets::Ticket> peak_sets;
   for (const auto& [d, s] : final.devices())
-    if (s.peak_event != kNoEvent) stops.emplace_back(s.peak_event, d);
-  const size_t peak_stops = stops.size();
+    if (s.peak_event != kNoEvent) peak_sets.emplace(d, sets.want(s.peak_event, d));
   std::vector<size_t> firsts, row_of;
   rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
-  const size_t failure_stops = stops.size();
-  for (size_t i : firsts) stops.emplace_back(final.failed()[i].event_index, final.failed()[i].event.device);
-  const size_t map_stops = stops.size();
-  const auto maps = pick_allocator_maps(trace, final, row_of, rep.failed, stops);
-  const size_t growth_stops = stops.size();
-  for (const auto& stop : pass.growth.stops(pass.kept)) stops.push_back(stop);
-  std::vector<std::vector<LiveAlloc>> lives = live_after(all, trace.granule(), stops);
+  std::vector<LiveSets::Ticket> failure_sets;  // per row of rep.failed
+  for (size_t i : firsts) failure_sets.push_back(sets.want(final.failed()[i].event_index, final.failed()[i].event.device));
+  const auto maps = pick_allocator_maps(trace, final, row_of, rep.failed, sets);
+  pass.growth.want(pass.kept, sets);
+  sets.take_all(all, trace.granule());
 
   // What was live at a peak is what made it: another process's memory mapped here
   // (ipc-import) never did.
   std::map<int32_t, std::vector<LiveAlloc>> at_peak;
-  for (size_t k = 0; k < peak_stops; ++k) {
-    std::erase_if(lives[k], [](const LiveAlloc& a) { return a.kind == Kind::kIpcImport; });
-    at_peak[stops[k].second] = std::move(lives[k]);
+  for (const auto& [d, ticket] : peak_sets) {
+    at_peak[d] = sets.take(ticket);
+    std::erase_if(at_peak[d], [](const LiveAlloc& a) { return a.kind == Kind::kIpcImport; });
   }
   // Every device the trace names, plus every device events touched (host: -1).
   std::map<int32_t, bool> ordinals;
@@ -476,9 +477,9 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
 
   // Failed allocations, identical ones grouped (report_failures.h); each row diagnosed
   // with what was live on its device at its first failure, and its block map if given.
-  for (size_t k = 0; k < maps.size(); ++k) {
-    FailedRow& row = rep.failed[maps[k].second];
-    row.allocator_map = view_allocator_map(*maps[k].first, lives[map_stops + k], row.size, stacks, opt.top);
+  for (const MapAtFailure& m : maps) {
+    FailedRow& row = rep.failed[m.row];
+    row.allocator_map = view_allocator_map(*m.map, sets.take(m.live), row.size, stacks, opt.top);
   }
   for (size_t k = 0; k < rep.failed.size(); ++k) {
     FailedRow& row = rep.failed[k];
@@ -498,7 +499,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     facts.contexts = context_bytes_until(pass.contexts, row.device, row.time_ns);
     facts.graph_pool = row.snapshot_graph_reserved;
     if (row.allocator_map) facts.allocator_map = &*row.allocator_map;
-    facts.live = std::move(lives[failure_stops + k]);
+    facts.live = sets.take(failure_sets[k]);
     row.diagnosis = diagnose(facts, stacks);
     row.sites_at_failure = group_sites(facts.live, stacks);
     keep_top(row.sites_at_failure, stacks, opt);
@@ -510,7 +511,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
       row.categories = cats->table(facts.live, beyond_at_failure(row, facts.contexts));
     }
   }
-  rep.growth = pass.growth.finish(stacks, opt.frames, std::span(lives).subspan(growth_stops));
+  rep.growth = pass.growth.finish(stacks, opt.frames, sets);
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),
   // apart from possible leaks (the rest), each grouped.
   split_at_exit(final.live(0, true), rep, stacks, opt);

@@ -1,0 +1,39 @@
+// Live sets wanted at past moments, taken together in one second replay (live_after).
+// Each part of the report asks for the moments it needs and keeps the ticket it was given;
+// after the replay it takes back its own set by that ticket. No part depends on how many
+// sets another asked for or in which order, so adding or reordering a part cannot hand
+// one analysis another's live set.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "read/event_source.h"
+#include "replay/replay.h"
+
+namespace cumemtrace {
+
+class LiveSets {
+ public:
+  class Ticket {
+    friend class LiveSets;
+    size_t at_ = 0;
+  };
+
+  // The device memory live on `device` just after the event at `event_index`.
+  Ticket want(size_t event_index, int32_t device);
+  // One replay of `events`, laid out in `granule`, copying every set wanted so far.
+  // Throws std::logic_error when called twice.
+  void take_all(const EventSource& events, uint64_t granule);
+  // The set of `t`, moved out: valid once, after take_all (std::logic_error otherwise).
+  std::vector<LiveAlloc> take(Ticket t);
+
+ private:
+  std::vector<std::pair<size_t, int32_t>> stops_;
+  std::vector<std::vector<LiveAlloc>> sets_;
+  std::vector<bool> taken_;
+  bool replayed_ = false;
+};
+
+}  // namespace cumemtrace

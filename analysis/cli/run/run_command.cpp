@@ -34,10 +34,10 @@
 
 #include "cli/command.h"
 #include "base/escape.h"
-#include "cli/oom_watch.h"
-#include "cli/run_preflight.h"
+#include "cli/run/oom_watch.h"
+#include "cli/run/run_preflight.h"
 #include "symbols/symbolize.h"
-#include "cli/torch_oom.h"
+#include "cli/run/torch_oom.h"
 #include "cli/trace_inputs.h"
 
 namespace cumemtrace {

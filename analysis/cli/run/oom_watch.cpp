@@ -1,4 +1,4 @@
-#include "cli/oom_watch.h"
+#include "cli/run/oom_watch.h"
 
 #include "cumemtrace/rules/manifest_line.h"
 #include <cumemtrace/trace_format.h>

@@ -1,4 +1,4 @@
-#include "cli/run_preflight.h"
+#include "cli/run/run_preflight.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

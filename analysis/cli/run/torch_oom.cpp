@@ -1,4 +1,4 @@
-#include "cli/torch_oom.h"
+#include "cli/run/torch_oom.h"
 
 #include <stdlib.h>
 

@@ -19,14 +19,14 @@ log=$OUT/categories.log
 for mode in default async; do
   case $mode in default) conf= ;; async) conf=backend:cudaMallocAsync ;; esac
   PYTORCH_CUDA_ALLOC_CONF=$conf timeout 180 "$CLI" run -o "$WORK/train-$mode.trace" -- \
-    "$PY" "$here/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/train.jsonl" --run "$mode" >>"$log" 2>&1
+    "$PY" "$here/python/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/train.jsonl" --run "$mode" >>"$log" 2>&1
   echo "run $mode exit $?" >>"$log"
   timeout 120 "$CLI" report --by category "$WORK/train-$mode.trace" >"$OUT/report-$mode.txt" 2>&1
   echo "report $mode exit $?" >>"$log"
   timeout 120 "$CLI" report --by category --json "$WORK/train-$mode.trace" >"$OUT/report-$mode.json" 2>>"$log"
   echo "report --json $mode exit $?" >>"$log"
   PYTORCH_CUDA_ALLOC_CONF=$conf CUMEMTRACE_CHECK_STACKS=1 timeout 300 "$CLI" run -o "$WORK/check-$mode.trace" -- \
-    "$PY" "$here/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/check.jsonl" --run "check-$mode" \
+    "$PY" "$here/python/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/check.jsonl" --run "check-$mode" \
     >"$WORK/check-$mode.log" 2>&1
   echo "check-stacks $mode exit $? warnings $(grep -c 'stack check:' "$WORK/check-$mode.log")" >>"$log"
   grep -m5 'stack check:' "$WORK/check-$mode.log" >>"$log"

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/proof_setup.sh" ci_gate "$@"
 for mode in normal leak; do
   echo "== growth_steps.py $mode" >>"$LOG"
-  "$CLI" run -o "$WORK/g-$mode-%p.trace" -- "$PY" "$here/growth_steps.py" "$mode" >>"$LOG" 2>&1
+  "$CLI" run -o "$WORK/g-$mode-%p.trace" -- "$PY" "$here/python/growth_steps.py" "$mode" >>"$LOG" 2>&1
   t=$(ls "$WORK"/g-$mode-*.trace | head -n 1)
   "$CLI" report "$t" | sed -n '/^Growth across/,/^$/p' >>"$LOG"
   "$CLI" report --json "$t" >"$OUT/growth-$mode.json"

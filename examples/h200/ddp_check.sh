@@ -15,9 +15,9 @@ export CUMEMTRACE_LIBRARY=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 {
   "$CLI" run -o "$out/traces/rank%r-%p.trace" -- "$TORCHRUN" --standalone --nproc-per-node "${NPROC:-2}" \
-    "$here/ddp_checkpoints.py" >"$out/checkpoints.jsonl"
+    "$here/python/ddp_checkpoints.py" >"$out/checkpoints.jsonl"
   echo "run exit $?"
-  "$PY" "$here/ddp_check.py" "$CLI" "$out/checkpoints.jsonl" "$out"/traces/*.trace; echo "ddp_check exit $?"
+  "$PY" "$here/python/ddp_check.py" "$CLI" "$out/checkpoints.jsonl" "$out"/traces/*.trace; echo "ddp_check exit $?"
   "$CLI" report --top 5 "$out"/traces/*.trace >"$out/job-report.txt"; echo "report exit $?"
   sed -n '1,/^$/p;/^GPUs/,/^$/p;/^Findings/,/^$/p' "$out/job-report.txt" | head -40
   grep -n "libnccl\|NVML\|untracked" "$out/job-report.txt" | head -12

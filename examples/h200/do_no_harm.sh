@@ -11,11 +11,11 @@
 say() { echo "$*" | tee -a "$LOG"; }
 
 say "== untraced capture"
-timeout 120 "$PY" "$here/capture_graph.py" 2>&1 | tail -n 3 | tee -a "$LOG"
+timeout 120 "$PY" "$here/python/capture_graph.py" 2>&1 | tail -n 3 | tee -a "$LOG"
 ok=0
 for i in $(seq 1 20); do
   line=$(CUMEMTRACE_SNAPSHOT_MS=10 timeout 120 "$CLI" run -o "$WORK/capture-$i-%p.trace" -- \
-    "$PY" "$here/capture_graph.py" 2>"$WORK/capture-$i.err" | tail -n 1)
+    "$PY" "$here/python/capture_graph.py" 2>"$WORK/capture-$i.err" | tail -n 1)
   [[ $line == "capture ok" ]] && ok=$((ok + 1))
   say "traced capture $i: $line"
 done
@@ -31,7 +31,7 @@ print("capture 20 trace: complete", r["trace"]["complete"], "events", r["trace"]
 say "== torch.compile reduce-overhead, dynamic, 8 sizes"
 start=$(date +%s)
 timeout 400 "$CLI" run -o "$WORK/compile-compile-%p.trace" -- \
-  "$PY" "$here/compile_sizes.py" "$WORK/compile.jsonl" compile >"$WORK/compile.out" 2>"$WORK/compile.err"
+  "$PY" "$here/python/compile_sizes.py" "$WORK/compile.jsonl" compile >"$WORK/compile.out" 2>"$WORK/compile.err"
 say "compile job exit $? in $(($(date +%s) - start)) s: $(tail -n 1 "$WORK/compile.out")"
 grep -v '^\[' "$WORK/compile.err" | tail -n 5 | tee -a "$LOG"
 ct=$(ls "$WORK"/compile-compile-*.trace 2>/dev/null | head -n 1)
@@ -40,7 +40,7 @@ import json, sys
 r = json.load(sys.stdin)
 print("compile trace: complete", r["trace"]["complete"], "events", r["trace"]["events"],
       "dropped", r["trace"]["events_dropped"])' | tee -a "$LOG"
-"$PY" "$here/check_pytorch.py" --cli "$CLI" --trace-pattern "$WORK/compile-{run}-{pid}.trace" \
+"$PY" "$here/python/check_pytorch.py" --cli "$CLI" --trace-pattern "$WORK/compile-{run}-{pid}.trace" \
   "$WORK/compile.jsonl" >"$OUT/check_compile.txt" 2>&1
 say "check_pytorch on the compile job: exit $?"
 tail -n 25 "$OUT/check_compile.txt" | tee -a "$LOG"

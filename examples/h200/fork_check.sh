@@ -11,7 +11,7 @@ top=$(cd "$here/../.." && pwd)
 bin=$(cd "${1:?usage: fork_check.sh BIN_DIR OUTDIR}" && pwd) out=${2:?usage: fork_check.sh BIN_DIR OUTDIR}
 mkdir -p "$out"
 PYTHON=${PYTHON:-python3} NVCC=${NVCC:-nvcc}
-"$NVCC" -O1 -o "$out/fork_child_hang" "$top/test/integration/fork_child_hang.c" || exit 1
+"$NVCC" -O1 -o "$out/fork_child_hang" "$top/test/integration/programs/lifecycle/fork_child_hang.c" || exit 1
 traced() {  # name, then the command
   local name=$1
   shift
@@ -24,8 +24,8 @@ for round in 1 2 3; do
   timeout 600 "$out/fork_child_hang" 300 >"$out/untraced-forks-$round.out" 2>&1
   echo "untraced-forks-$round: exit $? | $(cat "$out/untraced-forks-$round.out")"
   traced "forks-$round" "$out/fork_child_hang" 300
-  timeout 600 "$PYTHON" "$here/fork_workers.py" 5 >"$out/untraced-workers-$round.out" 2>&1
+  timeout 600 "$PYTHON" "$here/python/fork_workers.py" 5 >"$out/untraced-workers-$round.out" 2>&1
   echo "untraced-workers-$round: exit $? | $(cat "$out/untraced-workers-$round.out")"
-  traced "workers-$round" "$PYTHON" "$here/fork_workers.py" 5
+  traced "workers-$round" "$PYTHON" "$here/python/fork_workers.py" 5
 done 2>&1 | tee "$out/fork_check.txt"
 for t in "$out"/workers-1/*.trace; do "$bin/bin/cumemtrace" report "$t" >"$out/workers-1-report.txt" 2>&1; done

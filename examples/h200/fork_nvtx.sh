@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Forks while a worker thread opens and ends NVTX ranges, on the real driver (docs/validation.md
-# section 20): test/integration/fork_nvtx_threads.c, 200 forks, untraced and traced with the
+# section 20): test/integration/programs/lifecycle/fork_nvtx_threads.c, 200 forks, untraced and traced with the
 # library as NVTX's injection, three interleaved rounds. Each child opens a range and
 # allocates (the driver refuses CUDA in a fork child); before the fix, children made while
 # the worker was inside the tracer's NVTX bookkeeping hung on their first range.
@@ -11,7 +11,7 @@ top=$(cd "$here/../.." && pwd)
 bin=$(cd "${1:?usage: fork_nvtx.sh BIN_DIR OUTDIR}" && pwd) out=${2:?usage: fork_nvtx.sh BIN_DIR OUTDIR}
 mkdir -p "$out"
 NVCC=${NVCC:-nvcc}
-"$NVCC" -O1 -o "$out/fork_nvtx_threads" "$top/test/integration/fork_nvtx_threads.c" -lpthread -ldl || exit 1
+"$NVCC" -O1 -o "$out/fork_nvtx_threads" "$top/test/integration/programs/lifecycle/fork_nvtx_threads.c" -lpthread -ldl || exit 1
 for round in 1 2 3; do
   s=$(date +%s.%N)
   timeout 300 "$out/fork_nvtx_threads" 200 >"$out/untraced-$round.out" 2>&1

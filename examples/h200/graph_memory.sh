@@ -18,7 +18,7 @@ mkdir -p "$out"
 NVCC=${NVCC:-nvcc} PY=${PYTHON:-python3} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
 {
   echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-  "$NVCC" -O2 -cudart shared -o "$out/graph_memory" "$here/graph_memory.cu" || exit 1
+  "$NVCC" -O2 -cudart shared -o "$out/graph_memory" "$here/cuda/graph_memory.cu" || exit 1
   for mode in inside escape; do
     echo "== $mode, untraced"
     "$out/graph_memory" "$mode"
@@ -44,9 +44,9 @@ for rep in reports:
 PY
   done
   echo "== torch.cuda.graph, untraced"
-  "$PY" "$here/graph_memory_torch.py"
+  "$PY" "$here/python/graph_memory_torch.py"
   echo "== torch.cuda.graph, traced"
   rm -f "$out"/torch-*.trace
-  "$CLI" run -o "$out/torch-%p.trace" -- "$PY" "$here/graph_memory_torch.py"
+  "$CLI" run -o "$out/torch-%p.trace" -- "$PY" "$here/python/graph_memory_torch.py"
   "$CLI" report "$out"/torch-*.trace
 } 2>&1 | tee "$out/graph_memory.txt"

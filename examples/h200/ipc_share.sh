@@ -18,7 +18,7 @@ PY=${PYTHON:-python3} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace} NVCC=${NVCC:-
 export CUMEMTRACE_LIBRARY=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
 {
   echo "== 1. IPC through torch.multiprocessing"
-  "$CLI" run -o "$out/traces/%p.trace" -- "$PY" "$here/ipc_share.py"; echo "run exit $?"
+  "$CLI" run -o "$out/traces/%p.trace" -- "$PY" "$here/python/ipc_share.py"; echo "run exit $?"
   for t in "$out"/traces/*.trace; do "$CLI" report --json "$t" > "${t%.trace}.json"; done
   "$CLI" report "$out"/traces/*.trace > "$out/job-report.txt"; echo "job report exit $?"
   "$PY" - "$out"/traces/*.json <<'PY'
@@ -47,7 +47,7 @@ PY
   grep -n "imports\|exported\|GPU\|peak" "$out/job-report.txt" | head -30
 
   echo "== 2. CUDA arrays"
-  "$NVCC" -O1 -cudart shared -o "$out/arrays/arrays" "$here/arrays.cu"; echo "nvcc exit $?"
+  "$NVCC" -O1 -cudart shared -o "$out/arrays/arrays" "$here/cuda/arrays.cu"; echo "nvcc exit $?"
   LD_PRELOAD=$CUMEMTRACE_LIBRARY CUMEMTRACE_OUTPUT="$out/arrays/arrays.trace" "$out/arrays/arrays"; echo "arrays exit $?"
   "$CLI" report --json "$out/arrays/arrays.trace" > "$out/arrays/arrays.json"
   "$PY" - "$out/arrays/arrays.json" <<'PY'

@@ -12,7 +12,7 @@ TORCHRUN=${TORCHRUN:-$(dirname "$PY")/torchrun}
 export CUMEMTRACE_LIBRARY=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
 mkdir -p "$out/traces"
 {
-  "$CLI" run -o "$out/traces/rank%r-%p.trace" -- "$TORCHRUN" --standalone --nproc-per-node 2 "$here/nccl_pair.py"
+  "$CLI" run -o "$out/traces/rank%r-%p.trace" -- "$TORCHRUN" --standalone --nproc-per-node 2 "$here/python/nccl_pair.py"
   echo "run exit $?"
   ls -la "$out/traces"
   "$CLI" report --top 8 "$out"/traces/*.trace > "$out/job-report.txt"; echo "report exit $?"

@@ -13,7 +13,7 @@ work=$(mktemp -d)
 for conf in default pinned_use_cuda_host_register:True; do
   name=${conf%%:*}
   if [[ $conf == default ]]; then unset PYTORCH_CUDA_ALLOC_CONF; else export PYTORCH_CUDA_ALLOC_CONF=$conf; fi
-  LD_PRELOAD=$LIB CUMEMTRACE_OUTPUT="$work/$name.trace" "$PY" "$here/pinned_memory.py" >"$work/$name.stats" 2>"$work/$name.err"
+  LD_PRELOAD=$LIB CUMEMTRACE_OUTPUT="$work/$name.trace" "$PY" "$here/python/pinned_memory.py" >"$work/$name.stats" 2>"$work/$name.err"
   echo "== $name: exit $?"
   "$CLI" report --json "$work/$name.trace" >"$work/$name.json" 2>>"$work/$name.err"
   "$PY" - "$work/$name.stats" "$work/$name.json" <<'PY'

@@ -16,6 +16,6 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 "$here/graph_memory.sh" "$out/graph" >/dev/null 2>&1; echo "graph_memory.sh exit $?" >>"$out/gpu.txt"
 "$here/ipc_share.sh" "$out/ipc" >/dev/null 2>&1; echo "ipc_share.sh exit $?" >>"$out/gpu.txt"
 for loading in LAZY EAGER; do
-  CUDA_MODULE_LOADING=$loading "$PYTHON" "$here/ledger_probe.py" >>"$out/ledger.txt" 2>&1
+  CUDA_MODULE_LOADING=$loading "$PYTHON" "$here/python/ledger_probe.py" >>"$out/ledger.txt" 2>&1
 done
 ROUNDS=${ROUNDS:-3} PAIRS=${PAIRS:-30000} "$top/bench/run_hook_matrix.sh" "$bin/build" >"$out/matrix.txt" 2>&1

@@ -10,9 +10,9 @@ out=${1:?usage: static_reset.sh OUTDIR}
 mkdir -p "$out"
 NVCC=${NVCC:-nvcc} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
 LIB=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
-gcc -shared -fPIC -O1 -I/usr/local/cuda/include -o "$out/proc_lookups.so" "$here/proc_lookups.c" -ldl || exit 1
+gcc -shared -fPIC -O1 -I/usr/local/cuda/include -o "$out/proc_lookups.so" "$here/cuda/proc_lookups.c" -ldl || exit 1
 for rt in static shared; do
-  "$NVCC" -O1 -cudart "$rt" -o "$out/teardown-$rt" "$top/test/integration/teardown.c" -lcuda || exit 1
+  "$NVCC" -O1 -cudart "$rt" -o "$out/teardown-$rt" "$top/test/integration/programs/lifecycle/teardown.c" -lcuda || exit 1
   LD_PRELOAD="$out/proc_lookups.so" "$out/teardown-$rt" reset >"$out/$rt.out" 2>"$out/$rt.lookups"
   echo "== $rt: exit $?, $(wc -l <"$out/$rt.lookups") lookups; reset/release/destroy ones:"
   grep -i "reset\|release\|destroy\|export table" "$out/$rt.lookups" | sort | uniq -c

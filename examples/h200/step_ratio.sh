@@ -49,9 +49,9 @@ for ((r = 1; r <= rounds; ++r)); do
       cfg=${cfgs[(i + r - 1) % ${#cfgs[@]}]}
       run="$mode/$cfg/r$r"
       if [[ $cfg == untraced || $cfg == again ]]; then
-        timeout 120 "${pin[@]}" "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       elif [[ $cfg == anchor ]]; then
-        timeout 120 "${pin[@]}" "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" \
+        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" \
           --record-history --history-stacks python >/dev/null
       else
         python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1
@@ -63,7 +63,7 @@ for ((r = 1; r <= rounds; ++r)); do
         [[ $cfg == before ]] && lib=${BEFORE_LIB:?the "before" configuration needs BEFORE_LIB}
         env LD_PRELOAD=$lib ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
           CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
-          timeout 120 "${pin[@]}" "$PY" "$here/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+          timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
       fi
       echo "step_ratio: $run exit $?" >&2
       rm -f "$traces"/*

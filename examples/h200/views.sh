@@ -21,9 +21,9 @@ trace() {  # NAME CMD...: runs CMD traced, the trace to OUTDIR/NAME.trace
   tail -2 "$work/$name.err"
 }
 {
-  trace train "$PY" "$here/train.py" --steps "$steps" --log "$work/train.jsonl"
-  trace cupy "$PY" "$here/frameworks.py" cupy "$work/fw.jsonl"
-  trace jax "$PY" "$here/frameworks.py" jax "$work/fw.jsonl"
+  trace train "$PY" "$here/python/train.py" --steps "$steps" --log "$work/train.jsonl"
+  trace cupy "$PY" "$here/python/frameworks.py" cupy "$work/fw.jsonl"
+  trace jax "$PY" "$here/python/frameworks.py" jax "$work/fw.jsonl"
   for name in train cupy jax; do
     t=$out/$name.trace
     [[ -s $t ]] || continue
@@ -38,7 +38,7 @@ print("chrome:", len(events), "events,", sum(e.get("ph") == "C" for e in events)
 PY
   done
   mkdir -p "$out/memviz-train"
-  "$PY" "$here/memviz_check.py" "$out/train.pickle" "$out/memviz-train"
+  "$PY" "$here/python/memviz_check.py" "$out/train.pickle" "$out/memviz-train"
   echo "memviz_check exit $?"
 } 2>&1 | tee "$out/views.txt"
 rm -rf "$work"

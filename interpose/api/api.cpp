@@ -17,7 +17,7 @@
 namespace cumemtrace::interpose {
 namespace {
 
-// Within the reader's 64 MiB per record (analysis/read/reader.cpp): 24 MiB of segments, 32 MiB of blocks.
+// Within the reader's 64 MiB per record (analysis/read/parser.cpp): 24 MiB of segments, 32 MiB of blocks.
 constexpr size_t kMaxSegments = size_t(1) << 19, kMaxBlocks = size_t(1) << 21, kMaxAllocatorName = 64;
 
 // Why the arguments cannot be recorded, or null when they can.

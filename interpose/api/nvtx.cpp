@@ -114,7 +114,7 @@ std::atomic<uint64_t> g_range_ids{1};
 // may end one): bounded, an end beyond it names none.
 constexpr size_t kMaxOpen = 4096;
 // Held across a fork (nvtx_prepare_fork): any program thread may hold it, and a child
-// made meanwhile hung on its first range (test/integration/fork_nvtx_threads.c).
+// made meanwhile hung on its first range (test/integration/programs/lifecycle/fork_nvtx_threads.c).
 std::mutex g_open_mu;
 std::unordered_map<uint64_t, std::string>* g_open = nullptr;  // under g_open_mu; never freed: used until exit
 std::unordered_map<uint64_t, std::string>& open_ranges() {

@@ -6,7 +6,7 @@
 // Why: glibc does not reset the loader's list lock in a fork child. A child made while
 // one of our threads (the writer scanning modules, a hook unwinding) was inside
 // dl_iterate_phdr hung forever in its own first unwind: found by hostile testing, as
-// DataLoader-style forks from a threaded process (test/integration/fork_child_hang.c,
+// DataLoader-style forks from a threaded process (test/integration/programs/lifecycle/fork_child_hang.c,
 // run by hostile_test.cpp).
 // Sections may nest (a dlopen of ours runs the library's constructors, which may call a
 // hook): only a thread's outermost one takes the lock.
@@ -18,7 +18,7 @@
 // ours waits, and the call may need one of them (a deadlock ThreadSanitizer found). So
 // such a call is a ForeignCall instead, and a child forked while one was running treats
 // the loader as unusable: no unwinding, no module scan, no NVML; its events carry no
-// stack, and it says so once on stderr (test/integration/hostile_test.cpp).
+// stack, and it says so once on stderr (test/integration/survival/hostile_test.cpp).
 #pragma once
 
 #include <pthread.h>

@@ -7,7 +7,7 @@
 //
 // No lock, no driver call, no allocation per event beyond the ledger's maps: the
 // tracker calls it under its mutex. A header so that the differential test
-// (test/analysis/ledger_differential_test.cpp) drives the very code the tracer runs.
+// (test/analysis/replay/ledger_differential_test.cpp) drives the very code the tracer runs.
 #pragma once
 
 #include <algorithm>

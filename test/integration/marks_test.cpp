@@ -50,7 +50,7 @@ TEST_CASE("without cumemtrace run (no NVTX_INJECTION64_PATH) NVTX calls cost not
 }
 
 TEST_CASE("Python's cumemtrace.mark records marks once the trace has begun") {
-  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python_mark.py";
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_mark.py";
   const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
   const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
   const Result plain = run({"/usr/bin/python3", script, runtime, package});

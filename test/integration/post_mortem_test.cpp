@@ -110,7 +110,7 @@ TEST_CASE("out of memory because another process holds the GPU: other-processes,
 // as NVML's growth across its creation: 6.5 GiB. 12 GiB is more than the 9.5 GiB the device
 // can give beside it, so no release helps (it was `context-and-untracked`, free + "context and
 // untracked" >= request, as if the context could be released; issue 25). Untracked memory
-// alone is tested in test/analysis/holders_test.cpp.
+// alone is tested in test/analysis/reports/holders_test.cpp.
 TEST_CASE("out of memory above the device's total less the context's 6.5 GiB: exceeds-device-less-contexts") {
   const auto d = failure("hidden", {{"SIMCUDA_HIDDEN_BYTES", std::to_string(6 * GiB)}}).at("diagnosis");
   CHECK(d.at("cause") == "exceeds-device-less-contexts");

@@ -14,7 +14,7 @@ using namespace harness;
 namespace {
 
 const std::string kPythonDir = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
-const std::string kTorchOomScript = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/torch_oom.py";
+const std::string kTorchOomScript = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/torch_oom.py";
 const std::string kRuntime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
 const Env k16GiB = {{"SIMCUDA_CAPACITY", std::to_string(16 * GiB)}};
 
@@ -115,7 +115,7 @@ TEST_CASE("without the tracer, cumemtrace.torch does nothing and raises nothing"
 TEST_CASE("cumemtrace run --torch-oom: a sitecustomize on PYTHONPATH attaches the observer when torch is imported") {
   TempDir user;
   std::ofstream(user.path + "/sitecustomize.py") << "USER_SITECUSTOMIZE = True\n";
-  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/torch_oom_site.py";
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/torch_oom_site.py";
   const Result on = run({cli(), "run", "--torch-oom", "--", "/usr/bin/python3", script}, {{"PYTHONPATH", user.path}});
   INFO(on.err);
   CHECK(on.exit_code == 0);

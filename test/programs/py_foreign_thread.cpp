@@ -1,5 +1,5 @@
 // A native thread that calls back into Python again and again and, between the calls,
-// allocates with no Python on its stack (test/integration/python_foreign_thread.py). Each
+// allocates with no Python on its stack (test/integration/python/python_foreign_thread.py). Each
 // callback from a thread Python did not start gets a thread state of its own from
 // PyGILState_Ensure, freed again by PyGILState_Release: the thread's state comes and goes
 // under one thread id, which is what the tracer's cached thread state must not outlive.

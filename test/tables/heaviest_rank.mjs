@@ -1,6 +1,6 @@
 // docs/tables.md's "heaviest rank" query, run with DuckDB (the npm package pinned here;
 // scripts/html_assets.sh installs it) over `cumemtrace export --format jsonl` of three
-// simulated ranks (test/integration/job_ranks.c, the ranks of job_test.cpp):
+// simulated ranks (test/integration/programs/job_ranks.c, the ranks of job_test.cpp):
 //   rank 0: 100 MiB on device 0; rank 1: 100 MiB on device 1 and 1 MiB on device 0;
 //   rank 2: 100 + 200 MiB at once on device 1.
 // The answer must be rank 2, device 1, 300 MiB.

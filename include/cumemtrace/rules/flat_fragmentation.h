@@ -8,7 +8,7 @@
 // gap size and a pointer chase per lookup. They were a quarter of `report`'s time, and
 // in the traced process about 700 of the ~1,740 instructions an event spent in the
 // tracker (callgrind, docs/performance.md). FragmentationIndex stays as the plain statement
-// of the rules: test/analysis/flat_fragmentation_test.cpp holds the two equal on every
+// of the rules: test/analysis/replay/flat_fragmentation_test.cpp holds the two equal on every
 // figure through random histories.
 #pragma once
 

@@ -1,0 +1,116 @@
+// `cumemtrace html`'s data (html_data.h) and page (html_page.h), on traces whose figures
+// are worked out by hand (the layouts of docs/fragmentation.md, granule 2 MiB).
+#include <sstream>
+#include <string>
+
+#include "catch.h"
+#include "read/event_source.h"
+#include "render/html_data.h"
+#include "../../../view/html/html_page.h"  // linked through cumemtrace_cli
+#include "reports/report.h"
+#include "stacks/stacks.h"
+#include "parse_built.h"
+
+using namespace cumemtrace;
+using cumemtrace::test::TraceBuilder;
+using cumemtrace::test::parse;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// The page's data both ways a command can read the trace: held whole, and with its
+// events read again from the bytes at each pass (TraceFile, as `html` reads a large
+// file); they must agree. The first is returned.
+Json data_of(const TraceBuilder& b, const HtmlDataOptions& opt = {}) {
+  const Trace t = parse(b);
+  const Report rep = build_report(t, ReportOptions{});
+  const Stacks stacks(t);
+  const Json whole = html_data(t, rep, stacks, opt);
+  const std::string& bytes = b.bytes();
+  const TraceFile file({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, {}, /*hold_bytes=*/0);
+  REQUIRE_FALSE(file.holds_events());
+  const Report streamed_rep = build_report(file.trace(), file.events(), ReportOptions{});
+  const Stacks streamed_stacks(file.trace());
+  CHECK(html_data(file.trace(), file.events(), streamed_rep, streamed_stacks, opt).dump() == whole.dump());
+  return whole;
+}
+
+const Json* moment(const Json& d, const std::string& kind) {
+  for (const auto& m : d.at("moments"))
+    if (m.at("kind").get<std::string>().find(kind) != std::string::npos) return &m;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("html: the address map at the peak has the arena, the largest gap where it lies, and the live bytes") {
+  // Three 512 B blocks packed at the start of one granule, then the middle one freed:
+  // the peak (1,536 B) is before the free.
+  TraceBuilder b;
+  b.process().alloc(1, 0x10000000, 512).alloc(2, 0x10000200, 512).alloc(3, 0x10000400, 512).free(4, 0x10000200);
+  const Json d = data_of(b);
+  const Json* peak = moment(d, "peak");
+  REQUIRE(peak);
+  CHECK(peak->at("t") == 3);  // ns since start
+  const Json& dev = peak->at("devices").at(0);
+  CHECK(dev.at("arenas") == Json::array({Json::array({0x10000000, 0x10200000})}));
+  CHECK(dev.at("largest_gap") == 2097152 - 1536);
+  // The one gap: from the third block's end to the granule's end.
+  CHECK(dev.at("largest_gap_at") == Json::array({0x10000600, 2097152 - 1536}));
+  CHECK(dev.at("allocs").size() == 3 * 4);
+  CHECK(dev.at("flame").at(1) == 1536);  // the icicle's root: all live bytes
+
+  const Json* end = moment(d, "end");
+  REQUIRE(end);
+  const Json& e = end->at("devices").at(0);
+  // At the end the freed middle block is a 512 B gap; the tail is still the largest.
+  CHECK(e.at("gap_bytes") == 2097152 - 1024);
+  CHECK(e.at("largest_gap_at") == Json::array({0x10000600, 2097152 - 1536}));
+  CHECK(e.at("flame").at(1) == 1024);
+}
+
+TEST_CASE("html: the timeline keeps every bucket's extremes, so the peak survives decimation") {
+  // 1,000 allocations of 512 B one ns apart, then all freed: peak 512,000 B at t = 1,000.
+  TraceBuilder b;
+  b.process();
+  for (uint64_t i = 0; i < 1000; ++i) b.alloc(i + 1, 0x10000000 + i * 512, 512);
+  for (uint64_t i = 0; i < 1000; ++i) b.free(1001 + i, 0x10000000 + i * 512);
+  HtmlDataOptions opt;
+  opt.buckets = 10;
+  const Json d = data_of(b, opt);
+  const Json& tl = d.at("devices").at(0).at("timeline");
+  CHECK(tl.at("t").size() <= 3 * 11);  // lowest, highest and last per bucket, at most
+  uint64_t max = 0, at = 0;
+  for (size_t i = 0; i < tl.at("tracked").size(); ++i)
+    if (tl.at("tracked")[i].get<uint64_t>() > max) {
+      max = tl.at("tracked")[i];
+      at = tl.at("t")[i];
+    }
+  CHECK(max == 512000);
+  CHECK(at == 1000);
+  CHECK(tl.at("tracked").back() == 0);
+}
+
+TEST_CASE("html: spaced moments stop when their allocation budget is spent") {
+  TraceBuilder b;
+  b.process();
+  for (uint64_t i = 0; i < 100; ++i) b.alloc(i + 1, 0x10000000 + i * 512, 512);
+  HtmlDataOptions opt;
+  opt.spaced_moments = 9;  // after events 10, 20, ... 90: 11, 21, ... 91 allocations live
+  opt.alloc_budget = 11 + 21 + 31;
+  const Json d = data_of(b, opt);
+  size_t spaced = 0;
+  for (const auto& m : d.at("moments")) spaced += m.at("kind") == "spaced";
+  CHECK(spaced == 3);
+}
+
+TEST_CASE("html: the page cannot be closed early by a string in the data") {
+  std::ostringstream out;
+  write_html_page(out, Json{{"frame", "</script><!-- x"}}, "t</title>");
+  const std::string page = out.str();
+  CHECK(page.find("\\u003c/script>\\u003c!-- x") != std::string::npos);
+  CHECK(page.find("<title>t&lt;/title&gt;</title>") != std::string::npos);
+  size_t closers = 0;
+  for (size_t at = page.find("</script"); at != std::string::npos; at = page.find("</script", at + 1)) ++closers;
+  CHECK(closers == 5);  // the data's element and the four scripts' own
+}

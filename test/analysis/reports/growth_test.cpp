@@ -1,0 +1,352 @@
+// The growth analysis's classes (analysis/reports/growth.h), on iterations marked "step", with the
+// bytes each call site holds at each boundary worked out by hand below.
+#include "catch.h"
+
+#include <sstream>
+
+#include "reports/report.h"
+#include "render/report_text.h"
+#include "report_both.h"
+#include "trace_builder.h"
+#include "sizes.h"
+
+using namespace cumemtrace;
+using cumemtrace::test::report_both;
+using cumemtrace::test::TraceBuilder;
+
+namespace {
+
+const GrowthSite& site(const Growth& g, uint32_t stack) {
+  for (const auto& s : g.sites)
+    if (s.node == stack) return s;
+  FAIL("no growth site for stack " << stack);
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("growth classes: leak, one-time, cache-growth, transient and varies over marked iterations") {
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB);
+  for (uint32_t s = 1; s <= 5; ++s) b.stack(s, 0, 0x401000 + 0x10 * s);
+  uint64_t a = 0x7f0000000000;
+  auto alloc = [&](uint64_t t, uint64_t size, uint32_t stack) { b.alloc(t * ms, a += 64 * MiB, size, stack); };
+  b.mark(5 * ms, "other");  // one mark of its own name: delimits nothing
+  b.mark(10 * ms, "step");
+  alloc(11, 16 * MiB, 4), alloc(12, 4 * MiB, 2), alloc(13, 1 * MiB, 3);
+  b.mark(20 * ms, "step");
+  alloc(21, 2 * MiB, 1), alloc(22, 4 * MiB, 2), alloc(23, 4 * MiB, 3);
+  alloc(24, 1 * MiB, 5);
+  b.free(25 * ms, a);
+  b.mark(30 * ms, "step");
+  alloc(31, 2 * MiB, 1), alloc(33, 1 * MiB, 3);
+  b.mark(40 * ms, "step");
+  alloc(41, 2 * MiB, 1), alloc(43, 14 * MiB, 3);
+  b.end(50 * ms);
+  const Report r = report_both(b, "t.trace");
+  const Growth& g = r.growth;
+  CHECK(g.mark == "step");
+  CHECK(g.iterations == 4);
+  const uint64_t t0 = TraceBuilder::kStart;
+  CHECK(g.boundaries_ns == std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms, t0 + 40 * ms, t0 + 50 * ms});
+  REQUIRE(g.sites.size() == 5);
+
+  const GrowthSite& leak = site(g, 1);
+  CHECK(leak.cls == GrowthSite::Class::kLeak);
+  CHECK(leak.bytes_at == std::vector<uint64_t>{0, 0, 2 * MiB, 4 * MiB, 6 * MiB});
+  CHECK(leak.growth_per_iteration == 2 * MiB);
+  CHECK(leak.count_at_end == 3);
+  CHECK(site(g, 4).cls == GrowthSite::Class::kOneTime);
+  CHECK(site(g, 4).bytes_at == std::vector<uint64_t>{0, 16 * MiB, 16 * MiB, 16 * MiB, 16 * MiB});
+  CHECK(site(g, 2).cls == GrowthSite::Class::kCacheGrowth);
+  CHECK(site(g, 2).bytes_at == std::vector<uint64_t>{0, 4 * MiB, 8 * MiB, 8 * MiB, 8 * MiB});
+  CHECK(site(g, 5).cls == GrowthSite::Class::kTransient);
+  CHECK(site(g, 5).allocations_within == 1);
+  CHECK(site(g, 3).cls == GrowthSite::Class::kVaries);  // grows every time, but unevenly
+  CHECK(site(g, 3).bytes_at == std::vector<uint64_t>{0, 1 * MiB, 5 * MiB, 6 * MiB, 20 * MiB});
+  CHECK(site(g, 3).growth_per_iteration == 0);
+  // Leaks first, then one-time, cache-growth, transient, varies.
+  std::vector<uint32_t> order;
+  for (const auto& s : g.sites) order.push_back(s.node);
+  CHECK(order == std::vector<uint32_t>{1, 4, 2, 5, 3});
+}
+
+TEST_CASE("growth: a caching allocator's warm-up is left out, and every path through one call is one site") {
+  // The H200 run of examples/h200/python/growth_steps.py leak (docs/validation.md): cudaMalloc'd
+  // MiB per step 1472, 192, 320, then 288 in each of the last nine, through one call
+  // instruction reached from two callers (stacks 2 and 3 share the leaf address).
+  TraceBuilder b;
+  b.process().device(0, 140ull * 1024 * MiB);
+  b.stack(1, 0, 0x500000).stack(2, 1, 0x401000).stack(3, 0, 0x600000).stack(4, 3, 0x401000);
+  const uint64_t grown[] = {1472, 192, 320, 288, 288, 288, 288, 288, 288, 288, 288, 288};
+  uint64_t a = 0x7f0000000000;
+  for (size_t step = 0; step < 12; ++step) {
+    b.mark((10 + 10 * step) * ms, "step");
+    b.alloc((11 + 10 * step) * ms, a += 4096 * MiB, grown[step] * MiB / 2, 2);
+    b.alloc((12 + 10 * step) * ms, a += 4096 * MiB, grown[step] * MiB / 2, 4);
+  }
+  b.end(130 * ms);
+  const Report r = report_both(b, "t.trace");
+  const Growth& g = r.growth;
+  CHECK(g.iterations == 12);
+  REQUIRE(g.sites.size() == 1);
+  CHECK(g.sites[0].cls == GrowthSite::Class::kLeak);
+  CHECK(g.sites[0].growth_per_iteration == 288 * MiB);
+  CHECK(g.sites[0].bytes_at.back() == (1472 + 192 + 320 + 9 * 288) * MiB);
+  CHECK(g.sites[0].count_at_end == 24);
+}
+
+TEST_CASE("growth: a workspace that appears in the first iteration on top of earlier memory is one-time") {
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000);
+  b.alloc(1 * ms, 0x7f0000000000, 258 * MiB, 1);
+  for (uint64_t step = 0; step < 4; ++step) b.mark((10 + 10 * step) * ms, "step");
+  b.alloc(11 * ms, 0x7f0100000000, 100 * MiB, 1);
+  b.end(50 * ms);
+  const Report r = report_both(b, "t.trace");
+  REQUIRE(r.growth.sites.size() == 1);
+  CHECK(r.growth.sites[0].cls == GrowthSite::Class::kOneTime);
+  CHECK(r.growth.sites[0].bytes_at == std::vector<uint64_t>{258 * MiB, 358 * MiB, 358 * MiB, 358 * MiB, 358 * MiB});
+}
+
+TEST_CASE("growth boundaries on events out of time order: each boundary ends the prefix before the first later event") {
+  // Events in file order at 5, 25, 15 ms; marks at 10, 20, 30 ms. The live set at a
+  // boundary is that of a prefix of the file: up to (not including) the first event later
+  // than it. 10 ms: the prefix ends before the 25 ms event, {A}; 20 ms: the same, {A};
+  // 30 ms: all three. The End record (28 ms) is before the last mark: no boundary of its own.
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB);
+  for (uint32_t s = 1; s <= 3; ++s) b.stack(s, 0, 0x401000 + 0x10 * s);
+  b.mark(10 * ms, "step").mark(20 * ms, "step").mark(30 * ms, "step");
+  b.alloc(5 * ms, 0x7f0000000000, 1 * MiB, 1);
+  b.alloc(25 * ms, 0x7f0010000000, 2 * MiB, 2);
+  b.alloc(15 * ms, 0x7f0020000000, 4 * MiB, 3);
+  b.end(28 * ms);
+  const Report r = report_both(b, "t.trace");
+  const uint64_t t0 = TraceBuilder::kStart;
+  CHECK(r.growth.boundaries_ns == std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms});
+  CHECK(site(r.growth, 1).bytes_at == std::vector<uint64_t>{1 * MiB, 1 * MiB, 1 * MiB});
+  CHECK(site(r.growth, 2).bytes_at == std::vector<uint64_t>{0, 0, 2 * MiB});
+  CHECK(site(r.growth, 3).bytes_at == std::vector<uint64_t>{0, 0, 4 * MiB});
+  // Allocated after the first boundary (10 ms): the 25 and 15 ms ones.
+  CHECK(site(r.growth, 1).allocations_within == 0);
+  CHECK(site(r.growth, 2).allocations_within == 1);
+  CHECK(site(r.growth, 3).allocations_within == 1);
+  // `live` on the same events out of order: each moment replays the events at or before
+  // it wherever they are in the file (12 ms: A; 20 ms: A and the 15 ms one; 30 ms: all).
+  const auto& s = b.bytes();
+  const auto lives = cumemtrace::test::live_both({reinterpret_cast<const uint8_t*>(s.data()), s.size()},
+                                                 {t0 + 20 * ms, t0 + 12 * ms, t0 + 30 * ms});
+  CHECK(lives[0].devices.at(0).device_bytes == 5 * MiB);
+  CHECK(lives[1].devices.at(0).device_bytes == 1 * MiB);
+  CHECK(lives[2].devices.at(0).device_bytes == 7 * MiB);
+  CHECK(lives[0].events_applied == 2);
+}
+
+// ---- issue 25, §3: iterations found, not assumed ----
+
+namespace {
+
+// `steps` iterations marked "step" at 10, 20, ... ms, each keeping `kept[i]` bytes from
+// stack 1 and making and freeing 8 MiB from stack 2.
+void marked_loop(TraceBuilder& b, const std::vector<uint64_t>& kept) {
+  b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000).stack(2, 0, 0x402000);
+  uint64_t a = 0x7f0000000000;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const uint64_t t = 10 * (i + 1);
+    b.mark(t * ms, "step");
+    b.alloc((t + 1) * ms, a += 64 * MiB, kept[i], 1);
+    a += 64 * MiB;
+    b.alloc((t + 2) * ms, a, 8 * MiB, 2).free((t + 3) * ms, a);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("growth: a mark after the loop ends the last iteration, and the short stretch after it is no iteration") {
+  // Four iterations keep 1 MiB each; a fifth "step" mark at 50 ms ends the loop, the trace
+  // ends cleanly 2 ms later (the median iteration lasts 10 ms): the stretch after the last
+  // mark is partial and left out. Counted, it was one more (flat) iteration and the site
+  // "cache-growth".
+  TraceBuilder b;
+  marked_loop(b, {MiB, MiB, MiB, MiB});
+  b.mark(50 * ms, "step").end(52 * ms);
+  const Report r = report_both(b, "t.trace");
+  const uint64_t t0 = TraceBuilder::kStart;
+  CHECK(r.growth.by == IterationsBy::kMarks);
+  CHECK(r.growth.iterations == 4);
+  CHECK(r.growth.partial_left_out);
+  CHECK(r.growth.boundaries_ns == std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms, t0 + 40 * ms, t0 + 50 * ms});
+  const GrowthSite& leak = site(r.growth, 1);
+  CHECK(leak.cls == GrowthSite::Class::kLeak);
+  CHECK(leak.bytes_at == std::vector<uint64_t>{0, 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB});
+  CHECK(leak.growth_per_iteration == MiB);
+  CHECK(leak.growth_min == MiB);
+  CHECK(leak.growth_max == MiB);
+  CHECK(site(r.growth, 2).cls == GrowthSite::Class::kTransient);
+  CHECK(site(r.growth, 2).allocations_within == 4);
+}
+
+TEST_CASE("growth: the stretch after the last mark counts when the trace ends cleanly after a median iteration") {
+  const uint64_t KiB = 1024;
+  const std::vector<uint64_t> kept{1000 * KiB, 1050 * KiB, 1000 * KiB, 1100 * KiB};
+  SECTION("clean end 10 ms after the last mark: a whole iteration") {
+    TraceBuilder b;
+    marked_loop(b, kept);
+    b.end(50 * ms);
+    const Report r = report_both(b, "t.trace");
+    CHECK(r.growth.iterations == 4);
+    CHECK_FALSE(r.growth.partial_left_out);
+    CHECK(r.growth.boundaries_ns.size() == 5);
+    const GrowthSite& leak = site(r.growth, 1);
+    CHECK(leak.bytes_at == std::vector<uint64_t>{0, 1000 * KiB, 2050 * KiB, 3050 * KiB, 4150 * KiB});
+    // The last half of the steps: 1,000 and 1,100 KiB (within 1.1 of each other).
+    CHECK(leak.cls == GrowthSite::Class::kLeak);
+    CHECK(leak.growth_per_iteration == 1050 * KiB);
+    CHECK(leak.growth_min == 1000 * KiB);
+    CHECK(leak.growth_max == 1100 * KiB);
+  }
+  SECTION("no End record (killed in the last iteration): partial, left out") {
+    TraceBuilder b;
+    marked_loop(b, kept);
+    b.alloc(45 * ms, 0x7f8000000000, 2 * MiB, 2);  // half of what that iteration does
+    const Report r = report_both(b, "t.trace");
+    CHECK(r.growth.iterations == 3);
+    CHECK(r.growth.partial_left_out);
+    const uint64_t t0 = TraceBuilder::kStart;
+    CHECK(r.growth.boundaries_ns == std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms, t0 + 40 * ms});
+    CHECK(site(r.growth, 1).bytes_at == std::vector<uint64_t>{0, 1000 * KiB, 2050 * KiB, 3050 * KiB});
+    CHECK(site(r.growth, 1).cls == GrowthSite::Class::kLeak);
+    CHECK(site(r.growth, 1).growth_per_iteration == 1025 * KiB);
+  }
+}
+
+TEST_CASE("growth over NVTX ranges: each range's end ends its iteration, an unended range and an inner range do not count") {
+  // "step" pushed at 10, 20, 30, 40 ms and popped at 18, 28, 38 (the process stopped in the
+  // fourth); "fwd" inside each of the first three (as many ranges, shorter in all). Stack 1
+  // keeps 1 MiB in each step; stack 2 keeps 2 MiB once, between the first and second steps.
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000).stack(2, 0, 0x402000);
+  uint64_t a = 0x7f0000000000;
+  for (uint64_t t = 10; t <= 40; t += 10) {
+    b.mark(t * ms, "step", format::MarkSource::kNvtxPush);
+    b.alloc((t + 1) * ms, a += 64 * MiB, MiB, 1);
+    if (t == 40) break;
+    b.mark((t + 2) * ms, "fwd", format::MarkSource::kNvtxPush).range_end((t + 5) * ms, "fwd");
+    b.range_end((t + 8) * ms, "step");
+    if (t == 10) b.alloc(19 * ms, a += 64 * MiB, 2 * MiB, 2);
+  }
+  const Report r = report_both(b, "t.trace");
+  const uint64_t t0 = TraceBuilder::kStart;
+  CHECK(r.growth.by == IterationsBy::kRanges);
+  CHECK(r.growth.mark == "step");
+  CHECK(r.growth.iterations == 3);
+  CHECK(r.growth.partial_left_out);
+  CHECK(r.growth.boundaries_ns == std::vector<uint64_t>{t0 + 10 * ms, t0 + 18 * ms, t0 + 28 * ms, t0 + 38 * ms});
+  CHECK(site(r.growth, 1).bytes_at == std::vector<uint64_t>{0, 1 * MiB, 2 * MiB, 3 * MiB});
+  CHECK(site(r.growth, 1).cls == GrowthSite::Class::kLeak);
+  CHECK(site(r.growth, 1).growth_per_iteration == MiB);
+  CHECK(site(r.growth, 2).bytes_at == std::vector<uint64_t>{0, 0, 2 * MiB, 2 * MiB});
+  CHECK(site(r.growth, 2).cls == GrowthSite::Class::kOneTime);
+}
+
+namespace {
+
+// Weights: 3 × 16 MiB from stack 3, loaded by a loop of their own (nothing freed), at 1-3 ms.
+// Then `steps` unmarked iterations from 10 ms, 10 ms apart: keep 1 MiB (stack 1), make
+// 8 MiB (stack 2), in the first a 4 MiB workspace kept (stack 4), free the 8 MiB.
+void unmarked_loop(TraceBuilder& b, int steps, bool last_whole) {
+  b.process().device(0, 1024 * MiB);
+  for (uint32_t s = 1; s <= 4; ++s) b.stack(s, 0, 0x401000 + 0x1000 * s);
+  uint64_t a = 0x7f0000000000;
+  for (uint64_t w = 1; w <= 3; ++w) b.alloc(w * ms, a += 64 * MiB, 16 * MiB, 3);
+  for (int i = 0; i < steps; ++i) {
+    const uint64_t t = 10 * uint64_t(i + 1);
+    b.alloc(t * ms, a += 64 * MiB, MiB, 1);
+    if (i + 1 == steps && !last_whole) break;
+    b.alloc((t + 1) * ms, a += 64 * MiB, 8 * MiB, 2);
+    const uint64_t scratch = a;
+    if (i == 0) b.alloc((t + 2) * ms, a += 64 * MiB, 4 * MiB, 4);
+    b.free((t + 3) * ms, scratch);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("growth without marks: the loop is found from the stack that recurs once per iteration") {
+  TraceBuilder b;
+  unmarked_loop(b, 5, true);
+  b.end(60 * ms);
+  const Report r = report_both(b, "t.trace");
+  const Growth& g = r.growth;
+  const uint64_t t0 = TraceBuilder::kStart;
+  CHECK(g.by == IterationsBy::kCallSite);
+  CHECK(g.loop_stack == 1);
+  // Stretches from one 1 MiB allocation to the next: 4, the first with the workspace too.
+  CHECK(g.stretches == 4);
+  CHECK(g.agreeing == 3);
+  CHECK(g.iterations == 5);
+  CHECK_FALSE(g.partial_left_out);
+  CHECK(g.boundaries_ns ==
+        std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms, t0 + 40 * ms, t0 + 50 * ms, t0 + 60 * ms});
+  CHECK(site(g, 1).bytes_at == std::vector<uint64_t>{0, 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB, 5 * MiB});
+  CHECK(site(g, 1).cls == GrowthSite::Class::kLeak);
+  CHECK(site(g, 1).growth_per_iteration == MiB);
+  CHECK(site(g, 3).cls == GrowthSite::Class::kOneTime);  // weights, loaded once
+  CHECK(site(g, 3).bytes_at.back() == 48 * MiB);
+  CHECK(site(g, 4).cls == GrowthSite::Class::kOneTime);
+  CHECK(site(g, 4).bytes_at == std::vector<uint64_t>{0, 4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB});
+  CHECK(site(g, 2).cls == GrowthSite::Class::kTransient);
+  CHECK(site(g, 2).allocations_within == 5);
+  std::ostringstream text;
+  write_text(text, r);
+  CHECK(text.str().find("Growth across iterations (5 iterations found: one allocation per iteration from the stack "
+                        "below; 3 of 4 stretches between them allocate and free alike (the others differ: iterations "
+                        "approximate))\n") != std::string::npos);
+  CHECK(text.str().find("  leak: device from ? on device 0, +1.00 MiB (1,048,576 B) per iteration (steps 1.00 MiB to "
+                        "1.00 MiB), 5.00 MiB (5,242,880 B) in 5 live at the end\n") != std::string::npos);
+}
+
+TEST_CASE("growth without marks: a last iteration cut short is left out") {
+  TraceBuilder b;
+  unmarked_loop(b, 6, false);  // killed after the sixth iteration's first allocation: no End
+  const Report r = report_both(b, "t.trace");
+  const Growth& g = r.growth;
+  CHECK(g.by == IterationsBy::kCallSite);
+  CHECK(g.stretches == 5);
+  CHECK(g.agreeing == 4);
+  CHECK(g.iterations == 5);
+  CHECK(g.partial_left_out);
+  CHECK(g.boundaries_ns.back() == TraceBuilder::kStart + 60 * ms);
+  CHECK(site(g, 1).bytes_at == std::vector<uint64_t>{0, 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB, 5 * MiB});
+  CHECK(site(g, 1).cls == GrowthSite::Class::kLeak);
+}
+
+TEST_CASE("growth with no loop: no iterations found, weights loaded over several snapshots are one-time") {
+  // Three 16 MiB weights from one stack with periodic snapshots between them (which were the
+  // boundaries, and made the weights "cache-growth"); one 8 MiB scratch made and freed.
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB).stack(2, 0, 0x402000).stack(3, 0, 0x403000);
+  uint64_t a = 0x7f0000000000;
+  for (uint64_t w = 1; w <= 3; ++w) {
+    b.alloc(10 * w * ms, a += 64 * MiB, 16 * MiB, 3);
+    b.snapshot((10 * w + 5) * ms, format::SnapshotReason::kPeriodic, {{0, 16 * MiB * w}});
+  }
+  a += 64 * MiB;
+  b.alloc(40 * ms, a, 8 * MiB, 2).free(41 * ms, a);
+  b.end(50 * ms);
+  const Report r = report_both(b, "t.trace");
+  CHECK(r.growth.by == IterationsBy::kNone);
+  CHECK(r.growth.iterations == 0);
+  CHECK(r.growth.boundaries_ns == std::vector<uint64_t>{TraceBuilder::kStart + 50 * ms});
+  REQUIRE(r.growth.sites.size() == 2);
+  CHECK(site(r.growth, 3).cls == GrowthSite::Class::kOneTime);
+  CHECK(site(r.growth, 3).bytes_at == std::vector<uint64_t>{48 * MiB});
+  CHECK(site(r.growth, 3).count_at_end == 3);
+  CHECK(site(r.growth, 2).cls == GrowthSite::Class::kTransient);
+  CHECK(site(r.growth, 2).allocations_within == 1);
+  std::ostringstream text;
+  write_text(text, r);
+  CHECK(text.str().find("Growth across iterations (no iterations found: no NVTX range or mark name twice, and no "
+                        "stack that recurs once per loop; the only boundary is the end)\n") != std::string::npos);
+}

@@ -1,0 +1,123 @@
+// The job view's figures (analysis/reports/job.h) from hand-made reports: the low median of an
+// even count, two ranks, a site's Python name, the tolerance's edge, GPUs without a UUID, the job id's sources.
+#include "reports/job.h"
+#include "render/job_view.h"
+
+#include <sstream>
+
+#include "catch.h"
+#include "sizes.h"
+
+using namespace cumemtrace;
+
+namespace {
+
+Report process(uint32_t pid, int32_t rank, int32_t device, uint64_t peak, const std::string& host = "h1") {
+  Report r;
+  r.path = "trace-" + std::to_string(pid);
+  r.complete = true;
+  ProcessInfo p;
+  p.pid = pid;
+  p.rank = rank;
+  p.hostname = host;
+  r.process = p;
+  DeviceReport d;
+  d.device = device;
+  d.total_bytes = 1024 * MiB;
+  d.peak_bytes = peak;
+  d.counts.allocs = 1;
+  d.counts.contexts = 1;
+  r.devices.push_back(d);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("job: the median of an even count is the lower middle peak, and the tolerance is inclusive") {
+  // Peaks 100, 110, 120, 200 MiB: low median 110 MiB. 100 is -9.09 %, 120 +9.09 %,
+  // 200 +81.82 %.
+  const std::vector<Report> reps = {process(1, 0, 0, 100 * MiB), process(2, 1, 1, 110 * MiB),
+                                    process(3, 2, 2, 120 * MiB), process(4, 3, 3, 200 * MiB)};
+  const std::vector<std::vector<DeviceInfo>> no_uuids(4);
+  const Job j = build_job(reps, no_uuids, 9.1);
+  CHECK(j.median_peak_bytes == 110 * MiB);
+  CHECK(j.max_imbalance_percent == Approx(90.0 / 110 * 100));
+  REQUIRE(j.findings.size() == 1);  // 100 and 120 MiB are within 9.1 %
+  CHECK(j.findings[0].kind == JobFinding::Kind::kRankImbalance);
+  CHECK(j.processes[j.findings[0].process].rank == 3);
+  CHECK(j.processes[j.findings[0].median_process].rank == 1);
+  CHECK(build_job(reps, no_uuids, 9.0).findings.size() == 3);
+  // No UUID: one GPU per (host, ordinal), never merged across processes' different ordinals.
+  CHECK(j.gpus.size() == 4);
+}
+
+TEST_CASE("job: of two ranks only the heavier is flagged, and its site is named by its Python line") {
+  // 256 and 768 MiB: the low median is 256 MiB, so rank 1 is +200 % and rank 0 is 0 %.
+  std::vector<Report> reps = {process(1, 0, 0, 256 * MiB), process(2, 1, 1, 768 * MiB)};
+  SiteRow site;
+  site.node = 7;
+  site.device = 1;
+  site.bytes = 512 * MiB;
+  site.frames.push_back(Frame{0x1000, "libtorch_cuda.so", "at::native::empty_cuda", "Empty.cpp", 40});
+  site.python_frames.push_back(Frame{0, "", "load_extra", "/home/u/train.py", 12, true});
+  reps[1].devices[0].top_sites.push_back(site);
+  const Job j = build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10);
+  CHECK(j.median_peak_bytes == 256 * MiB);
+  REQUIRE(j.findings.size() == 1);
+  CHECK(j.processes[j.findings[0].process].rank == 1);
+  CHECK(j.findings[0].percent == Approx(200.0));
+  REQUIRE(j.findings[0].sites.size() == 1);
+  CHECK(j.findings[0].sites[0].site == "load_extra (train.py:12)");
+  CHECK(j.findings[0].sites[0].bytes == 512 * MiB);
+  CHECK(j.findings[0].sites[0].median_bytes == 0);
+  // The same two without ranks (a producer and its consumer): nothing to compare.
+  reps[0].process->rank = reps[1].process->rank = -1;
+  CHECK(build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10).findings.empty());
+}
+
+TEST_CASE("job: GPUs without a UUID merge by host and ordinal only, and oversubscription needs the sum past the total") {
+  // Two processes on ordinal 0 of host h1 (600 + 500 MiB > 1 GiB), one on ordinal 0 of h2.
+  const std::vector<Report> reps = {process(1, 0, 0, 600 * MiB), process(2, 1, 0, 500 * MiB),
+                                    process(3, 2, 0, 600 * MiB, "h2")};
+  const Job j = build_job(reps, std::vector<std::vector<DeviceInfo>>(3), 1000);
+  REQUIRE(j.gpus.size() == 2);
+  CHECK(j.gpus[0].peak_sum_bytes == 1100 * MiB);
+  CHECK(j.gpus[1].host == "h2");
+  REQUIRE(j.findings.size() == 1);
+  CHECK(j.findings[0].kind == JobFinding::Kind::kDeviceOversubscribed);
+  CHECK(j.findings[0].gpu == 0);
+  CHECK(finding_kind_name(j.findings[0].kind) == "device-oversubscribed");
+}
+
+TEST_CASE("job id: SLURM's first, then torchelastic's run id, then the rendezvous address") {
+  ProcessInfo p;
+  CHECK(job_id_of(p).empty());
+  p.launcher = {{"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29500"}};
+  CHECK(job_id_of(p) == "rendezvous:node1:29500");
+  p.launcher.emplace_back("TORCHELASTIC_RUN_ID", "abc");
+  CHECK(job_id_of(p) == "torchelastic:abc");
+  p.launcher.emplace_back("SLURM_JOB_ID", "12");
+  CHECK(job_id_of(p) == "slurm:12");
+  p.launcher.emplace_back("SLURM_STEP_ID", "3");
+  CHECK(job_id_of(p) == "slurm:12.3");
+}
+
+TEST_CASE("job: processes without a rank are not compared, and the findings line says so") {
+  // A producer and its consumer (no RANK): 256 and 2 MiB on one device, no rank-imbalance.
+  const std::vector<Report> reps = {process(1, -1, 0, 256 * MiB), process(2, -1, 0, 2 * MiB)};
+  const Job j = build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10.0);
+  CHECK(j.ranked_processes == 0);
+  CHECK(j.findings.empty());
+  std::ostringstream text;
+  write_job_text(text, j);
+  CHECK(text.str().find("Findings (ranks not compared: 0 of 2 processes have a rank, RANK set by the launcher, 0 of them "
+                        "with device memory):\n  none\n") != std::string::npos);
+  CHECK(text.str().find("median peak") == std::string::npos);
+  CHECK(job_to_json(j).at("median_peak_bytes").is_null());
+  // Two ranks, one of them with a context only (no device memory): still no comparison.
+  std::vector<Report> two = {process(1, 0, 0, 256 * MiB), process(2, 1, 0, 0)};
+  two[1].devices[0].counts.allocs = 0;
+  const Job k = build_job(two, std::vector<std::vector<DeviceInfo>>(2), 10.0);
+  CHECK(k.ranked_processes == 2);
+  CHECK(k.compared_ranks == 1);
+}

@@ -1,0 +1,90 @@
+// The pytest plugin (python/cumemtrace/pytest_plugin.py) with Debian's pytest, on the tests
+// in pytest_cases/ that reach the simulated libcudart through ctypes: under the preload
+// each marked test passes or fails on its limits, with the figures worked out in the test
+// file; without it every marked test is skipped with a reason.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "harness.h"
+
+using namespace harness;
+
+namespace {
+
+const std::string kDir = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/pytest_cases";
+
+std::vector<std::string> pytest_argv() {
+  return {"/usr/bin/python3", "-m", "pytest", "-p", "cumemtrace.pytest_plugin", "-p", "no:cacheprovider",
+          "-q", "-rA", "--no-header", "--rootdir=" + kDir, kDir + "/test_cuda_memory.py"};
+}
+
+Env env() {
+  return {{"PYTHONPATH", std::string(CUMEMTRACE_SOURCE_DIR) + "/python"},
+          {"CUDART", std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13"},
+          {"COLUMNS", "1000"}};  // pytest wraps its summary at the terminal's width
+}
+
+// The first word of pytest's -rA summary line for one test ("PASSED", "FAILED"...), or "".
+// Those lines name the file relative to the working directory.
+std::string outcome(const std::string& out, const std::string& test, const std::string& file = "test_cuda_memory.py") {
+  std::istringstream lines(out);
+  const std::string tail = file + "::" + test;
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0 &&
+        line.find(' ') != std::string::npos)
+      return line.substr(0, line.find(' '));
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("pytest plugin: each cuda_memory limit passes at the limit and fails past it, naming the figures") {
+  TempDir dir;
+  const Result r = traced(dir, pytest_argv(), env());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);  // pytest: some tests failed
+  CHECK(outcome(r.out, "test_warm_up") == "PASSED");
+  CHECK(outcome(r.out, "test_within_limits") == "PASSED");
+  CHECK(outcome(r.out, "test_growth_within") == "PASSED");
+  CHECK(outcome(r.out, "test_peak_over") == "FAILED");
+  CHECK(outcome(r.out, "test_leaks") == "FAILED");
+  CHECK(outcome(r.out, "test_growth_over") == "FAILED");
+  CHECK(has(r.out, "3 failed, 3 passed"));
+  CHECK(has(r.out, "peak on device 0: 8.00 MiB (8,389,120 B), limit 8.00 MiB (8,388,608 B)"));
+  CHECK(has(r.out, "leaked on device 0: 3.00 MiB (3,145,728 B) in 2 allocations, limit 1.00 MiB (1,048,576 B)"));
+  CHECK(has(r.out, "growth per iteration (marks 'iter') on device 0: 2.00 MiB (2,097,152 B), limit 1.00 MiB"));
+  // The leak's call site, by its module and exported symbol (dladdr).
+  // Issue 25 §5: the site was "libcudart.so.13!cudaMalloc+0x.. <- libffi.so.8+0x..", frames no
+  // user acts on; every native frame here is CUDA's or ctypes', so the site is the test's code.
+  CHECK(has(r.out, "3.00 MiB (3,145,728 B) in 2 live on device 0 from Python code run by test_cuda_memory.py::test_leaks (the trace has its line)\n"));
+  CHECK_FALSE(has(r.out, "libffi"));
+  // Each test's start is a mark in the trace, from the first CUDA call on (the first
+  // test's comes before it: there is no trace yet).
+  const Result d = run({cli(), "dump", only_trace(dir)});
+  CHECK_FALSE(has(d.out, "pytest test_cuda_memory.py::test_warm_up"));
+  CHECK(has(d.out, "pytest test_cuda_memory.py::test_leaks"));
+}
+
+TEST_CASE("pytest plugin: without the preload a marked test is skipped with the reason, never passed") {
+  const Result r = run(pytest_argv(), env());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "1 passed, 5 skipped"));
+  CHECK(outcome(r.out, "test_warm_up") == "PASSED");
+  CHECK(has(r.out, "cuda_memory: libcumemtrace.so is not preloaded"));
+}
+
+TEST_CASE("pytest plugin: no device seen is no pass, unless the marker allows incomplete figures") {
+  TempDir dir;
+  std::vector<std::string> argv = pytest_argv();
+  argv.back() = kDir + "/test_no_device.py";
+  const Result r = traced(dir, argv, env());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(has(r.out, "1 failed, 1 passed"));
+  CHECK(outcome(r.out, "test_no_device_allowed", "test_no_device.py") == "PASSED");
+  CHECK(outcome(r.out, "test_no_device", "test_no_device.py") == "FAILED");
+  CHECK(has(r.out, "cuda_memory: figures are incomplete (no device seen): no limit judged "
+                   "(allow_incomplete=True judges them on incomplete figures)"));
+}

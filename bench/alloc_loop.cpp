@@ -55,14 +55,14 @@ struct Options {
   std::exit(1);
 }
 
-#define CHECK_CU(call)                                      \
-  do {                                                      \
-    CUresult r_ = (call);                                   \
+#define CHECK_CU(call)                                         \
+  do {                                                         \
+    CUresult r_ = (call);                                      \
     if (r_ != CUDA_SUCCESS) die(#call, static_cast<long>(r_)); \
   } while (0)
-#define CHECK_RT(call)                                      \
-  do {                                                      \
-    cudaError_t r_ = (call);                                \
+#define CHECK_RT(call)                                        \
+  do {                                                        \
+    cudaError_t r_ = (call);                                  \
     if (r_ != cudaSuccess) die(#call, static_cast<long>(r_)); \
   } while (0)
 
@@ -244,7 +244,6 @@ std::vector<CUdeviceptr> fill_live(long n, CUdeviceptr& held) {
 
 }  // namespace
 
-
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   make_current_context();
@@ -268,7 +267,8 @@ int main(int argc, char** argv) {
     std::vector<Results> per(size_t(o.threads));
     std::vector<std::thread> pool;
     const auto t0 = Clock::now();
-    for (auto& r : per) pool.emplace_back([&o, &r] {
+    for (auto& r : per)
+      pool.emplace_back([&o, &r] {
         make_current_context();  // a context is current per thread
         o.unique ? timed_loop(o, r) : void(nest(o.frames, o, r));
       });
@@ -284,8 +284,8 @@ int main(int argc, char** argv) {
   std::vector<double> reps = res.rep_ns_call;
   std::sort(reps.begin(), reps.end());
   std::printf("api=%s frames=%d unique=%d threads=%d live=%ld pairs=%ld reps=%d best_ns_call=%.1f median_ns_call=%.1f",
-              o.runtime ? "runtime" : "driver", o.frames, int(o.unique), o.threads, o.live, o.pairs, o.reps, reps.front(),
-              reps[reps.size() / 2]);
+              o.runtime ? "runtime" : "driver", o.frames, int(o.unique), o.threads, o.live, o.pairs, o.reps,
+              reps.front(), reps[reps.size() / 2]);
   if (o.live > 0) std::printf(" fill_s=%.2f", fill_s);
   if (o.latency) {
     std::printf(" pair_p50_ns=%.0f pair_p999_ns=%.0f pair_max_ns=%.0f", percentile(res.pair_ns, 0.5),

@@ -24,7 +24,7 @@ struct HookInfo {
   const char* base;    // cuGetProcAddress name (driver layer), else == symbol
   int since;           // lowest cudaVersion cuGetProcAddress returns this ABI for
   Layer layer;
-  bool ptsz;           // per-thread default stream twin
+  bool ptsz;  // per-thread default stream twin
 };
 
 const HookInfo& hook_info(HookId id);

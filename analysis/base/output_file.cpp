@@ -47,8 +47,9 @@ int own_descriptor(const std::string& path) {
 }
 
 std::string link_refusal(const std::string& path) {
-  return path + ": a symbolic link on the way (never followed for a file the CLI writes: a link to "
-                "/proc/self/root/... reaches any file); name it by its real path";
+  return path +
+         ": a symbolic link on the way (never followed for a file the CLI writes: a link to "
+         "/proc/self/root/... reaches any file); name it by its real path";
 }
 }  // namespace
 
@@ -82,7 +83,7 @@ bool make_output_directory(const std::string& path, std::string* error, bool its
     ::close(fd);
     parent = prefix;
   }
-  struct stat st{};
+  struct stat st {};
   if (!e && !itself_may_be_link && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) e = ELOOP;
   if (e) {
     if (error) *error = e == ELOOP ? link_refusal(path) : "cannot create the folder " + path + ": " + std::strerror(e);
@@ -92,10 +93,10 @@ bool make_output_directory(const std::string& path, std::string* error, bool its
 }
 
 bool names_an_input(const std::string& path, const std::vector<std::string>& inputs) {
-  struct stat out{};
+  struct stat out {};
   if (::stat(path.c_str(), &out) != 0) return false;
   for (const auto& in : inputs) {
-    struct stat s{};
+    struct stat s {};
     if (::stat(in.c_str(), &s) == 0 && s.st_dev == out.st_dev && s.st_ino == out.st_ino) return true;
   }
   return false;
@@ -108,7 +109,7 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs)
     return;
   }
   if (const int own = own_descriptor(path_); own >= 0) {
-    struct stat st{};
+    struct stat st {};
     const int fd = ::fstat(own, &st) == 0 && !S_ISDIR(st.st_mode) ? ::fcntl(own, F_DUPFD_CLOEXEC, 3) : -1;
     if (fd < 0) {
       error_ = "cannot write " + path_ + ": not an open descriptor for writing";
@@ -137,7 +138,7 @@ OutputFile::OutputFile(std::string path, const std::vector<std::string>& inputs)
 // What is at the name now decides (the attack: `index -o /dev/null` as root had replaced the
 // device node with a file of ours): a device or a FIFO stays what it is; a link is refused.
 void OutputFile::open_at_name() {
-  struct stat st{};
+  struct stat st {};
   if (::fstatat(dir_fd_, name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(st.st_mode)) return void(error_ = link_refusal(path_));
     if (S_ISDIR(st.st_mode)) return void(error_ = path_ + " is a directory");
@@ -149,11 +150,12 @@ void OutputFile::open_at_name() {
       int fd = ::openat(dir_fd_, name_.c_str(), flags | O_NONBLOCK);
       if (fd < 0 && errno == ENXIO && S_ISFIFO(st.st_mode)) {
         if (!g_force)
-          return void(error_ = path_ + " is a FIFO that no one reads: writing would wait for a reader "
-                                       "(--force waits)");
+          return void(error_ = path_ +
+                               " is a FIFO that no one reads: writing would wait for a reader "
+                               "(--force waits)");
         fd = ::openat(dir_fd_, name_.c_str(), flags);
       }
-      struct stat now{};
+      struct stat now {};
       if (fd >= 0 && (::fstat(fd, &now) != 0 || (now.st_mode & S_IFMT) != (st.st_mode & S_IFMT))) {
         ::close(fd);  // replaced between the look and the open
         return void(error_ = path_ + " changed while it was opened");

@@ -26,9 +26,7 @@ auto parallel_map(size_t n, Job job) -> std::vector<std::invoke_result_t<Job&, s
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       try {
         done[i].emplace(job(i));
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
+      } catch (...) { failed[i] = std::current_exception(); }
     }
   };
   const size_t threads = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));

@@ -17,7 +17,7 @@ namespace cumemtrace {
 class ProgressScope {
  public:
   explicit ProgressScope(std::string command);  // e.g. "cumemtrace report"
-  ~ProgressScope();                              // ends the bar's line, if one was drawn
+  ~ProgressScope();                             // ends the bar's line, if one was drawn
   ProgressScope(const ProgressScope&) = delete;
   ProgressScope& operator=(const ProgressScope&) = delete;
 

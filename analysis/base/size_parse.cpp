@@ -7,9 +7,16 @@ namespace cumemtrace {
 namespace {
 
 constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
-    {"", 1},           {"b", 1},
-    {"kib", 1ull << 10}, {"mib", 1ull << 20}, {"gib", 1ull << 30}, {"tib", 1ull << 40},
-    {"kb", 1000ull},   {"mb", 1000'000ull}, {"gb", 1000'000'000ull}, {"tb", 1000'000'000'000ull},
+    {"", 1},
+    {"b", 1},
+    {"kib", 1ull << 10},
+    {"mib", 1ull << 20},
+    {"gib", 1ull << 30},
+    {"tib", 1ull << 40},
+    {"kb", 1000ull},
+    {"mb", 1000'000ull},
+    {"gb", 1000'000'000ull},
+    {"tb", 1000'000'000'000ull},
 };
 
 std::optional<uint64_t> fail(std::string* error, std::string why) {

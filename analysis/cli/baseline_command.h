@@ -14,9 +14,9 @@ namespace cumemtrace {
 
 // Traces whose figures are incomplete (completeness.h) among those read for a baseline.
 struct Incomplete {
-  bool allow = false;               // --allow-incomplete: go on, noting them
-  bool found = false;               // one was met (refused unless `allow`)
-  std::vector<std::string> notes;   // "TRACE: figures are incomplete (why)", one per trace
+  bool allow = false;              // --allow-incomplete: go on, noting them
+  bool found = false;              // one was met (refused unless `allow`)
+  std::vector<std::string> notes;  // "TRACE: figures are incomplete (why)", one per trace
 };
 
 // Every call site of every trace, symbolized (in memory when the trace has no symbols).

@@ -26,10 +26,10 @@ namespace {
 struct CheckOptions {
   std::vector<std::string> traces;
   std::vector<Limit> limits;
-  std::string baseline;        // --baseline FILE (a baseline or a trace), or empty
+  std::string baseline;         // --baseline FILE (a baseline or a trace), or empty
   std::string tolerance = "0";  // --tolerance: PCT% of the baseline figure, or SIZE
-  std::string junit;    // file to write, or empty
-  bool github = false;  // print ::error workflow commands
+  std::string junit;            // file to write, or empty
+  bool github = false;          // print ::error workflow commands
   // --max-rank-imbalance PCT: a limit on the job of all traces together (job.h): no rank's
   // peak on its own device may differ from the median by more than PCT percent.
   std::optional<double> max_rank_imbalance;
@@ -123,7 +123,8 @@ int run_check(const CheckOptions& given) {
       r.name = "figures-complete";
       r.ok = false;
       r.incomplete = true;
-      r.message = "figures are incomplete (" + why + "): no limit judged (--allow-incomplete judges them on "
+      r.message = "figures are incomplete (" + why +
+                  "): no limit judged (--allow-incomplete judges them on "
                   "incomplete figures)";
       out.check->results.push_back(std::move(r));
     } else if (!opt.limits.empty()) {
@@ -162,7 +163,8 @@ int run_check(const CheckOptions& given) {
   if (opt.max_rank_imbalance) {
     TraceCheck c;
     c.path = "job";
-    c.results.push_back(check_rank_imbalance(build_job(reports, devices, *opt.max_rank_imbalance), *opt.max_rank_imbalance));
+    c.results.push_back(
+        check_rank_imbalance(build_job(reports, devices, *opt.max_rank_imbalance), *opt.max_rank_imbalance));
     checks.push_back(std::move(c));
   }
   bool ok = true, incomplete = false, on_incomplete = false;
@@ -192,9 +194,8 @@ int run_check(const CheckOptions& given) {
     std::cerr << "cumemtrace check: figures incomplete: no verdict on those traces (exit " << kExitIncomplete << ")\n";
     if (ok) return kExitIncomplete;
   }
-  std::cerr << "cumemtrace check: " << (ok ? "all " : "") << n << " limit checks"
-            << (ok ? " hold" : ", some failed") << (on_incomplete && !incomplete ? " on incomplete figures" : "")
-            << "\n";
+  std::cerr << "cumemtrace check: " << (ok ? "all " : "") << n << " limit checks" << (ok ? " hold" : ", some failed")
+            << (on_incomplete && !incomplete ? " on incomplete figures" : "") << "\n";
   return ok ? 0 : 1;
 }
 
@@ -217,8 +218,9 @@ Command register_check(CLI::App& app) {
   c.sub->add_option("--max-single", o->max_single, "Largest single allocation (SIZE, or PCT% of the device)");
   c.sub->add_option("--max-gap-ratio", o->max_gap, "Gap ratio at the peak (0..1)");
   c.sub->add_option("--max-growth", o->max_growth, "Steady growth per iteration of any call site (SIZE)");
-  o->max_rank_option = c.sub->add_option("--max-rank-imbalance", o->max_rank_imbalance,
-                                         "Largest difference of a rank's peak from the median over all traces (PCT)")
+  o->max_rank_option = c.sub
+                           ->add_option("--max-rank-imbalance", o->max_rank_imbalance,
+                                        "Largest difference of a rank's peak from the median over all traces (PCT)")
                            ->check(kPercent);
   c.sub->add_option("--junit", o->check.junit, "Write JUnit XML here");
   c.sub->add_flag("--github", o->check.github, "Also print GitHub Actions ::error lines");

@@ -51,9 +51,7 @@ const CLI::Validator kPercent(
         size_t used = 0;
         d = std::stod(v, &used);
         if (used != v.size()) return "not a number: " + v;
-      } catch (const std::exception&) {
-        return "not a number: " + v;
-      }
+      } catch (const std::exception&) { return "not a number: " + v; }
       return std::isfinite(d) && d >= 0 ? std::string() : "not a finite percentage >= 0: " + v;
     },
     "PCT");

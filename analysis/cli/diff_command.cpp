@@ -33,12 +33,12 @@ int run_diff(const std::string& before_path, const std::string& after_path, bool
     j["version"] = 1;
     nlohmann::ordered_json devs = nlohmann::ordered_json::array();
     for (const auto& [d, v] : devices)
-      devs.push_back({{"device", d},
-                      {"peak", {{"before", v.first.peak}, {"after", v.second.peak}}},
-                      {"leaked", {{"before", v.first.leaked}, {"after", v.second.leaked}}},
-                      {"failed", {{"before", v.first.failed}, {"after", v.second.failed}}},
-                      {"held_by_cache_at_exit",
-                       {{"before", v.first.held_by_cache}, {"after", v.second.held_by_cache}}}});
+      devs.push_back(
+          {{"device", d},
+           {"peak", {{"before", v.first.peak}, {"after", v.second.peak}}},
+           {"leaked", {{"before", v.first.leaked}, {"after", v.second.leaked}}},
+           {"failed", {{"before", v.first.failed}, {"after", v.second.failed}}},
+           {"held_by_cache_at_exit", {{"before", v.first.held_by_cache}, {"after", v.second.held_by_cache}}}});
     j["devices"] = std::move(devs);
     nlohmann::ordered_json sites = nlohmann::ordered_json::array();
     for (const auto& c : changes)
@@ -51,9 +51,7 @@ int run_diff(const std::string& before_path, const std::string& after_path, bool
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  auto signed_bytes = [](uint64_t a, uint64_t b) {
-    return (b >= a ? "+" : "-") + iec_exact(b >= a ? b - a : a - b);
-  };
+  auto signed_bytes = [](uint64_t a, uint64_t b) { return (b >= a ? "+" : "-") + iec_exact(b >= a ? b - a : a - b); };
   for (const auto& [d, v] : devices) {
     std::cout << "device " << d << ": peak " << iec_exact(v.first.peak) << " -> " << iec_exact(v.second.peak) << " ("
               << signed_bytes(v.first.peak, v.second.peak) << "); possible leaks " << iec_exact(v.first.leaked)

@@ -20,12 +20,12 @@ namespace cumemtrace {
 namespace {
 
 struct ExportOptions {
-  std::string format;               // memviz, chrome, folded or jsonl
-  std::vector<std::string> paths;   // traces
-  std::string output;               // file (jsonl: directory); empty or "-": stdout
-  std::string at;                   // folded: a moment (live_time.h) ...
-  bool at_given = false;            // ... if --at was given (an empty one is an error); else peak
-  bool zstd = false;                // jsonl: NAME.jsonl.zst
+  std::string format;              // memviz, chrome, folded or jsonl
+  std::vector<std::string> paths;  // traces
+  std::string output;              // file (jsonl: directory); empty or "-": stdout
+  std::string at;                  // folded: a moment (live_time.h) ...
+  bool at_given = false;           // ... if --at was given (an empty one is an error); else peak
+  bool zstd = false;               // jsonl: NAME.jsonl.zst
 };
 
 // Every trace checked before anything is written: one unreadable writes nothing. The
@@ -187,8 +187,8 @@ int cmd_export(const ExportOptions& opt) {
   }
   out.flush();
   if (!out || (file && !file->commit())) {
-    std::cerr << "cumemtrace export: " << (file && !file->error().empty() ? file->error() : "writing " + where + " failed")
-              << "\n";
+    std::cerr << "cumemtrace export: "
+              << (file && !file->error().empty() ? file->error() : "writing " + where + " failed") << "\n";
     return 1;
   }
   std::cerr << "cumemtrace export: " << said << " to " << where << "\n";
@@ -202,8 +202,9 @@ Command register_export(CLI::App& app) {
   Command c;
   c.sub = app.add_subcommand("export", "Write traces for other tools: memory_viz, Perfetto, flame graphs");
   add_traces(c.sub, o->paths, "Trace files, folders of traces, or a `run` manifest (memviz: one)");
-  c.sub->add_option("--format", o->format,
-                    "memviz (PyTorch pickle), chrome (trace-event JSON), folded (stacks), jsonl (tables)")
+  c.sub
+      ->add_option("--format", o->format,
+                   "memviz (PyTorch pickle), chrome (trace-event JSON), folded (stacks), jsonl (tables)")
       ->required();
   c.sub->add_option("-o,--output", o->output, "File to write (default: stdout); jsonl: a directory");
   c.sub->add_flag("--zstd", o->zstd, "jsonl: zstd-compressed NAME.jsonl.zst");

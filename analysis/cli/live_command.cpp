@@ -63,10 +63,8 @@ std::optional<std::vector<uint64_t>> moments(const std::vector<std::string>& par
 void print(const std::vector<LiveReport>& lives, uint64_t start, bool json) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const LiveReport& lr : lives) {
-    if (json)
-      out.push_back(to_json(lr));
-    else
-      write_live_text(std::cout, lr, start);
+    if (json) out.push_back(to_json(lr));
+    else write_live_text(std::cout, lr, start);
   }
   if (json) std::cout << out.dump(2) << "\n";
 }
@@ -100,7 +98,8 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
         }
       }
       progress->clear();
-      std::cerr << "cumemtrace live: not using " << printable(index_path) << ": " << why << "; reading the whole trace\n";
+      std::cerr << "cumemtrace live: not using " << printable(index_path) << ": " << why
+                << "; reading the whole trace\n";
     }
   }
   const TraceFile file(path);
@@ -115,7 +114,8 @@ int cmd_live(const std::string& path, const std::vector<std::string>& at_args, b
   } else {
     // A large trace read in passes (event_source.h): "end", "peak" and the events' order
     // from one, the moments from another.
-    const bool peak = std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.find("peak") != std::string::npos; });
+    const bool peak = std::any_of(parts.begin(), parts.end(),
+                                  [](const std::string& p) { return p.find("peak") != std::string::npos; });
     const EventFacts facts = event_facts(t, file.events(), peak);
     const auto ats = moments(parts, t, &facts.known);
     if (!ats) return 2;
@@ -143,8 +143,9 @@ Command register_live(CLI::App& app) {
   Command c;
   c.sub = app.add_subcommand("live", "What was live at given moments");
   c.sub->add_option("trace", o->trace, "Trace file")->required();
-  c.sub->add_option("--at", o->at,
-                    "CLOCK_MONOTONIC ns, seconds since start ('12.5 s'), 'peak' or 'end'; repeat or give a comma list")
+  c.sub
+      ->add_option("--at", o->at,
+                   "CLOCK_MONOTONIC ns, seconds since start ('12.5 s'), 'peak' or 'end'; repeat or give a comma list")
       ->required()
       ->take_all();
   c.sub->add_flag("--json", o->json, "JSON output: an array, one object per --at");

@@ -136,8 +136,9 @@ Command register_report(CLI::App& app) {
   Command c;
   c.sub = app.add_subcommand("report", "Report on one or more traces");
   add_traces(c.sub, o->traces);
-  c.sub->add_option("--rank-tolerance", o->rank_tolerance,
-                    "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
+  c.sub
+      ->add_option("--rank-tolerance", o->rank_tolerance,
+                   "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
       ->capture_default_str()
       ->check(kPercent);
   c.sub->add_flag("--json", o->json, "JSON output (docs/report-json.md)");
@@ -145,8 +146,10 @@ Command register_report(CLI::App& app) {
   c.sub->add_option("--frames", o->frames, "Frames per call site")->capture_default_str()->check(kCount);
   c.sub->add_option("--by", o->by, "Also figures by: category (docs/categories.md)")
       ->check(CLI::IsMember({"category"}));
-  c.sub->add_option("--categories", o->categories_file,
-                    "Category rules of yours (CATEGORY REGEX per line), tried before the defaults; implies --by category")
+  c.sub
+      ->add_option(
+          "--categories", o->categories_file,
+          "Category rules of yours (CATEGORY REGEX per line), tried before the defaults; implies --by category")
       ->check(kNonEmpty);
   add_shared_options(c.sub, kCallSiteOptions);
   // A rules file that cannot be used is a usage error, said before any trace is read.

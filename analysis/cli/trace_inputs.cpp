@@ -62,7 +62,7 @@ std::vector<std::string> expand_trace_inputs(const std::vector<std::string>& arg
       std::filesystem::recursive_directory_iterator it(arg, std::filesystem::directory_options::none, ec), end;
       for (; !ec && it != end; it.increment(ec)) {
         const auto& e = *it;
-        std::error_code entry;  // a file gone since it was listed is no trace
+        std::error_code entry;                    // a file gone since it was listed is no trace
         if (!e.is_regular_file(entry)) continue;  // a link to a trace is read (never written)
         const std::string p = e.path().string();
         if (trace_file_name(e.path().filename().string()) || head(p, magic.size()) == magic) found.push_back(p);

@@ -70,8 +70,8 @@ std::optional<Baseline> baseline_from_json(const nlohmann::json& j, std::string*
       b.devices[std::stoi(d)] = {v.at("peak").get<uint64_t>(), v.at("leaked").get<uint64_t>(),
                                  v.at("failed").get<uint64_t>(), v.value("held_by_cache_at_exit", uint64_t(0))};
     for (const auto& s : j.at("call_sites"))
-      b.sites[{s.at("key").get<std::string>(), s.at("device").get<int32_t>()}] = {
-          s.at("bytes_at_peak").get<uint64_t>(), s.at("leaked").get<uint64_t>()};
+      b.sites[{s.at("key").get<std::string>(), s.at("device").get<int32_t>()}] = {s.at("bytes_at_peak").get<uint64_t>(),
+                                                                                  s.at("leaked").get<uint64_t>()};
     return b;
   } catch (const std::exception& e) {
     if (error) *error = std::string("malformed baseline: ") + e.what();

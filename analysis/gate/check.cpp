@@ -105,8 +105,7 @@ std::optional<Limit> parse_limit(Limit::What what, std::string_view arg, std::st
         return l;
       }
     }
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   if (error) {
     *error = what == Limit::What::kFailed     ? "'" + v + "' is not a count"
              : what == Limit::What::kGapRatio ? "'" + v + "' is not a ratio between 0 and 1"
@@ -124,7 +123,8 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
   TraceCheck tc;
   tc.path = rep.path;
   // A third read of the events, only when a limit needs it.
-  const bool single = std::any_of(limits.begin(), limits.end(), [](const Limit& l) { return l.what == Limit::What::kSingle; });
+  const bool single =
+      std::any_of(limits.begin(), limits.end(), [](const Limit& l) { return l.what == Limit::What::kSingle; });
   const auto singles = single ? largest_singles(events) : std::map<int32_t, Single>{};
   const Stacks stacks(trace);
   for (const auto& l : limits) {
@@ -142,8 +142,10 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
         case Limit::What::kLeaked: {
           if (!rep.complete) {
             r.ok = false;
-            r.message = "leaked on " + where + ": unknown, the process did not end its trace cleanly (killed, "
-                        "crashed, or the file is cut); live when the trace stops: " + iec_exact(d.end_device_bytes);
+            r.message = "leaked on " + where +
+                        ": unknown, the process did not end its trace cleanly (killed, "
+                        "crashed, or the file is cut); live when the trace stops: " +
+                        iec_exact(d.end_device_bytes);
             break;
           }
           // Possible leaks only: what a caching allocator's cache holds at exit is kept by design.
@@ -168,8 +170,8 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           for (const auto& f : rep.failed)
             if (f.device == d.device) n += 1, first = first ? first : &f;
           r.ok = n <= l.bytes;
-          r.message = "failed allocations on " + where + ": " + std::to_string(n) + ", limit " +
-                      std::to_string(l.bytes);
+          r.message =
+              "failed allocations on " + where + ": " + std::to_string(n) + ", limit " + std::to_string(l.bytes);
           if (!r.ok && first)
             r.message += "; first: " + iec_exact(first->size) + " from " + first->library + ", " +
                          std::string(cause_name(first->diagnosis.cause));
@@ -178,8 +180,7 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
         case Limit::What::kSingle: {
           const auto s = singles.find(d.device);
           const uint64_t measured = s == singles.end() ? 0 : s->second.bytes;
-          const uint64_t limit =
-              l.percent ? uint64_t(*l.percent / 100.0 * double(d.total_bytes)) : l.bytes;
+          const uint64_t limit = l.percent ? uint64_t(*l.percent / 100.0 * double(d.total_bytes)) : l.bytes;
           r.ok = measured <= limit;
           r.message = "largest single allocation on " + where + ": " + iec_exact(measured) + ", limit " +
                       iec_exact(limit) + (l.percent ? " (" + l.text + " of " + iec_exact(d.total_bytes) + ")" : "");

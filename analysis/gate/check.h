@@ -31,7 +31,7 @@ std::optional<Limit> parse_limit(Limit::What what, std::string_view arg, std::st
 std::string_view limit_name(Limit::What what);  // "max-peak", ...
 
 struct LimitResult {
-  std::string name;     // "max-peak d0"
+  std::string name;  // "max-peak d0"
   bool ok = true;
   std::string message;  // one line: what, limit, measured, and the top call sites
   // The "figures-complete" result (completeness.h): no limit was judged on this trace.

@@ -64,7 +64,7 @@ class EventLog {
     uint64_t size;
     uint32_t time_delta;  // ns after the group's base
     uint32_t stack_id;
-    uint32_t combo;       // index into combos_, or kWhole
+    uint32_t combo;  // index into combos_, or kWhole
     uint32_t python_stack_id;
   };
   static_assert(sizeof(Packed) == 32);
@@ -86,12 +86,32 @@ class EventLog {
     reference operator*() const { return (*log_)[i_]; }
     pointer operator->() const { return {(*log_)[i_]}; }
     reference operator[](difference_type n) const { return (*log_)[i_ + n]; }
-    Iter& operator++() { ++i_; return *this; }
-    Iter operator++(int) { Iter t = *this; ++i_; return t; }
-    Iter& operator--() { --i_; return *this; }
-    Iter operator--(int) { Iter t = *this; --i_; return t; }
-    Iter& operator+=(difference_type n) { i_ += n; return *this; }
-    Iter& operator-=(difference_type n) { i_ -= n; return *this; }
+    Iter& operator++() {
+      ++i_;
+      return *this;
+    }
+    Iter operator++(int) {
+      Iter t = *this;
+      ++i_;
+      return t;
+    }
+    Iter& operator--() {
+      --i_;
+      return *this;
+    }
+    Iter operator--(int) {
+      Iter t = *this;
+      --i_;
+      return t;
+    }
+    Iter& operator+=(difference_type n) {
+      i_ += n;
+      return *this;
+    }
+    Iter& operator-=(difference_type n) {
+      i_ -= n;
+      return *this;
+    }
     Iter operator+(difference_type n) const { return Iter(log_, i_ + n); }
     friend Iter operator+(difference_type n, Iter it) { return it + n; }
     Iter operator-(difference_type n) const { return Iter(log_, i_ - n); }

@@ -11,7 +11,8 @@ void MemoryEvents::scan(const Each& each) const {
 
 void FileEvents::scan(const Each& each) const {
   size_t i = 0;
-  const Trace read = parse_trace_events(bytes_, path_, [&](const Event& e) { each(e, i++); }, /*quiet=*/true, mapped_);
+  const Trace read = parse_trace_events(
+      bytes_, path_, [&](const Event& e) { each(e, i++); }, /*quiet=*/true, mapped_);
   if (i != events_ || read.damage.size() != damage_) changed_ = true;
 }
 
@@ -38,7 +39,8 @@ void TraceFile::read(std::span<const uint8_t> bytes, const std::string& path, co
   }
   holds_ = false;
   size_t events = 0;
-  trace_ = parse_trace_events(bytes, path, [&](const Event&) { ++events; }, /*quiet=*/false, mapped);
+  trace_ = parse_trace_events(
+      bytes, path, [&](const Event&) { ++events; }, /*quiet=*/false, mapped);
   auto file_events = std::make_unique<FileEvents>(bytes, path, events, trace_.damage.size(), mapped);
   file_events_ = file_events.get();
   events_ = std::move(file_events);

@@ -101,7 +101,7 @@ void Parser::sealed_chunks() {
   const uint8_t* base = b_.data();
   const uint64_t size = b_.size();
   const uint64_t first = std::max(t_.records_end, resume_at);  // header_bytes, or where to resume
-  uint64_t pos = resume_at;  // 0: the first chunk covers the FileHeader too
+  uint64_t pos = resume_at;                                    // 0: the first chunk covers the FileHeader too
   uint64_t search = first + sizeof(RecordHeader);
   while (search + sizeof(ChecksumRecord) <= size) {
     const uint64_t m = next_marker(search);
@@ -112,8 +112,7 @@ void Parser::sealed_chunks() {
     ChecksumRecord r;
     std::memcpy(&h, base + rec, sizeof h);
     // The seal's own header is outside its hash: every field of it must be exact.
-    if (h.type != uint16_t(RecordType::kChecksum) || h.flags != 0 || h.payload_bytes != sizeof r ||
-        size - m < sizeof r)
+    if (h.type != uint16_t(RecordType::kChecksum) || h.flags != 0 || h.payload_bytes != sizeof r || size - m < sizeof r)
       continue;
     std::memcpy(&r, base + m, sizeof r);
     if (r.covered_bytes > rec || rec - r.covered_bytes < pos) continue;
@@ -197,8 +196,7 @@ void Parser::legacy_records() {
       if (mapped && (next & ((1u << 20) - 1)) == 0) mapped->release_before(next);  // a long resync
     if (next >= size) {
       // A record cut off at the end is the common case (a killed writer): said as is.
-      damaged(stop, size,
-              cut ? why : why + "; the " + std::to_string(size - stop) + " bytes from there on are unread");
+      damaged(stop, size, cut ? why : why + "; the " + std::to_string(size - stop) + " bytes from there on are unread");
       truncated_tail_ = cut && t_.damage.size() == 1;
       return;
     }
@@ -216,16 +214,20 @@ bool Parser::header() {
     return false;
   }
   if (b_.size() < sizeof fh) {
-    fail(0, "truncated file header at byte 0: " + std::to_string(sizeof fh) + " bytes needed, " +
-                std::to_string(b_.size()) + " present", true);
+    fail(0,
+         "truncated file header at byte 0: " + std::to_string(sizeof fh) + " bytes needed, " +
+             std::to_string(b_.size()) + " present",
+         true);
     return false;
   }
   std::memcpy(&fh, b_.data(), sizeof fh);
   t_.version_major = fh.version_major;
   t_.version_minor = fh.version_minor;
   if (fh.version_major != kVersionMajor) {
-    fail(8, "unknown major version " + std::to_string(fh.version_major) + " at byte 8 (this reader knows " +
-                std::to_string(kVersionMajor) + ")", false);
+    fail(8,
+         "unknown major version " + std::to_string(fh.version_major) + " at byte 8 (this reader knows " +
+             std::to_string(kVersionMajor) + ")",
+         false);
     return false;
   }
   // A later minor version may have a longer header; never a shorter one.
@@ -242,8 +244,8 @@ bool Parser::header() {
 std::string Parser::record(RecordType type, Cursor& c) {
   switch (type) {
 #define CUMEMTRACE_RECORD(Name, id, since, label, Fixed, strings) \
-case RecordType::k##Name:                                       \
-  return decode_##Name(c);
+  case RecordType::k##Name:                                       \
+    return decode_##Name(c);
 #include "cumemtrace/records.def"
 #undef CUMEMTRACE_RECORD
   }

@@ -72,7 +72,7 @@ class Parser {
   const ChunkCallback* on_chunk = nullptr;  // parse_trace_streaming
   const EventCallback* on_event = nullptr;  // parse_trace_events
   const MappedFile* mapped = nullptr;       // where b_ is mapped from: pages behind are given back
-  bool quiet = false;  // no "reading" progress: the caller's pass says its own
+  bool quiet = false;                       // no "reading" progress: the caller's pass says its own
   uint64_t resume_at = 0;
   uint64_t stop_after_ns = ~uint64_t(0);
 
@@ -133,13 +133,13 @@ class Parser {
   std::span<const uint8_t> b_;
   Trace& t_;
   bool verify_;
-  std::optional<ChunkOrder> order_;  // 1.10
+  std::optional<ChunkOrder> order_;            // 1.10
   uint64_t record_at_ = 0, record_bytes_ = 0;  // the (outer) record being read
   uint64_t set_aside_at_ = ~0ull;              // the last record set_aside_record said
-  size_t events_seen_ = 0;  // Event records read, set aside or not
-  bool truncated_tail_ = false;  // the only damage is a cut-off end
-  bool inside_compressed_ = false;  // reading the records of a CompressedRecord
-  uint64_t reported_ = 0;           // where progress() was last told
+  size_t events_seen_ = 0;                     // Event records read, set aside or not
+  bool truncated_tail_ = false;                // the only damage is a cut-off end
+  bool inside_compressed_ = false;             // reading the records of a CompressedRecord
+  uint64_t reported_ = 0;                      // where progress() was last told
 };
 
 }  // namespace cumemtrace::read_detail

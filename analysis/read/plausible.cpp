@@ -36,8 +36,7 @@ constexpr uint64_t kMaxTraceNs = 10ull * 366 * 24 * 3600 * 1'000'000'000ull;
 // Only allocations are judged by size: a free's size is whatever the tracker recorded for it.
 std::string implausible_event(const Trace& t, const Event& e) {
   // 0 is absent (a payload too short to hold it, which no writer made): it changes nothing.
-  if (uint8_t(e.op) > uint8_t(Op::kShare))
-    return "operation " + std::to_string(int(e.op)) + " is none this format has";
+  if (uint8_t(e.op) > uint8_t(Op::kShare)) return "operation " + std::to_string(int(e.op)) + " is none this format has";
   if (uint8_t(e.kind) >= kKindCount) return "kind " + std::to_string(int(e.kind)) + " is none this format has";
   if (!plausible_ordinal(e.device))
     return "device ordinal " + std::to_string(e.device) + " is no device's (-1 to " +
@@ -93,8 +92,7 @@ bool plausible_legacy_record(uint16_t type, uint16_t flags, const uint8_t* p, si
       return uint64_t(s.device_count) * s.entry_bytes == n - sizeof s &&
              (s.device_count == 0 || s.entry_bytes >= sizeof(int32_t));
     }
-    default:
-      return fits_legacy_row(type, p, n);
+    default: return fits_legacy_row(type, p, n);
   }
 }
 

@@ -29,9 +29,7 @@ std::string Trace::api_name(uint16_t id) const {
   return it != api_names.end() ? it->second : "api#" + std::to_string(id);
 }
 
-uint64_t Trace::granule() const {
-  return process && process->granule_bytes ? process->granule_bytes : (2ull << 20);
-}
+uint64_t Trace::granule() const { return process && process->granule_bytes ? process->granule_bytes : (2ull << 20); }
 
 Trace parse_trace(std::span<const uint8_t> bytes, std::string path, bool verify) {
   Trace t;

@@ -91,7 +91,7 @@ struct PyFrameNode {
   uint32_t file = 0;      // Trace::py_strings id
   uint32_t function = 0;  // Trace::py_strings id
   int32_t line = -1;
-  uint32_t flags = 0;     // format::PyFrameFlags
+  uint32_t flags = 0;  // format::PyFrameFlags
 };
 
 struct DeviceSnapshot {
@@ -147,13 +147,13 @@ struct AllocatorSegment {
   uint64_t total_bytes = 0;
   uint64_t allocated_bytes = 0;  // the allocator's own figure
   uint64_t stream = 0;
-  uint32_t flags = 0;            // format::AllocatorSegmentFlags
+  uint32_t flags = 0;                  // format::AllocatorSegmentFlags
   std::vector<AllocatorBlock> blocks;  // in address order
 };
 struct AllocatorMap {
   uint64_t time_ns = 0;
   int32_t device = -1;
-  std::string allocator;  // e.g. "pytorch"
+  std::string allocator;     // e.g. "pytorch"
   size_t events_before = 0;  // Trace::events read before it: the moment it describes
   std::vector<AllocatorSegment> segments;
 };
@@ -223,18 +223,18 @@ struct Trace {
   std::unordered_map<uint32_t, StackNode> stack_nodes;
   std::unordered_map<uint32_t, std::string> py_strings;  // 1.6
   std::unordered_map<uint32_t, PyFrameNode> py_frames;   // 1.6
-  EventLog events;                  // in file order
-  std::vector<Snapshot> snapshots;  // in file order
-  std::vector<GpuProcesses> gpu_processes;  // in file order (1.3)
-  std::vector<AllocatorMap> allocator_maps;  // in file order (1.4)
-  std::vector<Mark> marks;                  // in file order (1.5)
-  std::vector<Mark> range_ends;             // RangeEnd records, in file order (1.10)
-  std::unordered_map<uint64_t, Symbol> symbols;  // by ip
+  EventLog events;                                       // in file order
+  std::vector<Snapshot> snapshots;                       // in file order
+  std::vector<GpuProcesses> gpu_processes;               // in file order (1.3)
+  std::vector<AllocatorMap> allocator_maps;              // in file order (1.4)
+  std::vector<Mark> marks;                               // in file order (1.5)
+  std::vector<Mark> range_ends;                          // RangeEnd records, in file order (1.10)
+  std::unordered_map<uint64_t, Symbol> symbols;          // by ip
   std::optional<EndInfo> end;
 
-  uint64_t records_end = 0;       // byte offset just past the last record read whole
-  uint64_t unknown_records = 0;   // records of types this reader does not know (skipped)
-  uint64_t symbol_records = 0;    // SymbolRecords seen (the symbolizer is idempotent on this)
+  uint64_t records_end = 0;      // byte offset just past the last record read whole
+  uint64_t unknown_records = 0;  // records of types this reader does not know (skipped)
+  uint64_t symbol_records = 0;   // SymbolRecords seen (the symbolizer is idempotent on this)
   // Records whose framing held but whose content did not (an AllocatorSegments record
   // whose lists do not fit it): skipped whole, the rest of the file is still read.
   uint64_t damaged_records = 0;

@@ -227,10 +227,19 @@ std::string Parser::decode_Compressed(Cursor& c) {
   std::string why;
   for (size_t off = 0; off < raw.size();) {
     RecordHeader h;
-    if (raw.size() - off < sizeof h) { why = "a record cut off"; break; }
+    if (raw.size() - off < sizeof h) {
+      why = "a record cut off";
+      break;
+    }
     std::memcpy(&h, raw.data() + off, sizeof h);
-    if (h.payload_bytes > raw.size() - off - sizeof h) { why = "a record cut off"; break; }
-    if (h.type == uint16_t(RecordType::kChecksum)) { why = "a checksum record"; break; }
+    if (h.payload_bytes > raw.size() - off - sizeof h) {
+      why = "a record cut off";
+      break;
+    }
+    if (h.type == uint16_t(RecordType::kChecksum)) {
+      why = "a checksum record";
+      break;
+    }
     Cursor inner(raw.data() + off + sizeof h, h.payload_bytes);
     if (std::string bad = record(static_cast<RecordType>(h.type), inner); !bad.empty()) {
       why = bad;
@@ -273,7 +282,11 @@ bool Parser::allocator_map(Cursor& c) {
   }
   for (const auto& s : raw) {
     if (uint64_t(s.first_block) + s.block_count > blocks.size()) return false;
-    m.segments.push_back({s.address, s.total_bytes, s.allocated_bytes, s.stream, s.flags,
+    m.segments.push_back({s.address,
+                          s.total_bytes,
+                          s.allocated_bytes,
+                          s.stream,
+                          s.flags,
                           {blocks.begin() + s.first_block, blocks.begin() + s.first_block + s.block_count}});
   }
   t_.allocator_maps.push_back(std::move(m));

@@ -49,7 +49,7 @@ std::string mark_source_name(format::MarkSource s) {
 std::string_view record_type_name(uint16_t type) {
   switch (static_cast<format::RecordType>(type)) {
 #define CUMEMTRACE_RECORD(Name, id, since, label, Fixed, strings) \
-  case format::RecordType::k##Name:                              \
+  case format::RecordType::k##Name:                               \
     return label;
 #include "cumemtrace/records.def"
 #undef CUMEMTRACE_RECORD

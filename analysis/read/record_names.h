@@ -10,7 +10,7 @@
 
 namespace cumemtrace {
 
-std::string op_name(format::Op op);                           // alloc, free, …, reserve-free
+std::string op_name(format::Op op);                          // alloc, free, …, reserve-free
 std::string snapshot_reason_name(format::SnapshotReason r);  // periodic, failed-allocation, …
 std::string mark_source_name(format::MarkSource s);          // api, nvtx-push, nvtx-mark, nvtx-start
 // A record type's label in records.def (process, event, py-frame, …); empty when unknown.

@@ -6,8 +6,7 @@
 namespace cumemtrace {
 
 #define CUMEMTRACE_NAME(code) \
-  case code:                  \
-    return #code;
+  case code: return #code;
 
 std::string_view cu_result_name(int32_t result) {
   switch (result) {

@@ -9,7 +9,7 @@
 
 namespace cumemtrace {
 
-std::string_view cu_result_name(int32_t result);     // CUresult
-std::string_view cuda_error_name(int32_t result);    // cudaError_t (runtime-layer events)
+std::string_view cu_result_name(int32_t result);   // CUresult
+std::string_view cuda_error_name(int32_t result);  // cudaError_t (runtime-layer events)
 
 }  // namespace cumemtrace

@@ -23,8 +23,8 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
       if (t.process) {
         out << label << " pid=" << t.process->pid << " ppid=" << t.process->ppid << " host=" << t.process->hostname
             << " rank=" << t.process->rank << " start_ns=" << t.process->start_monotonic_ns
-            << " granule=" << t.process->granule_bytes << " depth=" << t.process->stack_depth << " argc="
-            << t.process->argv.size() << " version=" << t.process->tool_version
+            << " granule=" << t.process->granule_bytes << " depth=" << t.process->stack_depth
+            << " argc=" << t.process->argv.size() << " version=" << t.process->tool_version
             << " local_rank=" << t.process->local_rank << " world_size=" << t.process->world_size;
         for (const auto& [k, v] : t.process->launcher) out << " " << k << "=" << v;
       }
@@ -32,27 +32,28 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
     case RecordType::kDevice:
       if (!t.devices.empty()) {
         const auto& d = t.devices.back();
-        out << label << " ordinal=" << d.ordinal << " nvml=" << d.nvml_index << " total=" << d.total_bytes << " name="
-            << d.name;
+        out << label << " ordinal=" << d.ordinal << " nvml=" << d.nvml_index << " total=" << d.total_bytes
+            << " name=" << d.name;
       }
       return;
     case RecordType::kModule:
       if (!t.modules.empty()) {
         const auto& m = t.modules.back();
-        out << label << " " << hex(m.start) << "-" << hex(m.end) << " bias=" << hex(m.load_bias) << " build_id_bytes="
-            << m.build_id.size() << " " << m.path;
+        out << label << " " << hex(m.start) << "-" << hex(m.end) << " bias=" << hex(m.load_bias)
+            << " build_id_bytes=" << m.build_id.size() << " " << m.path;
       }
       return;
     case RecordType::kStackNode:
-      for (const auto& [id, n] : t.stack_nodes) out << label << " id=" << id << " parent=" << n.parent << " ip=" << hex(n.ip);
+      for (const auto& [id, n] : t.stack_nodes)
+        out << label << " id=" << id << " parent=" << n.parent << " ip=" << hex(n.ip);
       return;
     case RecordType::kEvent:
       if (!t.events.empty()) {
         const auto& e = t.events.back();
         out << label << " t=" << e.time_ns << " " << op_name(e.op) << " " << kind_name(e.kind) << " dev=" << e.device
-            << " addr=" << hex(e.address) << " size=" << e.size << " handle=" << hex(e.handle) << " stream="
-            << hex(e.stream) << " tid=" << e.tid << " stack=" << e.stack_id << " api=" << e.api << " result="
-            << e.result << " flags=" << e.flags;
+            << " addr=" << hex(e.address) << " size=" << e.size << " handle=" << hex(e.handle)
+            << " stream=" << hex(e.stream) << " tid=" << e.tid << " stack=" << e.stack_id << " api=" << e.api
+            << " result=" << e.result << " flags=" << e.flags;
         if (e.python_stack_id) out << " python=" << e.python_stack_id;
       }
       return;
@@ -71,7 +72,8 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         for (const auto& d : s.devices) {
           out << " [dev=" << d.device << " device_bytes=" << d.device_bytes << " peak=" << d.peak_device_bytes
               << " arena=" << d.arena_bytes << " nvml_used=";
-          if (d.nvml_process_used == kUnknown64) out << "?"; else out << d.nvml_process_used;
+          if (d.nvml_process_used == kUnknown64) out << "?";
+          else out << d.nvml_process_used;
           if (d.pool_reserved_bytes != kUnknown64) out << " pool_reserved=" << d.pool_reserved_bytes;
           out << "]";
         }
@@ -82,11 +84,11 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         out << label << " ip=" << hex(ip) << " " << s.function << " " << s.file << ":" << s.line;
       return;
     case RecordType::kEnd:
-      if (t.end) out << label << " t=" << t.end->time_ns << " written=" << t.end->events_written << " dropped=" << t.end->events_dropped;
+      if (t.end)
+        out << label << " t=" << t.end->time_ns << " written=" << t.end->events_written
+            << " dropped=" << t.end->events_dropped;
       return;
-    case RecordType::kChecksum:
-      out << label;
-      return;
+    case RecordType::kChecksum: out << label; return;
     case RecordType::kChunkSequence:  // described from its bytes (dump())
       return;
     case RecordType::kApiName:
@@ -101,13 +103,13 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
       return;
     case RecordType::kMark:
       if (!t.marks.empty())
-        out << label << " t=" << t.marks.back().time_ns << " tid=" << t.marks.back().tid << " source="
-            << int(t.marks.back().source) << " " << t.marks.back().name;
+        out << label << " t=" << t.marks.back().time_ns << " tid=" << t.marks.back().tid
+            << " source=" << int(t.marks.back().source) << " " << t.marks.back().name;
       return;
     case RecordType::kRangeEnd:
       if (!t.range_ends.empty())
-        out << label << " t=" << t.range_ends.back().time_ns << " tid=" << t.range_ends.back().tid << " source="
-            << int(t.range_ends.back().source) << " " << t.range_ends.back().name;
+        out << label << " t=" << t.range_ends.back().time_ns << " tid=" << t.range_ends.back().tid
+            << " source=" << int(t.range_ends.back().source) << " " << t.range_ends.back().name;
       return;
     case RecordType::kAllocatorSegments:
       for (const auto& m : t.allocator_maps) {
@@ -153,8 +155,9 @@ std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> byte
       if (h.type == uint16_t(RecordType::kCompressed) && at.empty()) {
         std::vector<uint8_t> raw;
         const std::string bad = inflate_records(data + off + sizeof h, h.payload_bytes, raw);
-        out << where << " " << record_type_name(h.type) << " " << (bad.empty() ? std::to_string(raw.size()) + " bytes of records" : bad)
-            << " (" << h.payload_bytes << " bytes)\n";
+        out << where << " " << record_type_name(h.type) << " "
+            << (bad.empty() ? std::to_string(raw.size()) + " bytes of records" : bad) << " (" << h.payload_bytes
+            << " bytes)\n";
         if (bad.empty()) self(self, raw.data(), raw.size(), std::to_string(off) + "+");
         off += n;
         continue;
@@ -162,8 +165,8 @@ std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> byte
       if (h.type == uint16_t(RecordType::kChunkSequence) && h.payload_bytes >= sizeof(ChunkSequenceRecord)) {
         ChunkSequenceRecord c;
         std::memcpy(&c, data + off + sizeof h, sizeof c);
-        out << where << " " << record_type_name(h.type) << " trace_id=" << c.trace_id << " n=" << c.sequence << " (" << h.payload_bytes
-            << " bytes)\n";
+        out << where << " " << record_type_name(h.type) << " trace_id=" << c.trace_id << " n=" << c.sequence << " ("
+            << h.payload_bytes << " bytes)\n";
         off += n;
         continue;
       }

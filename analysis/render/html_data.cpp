@@ -29,7 +29,8 @@ struct Sample {
 // order when the bucket closes. A step line through them shows every extreme a pixel can.
 class Timeline {
  public:
-  Timeline(uint64_t duration, size_t buckets) : width_(std::max<uint64_t>(1, duration / std::max<size_t>(buckets, 1) + 1)) {}
+  Timeline(uint64_t duration, size_t buckets)
+      : width_(std::max<uint64_t>(1, duration / std::max<size_t>(buckets, 1) + 1)) {}
 
   void add(const Sample& s) {
     const uint64_t b = s.t / width_;
@@ -108,7 +109,8 @@ class Names {
   // Innermost first, from the call site: the frames the text report shows.
   std::vector<Frame> frames(uint32_t stack_id, uint32_t python_stack_id, size_t max) const {
     const CallSite cs = stacks_.call_site(stack_id);
-    std::vector<Frame> native = cs.node ? stacks_.frames(cs.node, python_stack_id ? SIZE_MAX : max) : std::vector<Frame>{};
+    std::vector<Frame> native =
+        cs.node ? stacks_.frames(cs.node, python_stack_id ? SIZE_MAX : max) : std::vector<Frame>{};
     if (python_stack_id) {
       native = merge_stacks(native, python_frames(trace_, python_stack_id));
       if (native.size() > max) native.resize(max);
@@ -123,7 +125,8 @@ class Names {
     const auto ips = stacks_.ips(us.node);
     size_t at = 0;
     for (int python = 0; at < all.size(); ++at) {
-      if (us.from_python ? all[at].python && python++ == us.python : !all[at].python && !ips.empty() && all[at].ip == ips[0])
+      if (us.from_python ? all[at].python && python++ == us.python
+                         : !all[at].python && !ips.empty() && all[at].ip == ips[0])
         break;
     }
     if (at == all.size()) at = 0;  // not in the merged stack: the call site stands
@@ -189,14 +192,13 @@ class Flame {
 };
 
 struct Stop {
-  std::string kind;  // "peak", "failed", "end", "spaced"
+  std::string kind;     // "peak", "failed", "end", "spaced"
   int32_t device = -1;  // the device whose peak or failure it is; -1 for all
 };
 
 // The address map (arenas of granules, allocations by call site) and the flame graph of
 // one device at one moment. Returns how many allocations it drew.
-size_t device_moment(const Replayer& r, const DeviceState& s, uint64_t start_ns, uint64_t at, Names& names,
-                     Json& out) {
+size_t device_moment(const Replayer& r, const DeviceState& s, uint64_t start_ns, uint64_t at, Names& names, Json& out) {
   const FragmentationFigures f = s.frag.figures();
   const uint64_t g = s.frag.granule();
   std::unordered_map<uint64_t, const LiveAlloc*> by_address;
@@ -230,7 +232,8 @@ size_t device_moment(const Replayer& r, const DeviceState& s, uint64_t start_ns,
     prev_end = start + size;
     auto it = by_address.find(start);
     // A VMM mapping has no allocation of its own at its address: its handle was made apart.
-    const int64_t site = it == by_address.end() ? -1 : int64_t(names.site(it->second->stack_id, it->second->python_stack_id));
+    const int64_t site =
+        it == by_address.end() ? -1 : int64_t(names.site(it->second->stack_id, it->second->python_stack_id));
     const uint64_t born = it == by_address.end() ? at : it->second->time_ns - std::min(it->second->time_ns, start_ns);
     for (uint64_t v : {start, size}) allocs.push_back(v);
     allocs.push_back(site);
@@ -335,8 +338,8 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
       if (stop.kind == "spaced") spent += drawn;
       devs.push_back(std::move(dj));
     }
-    moments.push_back(Json{{"t", rel(e.time_ns)}, {"event", i}, {"kind", stop.kind}, {"device", stop.device},
-                           {"devices", devs}});
+    moments.push_back(
+        Json{{"t", rel(e.time_ns)}, {"event", i}, {"kind", stop.kind}, {"device", stop.device}, {"devices", devs}});
   });
 
   Json devices = Json::array();

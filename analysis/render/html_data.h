@@ -24,11 +24,11 @@
 namespace cumemtrace {
 
 struct HtmlDataOptions {
-  size_t buckets = 2000;            // timeline buckets per device (about a screen's width, twice)
-  size_t spaced_moments = 48;       // evenly spaced moments, beyond the peaks, end and failures
-  size_t failed_moments = 16;       // the first failed allocations get a moment each
-  size_t alloc_budget = 300000;     // allocations drawn over all spaced moments together
-  size_t max_marks = 5000;          // marks (steps) drawn as rules; the rest are counted
+  size_t buckets = 2000;         // timeline buckets per device (about a screen's width, twice)
+  size_t spaced_moments = 48;    // evenly spaced moments, beyond the peaks, end and failures
+  size_t failed_moments = 16;    // the first failed allocations get a moment each
+  size_t alloc_budget = 300000;  // allocations drawn over all spaced moments together
+  size_t max_marks = 5000;       // marks (steps) drawn as rules; the rest are counted
 };
 
 // One process: the timeline, marks and moments; times in ns since rep.start_ns, sizes and
@@ -38,7 +38,7 @@ nlohmann::ordered_json html_data(const Trace& trace, const Report& rep, const St
                                  const HtmlDataOptions& opt = {});
 // The same with the events read from `events` (event_source.h: a trace read in passes),
 // in two scans; `trace` gives every other record.
-nlohmann::ordered_json html_data(const Trace& trace, const EventSource& events, const Report& rep,
-                                 const Stacks& stacks, const HtmlDataOptions& opt = {});
+nlohmann::ordered_json html_data(const Trace& trace, const EventSource& events, const Report& rep, const Stacks& stacks,
+                                 const HtmlDataOptions& opt = {});
 
 }  // namespace cumemtrace

@@ -70,21 +70,21 @@ json job_to_json(const Job& job) {
                       {"peak_bytes", d.peak_bytes},
                       {"contexts", d.contexts},
                       {"allocations", d.allocs}});
-    procs.push_back({{"trace", p.path},
-                     {"host", p.host},
-                     {"pid", p.pid},
-                     {"ppid", p.ppid},
-                     {"rank", p.rank},
-                     {"local_rank", p.local_rank},
-                     {"world_size", p.world_size},
-                     {"job_id", p.job_id},
-                     {"own_device", p.own_device},
-                     {"own_peak_bytes", p.own_peak_bytes},
-                     {"devices", std::move(devs)},
-                     {"leaked_bytes", p.leaked_bytes ? json(*p.leaked_bytes) : json(nullptr)},
-                     {"held_by_cache_at_exit_bytes",
-                      p.held_by_cache_bytes ? json(*p.held_by_cache_bytes) : json(nullptr)},
-                     {"failed", p.failed}});
+    procs.push_back(
+        {{"trace", p.path},
+         {"host", p.host},
+         {"pid", p.pid},
+         {"ppid", p.ppid},
+         {"rank", p.rank},
+         {"local_rank", p.local_rank},
+         {"world_size", p.world_size},
+         {"job_id", p.job_id},
+         {"own_device", p.own_device},
+         {"own_peak_bytes", p.own_peak_bytes},
+         {"devices", std::move(devs)},
+         {"leaked_bytes", p.leaked_bytes ? json(*p.leaked_bytes) : json(nullptr)},
+         {"held_by_cache_at_exit_bytes", p.held_by_cache_bytes ? json(*p.held_by_cache_bytes) : json(nullptr)},
+         {"failed", p.failed}});
   }
   j["processes"] = std::move(procs);
   json gpus = json::array();
@@ -122,13 +122,14 @@ void write_job_text(std::ostream& out, const Job& job) {
     const auto& p = job.processes[i];
     for (const auto& d : p.devices) {
       if (!devs[i].empty()) devs[i] += "; ";
-      devs[i] += (d.ordinal == p.own_device ? "*d" : "d") + std::to_string(d.ordinal) + " " + iec(d.peak_bytes) +
-                 ", " + std::to_string(d.contexts) + " ctx";
+      devs[i] += (d.ordinal == p.own_device ? "*d" : "d") + std::to_string(d.ordinal) + " " + iec(d.peak_bytes) + ", " +
+                 std::to_string(d.contexts) + " ctx";
     }
     width = std::max(width, devs[i].size());
   }
   out << std::left << std::setw(6) << "rank" << std::setw(20) << "host" << std::setw(9) << "pid" << std::setw(width + 2)
-      << "devices (peak, contexts)" << std::right << std::setw(12) << "leaked" << std::setw(8) << "failed" << "\n";
+      << "devices (peak, contexts)" << std::right << std::setw(12) << "leaked" << std::setw(8) << "failed"
+      << "\n";
   for (size_t i = 0; i < job.processes.size(); ++i) {
     const auto& p = job.processes[i];
     out << std::left << std::setw(6) << rank_text(p.rank) << std::setw(20) << p.host << std::setw(9) << p.pid
@@ -141,8 +142,8 @@ void write_job_text(std::ostream& out, const Job& job) {
         << "): peaks add up to " << iec(g.peak_sum_bytes) << "\n";
     for (const auto& gp : g.processes) {
       const auto& p = job.processes[gp.process];
-      out << "    rank " << rank_text(p.rank) << " pid " << p.pid << " (its device " << gp.ordinal
-          << "): peak " << iec(gp.peak_bytes) << "\n";
+      out << "    rank " << rank_text(p.rank) << " pid " << p.pid << " (its device " << gp.ordinal << "): peak "
+          << iec(gp.peak_bytes) << "\n";
     }
   }
   if (job.compared_ranks >= 2)
@@ -150,7 +151,8 @@ void write_job_text(std::ostream& out, const Job& job) {
         << iec(job.median_peak_bytes) << "):\n";
   else
     out << "\nFindings (ranks not compared: " << job.ranked_processes << " of " << job.processes.size()
-        << " processes have a rank, RANK set by the launcher, " << job.compared_ranks << " of them with device memory):\n";
+        << " processes have a rank, RANK set by the launcher, " << job.compared_ranks
+        << " of them with device memory):\n";
   if (job.findings.empty()) out << "  none\n";
   for (const auto& f : job.findings) {
     out << "  " << finding_kind_name(f.kind) << ": " << f.message << "\n";

@@ -43,9 +43,8 @@ void write_junit(std::ostream& out, const std::vector<TraceCheck>& checks) {
       } else if (r.ok) {
         out << "/>\n";
       } else {
-        out << ">\n      <failure message=\"" << attr(message) << "\" type=\"" << (r.incomplete ? "incomplete" : "limit")
-            << "\">" << attr(message)
-            << "</failure>\n    </testcase>\n";
+        out << ">\n      <failure message=\"" << attr(message) << "\" type=\""
+            << (r.incomplete ? "incomplete" : "limit") << "\">" << attr(message) << "</failure>\n    </testcase>\n";
       }
     }
     out << "  </testsuite>\n";

@@ -15,8 +15,9 @@ using format::Kind;
 json maybe(uint64_t v) { return v == format::kUnknown64 ? json(nullptr) : json(v); }
 
 json frag(const FragmentationFigures& f) {
-  return {{"live_bytes", f.live_bytes},   {"live_count", f.live_count},   {"arena_bytes", f.arena_bytes},
-          {"arena_count", f.arena_count}, {"gap_bytes", f.gap_bytes},     {"largest_gap", f.largest_gap},
+  return {{"live_bytes", f.live_bytes},   {"live_count", f.live_count},
+          {"arena_bytes", f.arena_bytes}, {"arena_count", f.arena_count},
+          {"gap_bytes", f.gap_bytes},     {"largest_gap", f.largest_gap},
           {"gap_ratio", f.gap_ratio()},   {"external_fragmentation", f.external_fragmentation()}};
 }
 
@@ -59,9 +60,12 @@ json merged_frames(const std::vector<Frame>& fs) {
 }
 
 json block_totals(const BlockTotals& t) {
-  return {{"allocated_bytes", t.allocated_bytes},       {"allocated_blocks", t.allocated_blocks},
-          {"pending_free_bytes", t.pending_free_bytes}, {"pending_free_blocks", t.pending_free_blocks},
-          {"free_bytes", t.free_bytes},                 {"free_blocks", t.free_blocks},
+  return {{"allocated_bytes", t.allocated_bytes},
+          {"allocated_blocks", t.allocated_blocks},
+          {"pending_free_bytes", t.pending_free_bytes},
+          {"pending_free_blocks", t.pending_free_blocks},
+          {"free_bytes", t.free_bytes},
+          {"free_blocks", t.free_blocks},
           {"largest_free_block", t.largest_free_block}};
 }
 
@@ -75,8 +79,9 @@ json allocator_map(const AllocatorMapView& v) {
     o["stream"] = s.stream;
     o["segment_type"] = s.small ? "small" : "large";
     o["blocks"] = s.blocks;
-    o["allocation"] = s.joined ? json{{"library", s.library}, {"kind", format::kind_name(s.kind)}, {"size", s.allocation_bytes}}
-                               : json(nullptr);
+    o["allocation"] =
+        s.joined ? json{{"library", s.library}, {"kind", format::kind_name(s.kind)}, {"size", s.allocation_bytes}}
+                 : json(nullptr);
     segs.push_back(std::move(o));
   }
   json o = block_totals(v.totals);
@@ -112,16 +117,25 @@ json sites(const std::vector<SiteRow>& rows) {
 json libraries(const std::vector<LibraryRow>& rows) {
   json a = json::array();
   for (const auto& l : rows)
-    a.push_back({{"library", l.library}, {"bytes", l.bytes}, {"count", l.count}, {"bytes_by_kind", by_kind(l.bytes_by_kind)}});
+    a.push_back(
+        {{"library", l.library}, {"bytes", l.bytes}, {"count", l.count}, {"bytes_by_kind", by_kind(l.bytes_by_kind)}});
   return a;
 }
 
 json counts(const DeviceCounts& c) {
-  return {{"allocs", c.allocs},       {"frees", c.frees},           {"failed", c.failed},
-          {"unknown_frees", c.unknown_frees}, {"maps", c.maps},     {"unmaps", c.unmaps},
-          {"reserves", c.reserves},   {"reserve_frees", c.reserve_frees}, {"pool_trims", c.pool_trims},
-          {"contexts", c.contexts},   {"anomalies", c.anomalies},
-          {"graph_allocs", c.graph_allocs}, {"shares", c.shares}};
+  return {{"allocs", c.allocs},
+          {"frees", c.frees},
+          {"failed", c.failed},
+          {"unknown_frees", c.unknown_frees},
+          {"maps", c.maps},
+          {"unmaps", c.unmaps},
+          {"reserves", c.reserves},
+          {"reserve_frees", c.reserve_frees},
+          {"pool_trims", c.pool_trims},
+          {"contexts", c.contexts},
+          {"anomalies", c.anomalies},
+          {"graph_allocs", c.graph_allocs},
+          {"shares", c.shares}};
 }
 
 json integrity(const Integrity& in) {
@@ -294,9 +308,9 @@ json report_json(const Report& rep) {
     o["bytes_by_library"] = libraries(d.by_library);
     o["exit_snapshot"] = exit_snapshot(d.exit_snapshot);
     if (d.categories_at_peak)
-      o["categories"] = {{"at_peak", category_rows_json(*d.categories_at_peak)},
-                         {"at_end", category_rows_json(d.categories_at_end ? *d.categories_at_end
-                                                                           : std::vector<CategoryRow>{})}};
+      o["categories"] = {
+          {"at_peak", category_rows_json(*d.categories_at_peak)},
+          {"at_end", category_rows_json(d.categories_at_end ? *d.categories_at_end : std::vector<CategoryRow>{})}};
     devices.push_back(std::move(o));
   }
   j["devices"] = std::move(devices);
@@ -339,12 +353,9 @@ json report_json(const Report& rep) {
               {"python_frames", python_frames(f.python_frames)},
               {"requested_live_device_bytes", f.live_device_bytes}};
     if (f.snapshot_known) {
-      o["snapshot"] = {{"time_ns", f.snapshot_time_ns},
-                       {"reason", snapshot_reason_name(f.snapshot_reason)},
-                       {"at_failure", f.snapshot_at_failure},
-                       {"same_moment", f.snapshot_same_moment},
-                       {"device_bytes", f.snapshot_device_bytes},
-                       {"process_used", maybe(f.process_used)}};
+      o["snapshot"] = {{"time_ns", f.snapshot_time_ns},           {"reason", snapshot_reason_name(f.snapshot_reason)},
+                       {"at_failure", f.snapshot_at_failure},     {"same_moment", f.snapshot_same_moment},
+                       {"device_bytes", f.snapshot_device_bytes}, {"process_used", maybe(f.process_used)}};
     } else {
       o["snapshot"] = nullptr;
     }
@@ -361,7 +372,10 @@ json report_json(const Report& rep) {
       const Diagnosis& dg = f.diagnosis;
       json held = json::array(), fits = json::array();
       for (const auto& h : dg.holders)
-        held.push_back({{"holder", holder_key(h)}, {"name", holder_name(h)}, {"bytes", h.bytes}, {"count", h.count},
+        held.push_back({{"holder", holder_key(h)},
+                        {"name", holder_name(h)},
+                        {"bytes", h.bytes},
+                        {"count", h.count},
                         {"releasable", releasable(h.kind)}});
       for (const auto& r : dg.fits) {
         json keys = json::array();
@@ -433,21 +447,20 @@ json report_json(const Report& rep) {
                             {"allocations_within", s.allocations_within},
                             {"frames", frames(s.frames)},
                             {"python_frames", python_frames(s.python_frames)}});
-  j["growth"] = {{"mark", rep.growth.mark.empty() ? json(nullptr) : json(rep.growth.mark)},
-                 {"iterations", rep.growth.iterations},
-                 {"found_by", iterations_by_name(rep.growth.by)},
-                 {"partial_left_out", rep.growth.partial_left_out},
-                 {"loop", rep.growth.by != IterationsBy::kCallSite
-                              ? json(nullptr)
-                              : json{{"stretches", rep.growth.stretches},
-                                     {"agreeing", rep.growth.agreeing},
-                                     {"exact", rep.growth.agreeing == rep.growth.stretches},
-                                     {"frames", merged_frames(rep.growth.loop_frames)}}},
-                 {"loop_search_skipped", rep.growth.loop_search_skipped.empty()
-                                             ? json(nullptr)
-                                             : json(rep.growth.loop_search_skipped)},
-                 {"boundaries_ns", rep.growth.boundaries_ns},
-                 {"sites", std::move(growth_sites)}};
+  j["growth"] = {
+      {"mark", rep.growth.mark.empty() ? json(nullptr) : json(rep.growth.mark)},
+      {"iterations", rep.growth.iterations},
+      {"found_by", iterations_by_name(rep.growth.by)},
+      {"partial_left_out", rep.growth.partial_left_out},
+      {"loop", rep.growth.by != IterationsBy::kCallSite ? json(nullptr)
+                                                        : json{{"stretches", rep.growth.stretches},
+                                                               {"agreeing", rep.growth.agreeing},
+                                                               {"exact", rep.growth.agreeing == rep.growth.stretches},
+                                                               {"frames", merged_frames(rep.growth.loop_frames)}}},
+      {"loop_search_skipped",
+       rep.growth.loop_search_skipped.empty() ? json(nullptr) : json(rep.growth.loop_search_skipped)},
+      {"boundaries_ns", rep.growth.boundaries_ns},
+      {"sites", std::move(growth_sites)}};
   return j;
 }
 

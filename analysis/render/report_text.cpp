@@ -91,12 +91,14 @@ void growth_iterations(std::ostream& out, const Growth& g) {
           << g.agreeing << " of " << g.stretches << " stretches between them allocate and free alike"
           << (g.agreeing == g.stretches ? " (exact)" : " (the others differ: iterations approximate)") << partial
           << ")\n";
-      python_frames(out, std::vector<Frame>(std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
-                                                         [](const Frame& f) { return f.python; }),
-                                            g.loop_frames.end()),
+      python_frames(out,
+                    std::vector<Frame>(std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
+                                                    [](const Frame& f) { return f.python; }),
+                                       g.loop_frames.end()),
                     "     ");
-      frames(out, std::vector<Frame>(g.loop_frames.begin(), std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
-                                                                          [](const Frame& f) { return f.python; })),
+      frames(out,
+             std::vector<Frame>(g.loop_frames.begin(), std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
+                                                                    [](const Frame& f) { return f.python; })),
              "     ");
       return;
     case IterationsBy::kNone: break;
@@ -123,10 +125,8 @@ void allocator_map(std::ostream& out, const AllocatorMapView& v) {
       << iec_exact(v.totals.pending_free_bytes) << " pending free, " << iec_exact(v.totals.free_bytes) << " free in "
       << v.totals.free_blocks << " blocks\n";
   out << "       largest free block: " << iec_exact(v.totals.largest_free_block);
-  if (v.free_block_fits)
-    out << "; a free block is as large as the request (" << v.request << " B)\n";
-  else
-    out << "; no free block is as large as the request (" << v.request << " B)\n";
+  if (v.free_block_fits) out << "; a free block is as large as the request (" << v.request << " B)\n";
+  else out << "; no free block is as large as the request (" << v.request << " B)\n";
   for (const auto& s : v.largest) {
     out << "       segment " << hex(s.address) << " " << iec_exact(s.total_bytes) << (s.small ? " small" : " large");
     if (s.joined) out << ", " << format::kind_name(s.kind) << " allocation from " << s.library;
@@ -171,13 +171,13 @@ void graph_pool(std::ostream& out, const Report& rep, const DeviceReport& d) {
     out << "  graph memory pool (held in no allocation; read from the driver): reserved ";
     if (g.at_peak.known)
       out << iec_exact(g.at_peak.reserved) << " at the peak (" << read_at(rep, g.at_peak, d.peak_time_ns) << "), ";
-    else if (d.peak_bytes)
-      out << "not read at or before the peak, ";
+    else if (d.peak_bytes) out << "not read at or before the peak, ";
     out << iec_exact(g.at_end.reserved) << " at the end (read at " << since(rep, g.at_end.time_ns) << "), highest read "
         << iec_exact(g.highest.reserved) << " (at " << since(rep, g.highest.time_ns) << ")";
-    if (g.driver_reserved_high != format::kUnknown64) out << "; the driver's high-water mark " << iec_exact(g.driver_reserved_high);
-    out << "; " << g.launches << (g.launches == 1 ? " graph launch, " : " graph launches, ") << count_of(g.trims, "trim")
-        << "\n";
+    if (g.driver_reserved_high != format::kUnknown64)
+      out << "; the driver's high-water mark " << iec_exact(g.driver_reserved_high);
+    out << "; " << g.launches << (g.launches == 1 ? " graph launch, " : " graph launches, ")
+        << count_of(g.trims, "trim") << "\n";
   }
   if (d.graph_nodes) {
     out << "  graph allocation nodes (virtual addresses of graphs, not live device bytes): "
@@ -199,8 +199,8 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     out << "\n";
   }
   if (d.peak_pinned_bytes)
-    out << "  peak pinned host memory: " << iec_exact(d.peak_pinned_bytes) << " at " << since(rep, d.peak_pinned_time_ns)
-        << "\n";
+    out << "  peak pinned host memory: " << iec_exact(d.peak_pinned_bytes) << " at "
+        << since(rep, d.peak_pinned_time_ns) << "\n";
   // Live at end, by kind (a mapping is the same memory as its physical handle: left out).
   std::string live;
   for (int k = 0; k < format::kKindCount; ++k)
@@ -238,8 +238,8 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   out << "\n";
   if (d.peak_bytes) {
     const auto& f = d.frag_at_peak;
-    out << "  fragmentation at peak: " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes) << ", gaps "
-        << iec_exact(f.gap_bytes) << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio "
+    out << "  fragmentation at peak: " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes)
+        << ", gaps " << iec_exact(f.gap_bytes) << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio "
         << fixed(f.gap_ratio(), 4) << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
     out << "  maximum gap ratio over time (footprint at least a tenth of its peak): " << fixed(d.max_gap_ratio, 4)
         << " at " << since(rep, d.max_gap_ratio_time_ns) << "\n";
@@ -305,8 +305,8 @@ void integrity(std::ostream& out, const Report& rep) {
     out << "  IMPOSSIBLE EVENT #" << e.index << ": " << e.why << "; left out of every figure\n";
   if (in.incomplete()) out << "  FIGURES ARE INCOMPLETE: events are missing or were set aside (above)\n";
   if (rep.complete && !in.incomplete()) {
-    out << "  the trace ended cleanly" << (rep.exec_into ? ": the process exec'd into " + printable(*rep.exec_into) : "")
-        << "\n";
+    out << "  the trace ended cleanly"
+        << (rep.exec_into ? ": the process exec'd into " + printable(*rep.exec_into) : "") << "\n";
   } else if (!rep.complete) {
     out << "  THE TRACE HAS NO END RECORD: the process died before finishing it (killed, or _exit)"
         << (in.damage.empty() ? "" : ", or the end is damaged") << ".\n";
@@ -335,7 +335,8 @@ void holders(std::ostream& out, const Diagnosis& d, uint64_t request) {
 std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>& python, const std::string& library) {
   std::string text = user_frame_text(native, python);
   if (text.empty()) return printable(library);
-  const bool native_named = !native.empty() && !native[0].function.empty() && text == elide_templates(native[0].function);
+  const bool native_named =
+      !native.empty() && !native[0].function.empty() && text == elide_templates(native[0].function);
   if (native_named && !native[0].file.empty()) {
     const std::string& file = native[0].file;
     text += " at " + file.substr(file.rfind('/') + 1) + ":" + std::to_string(native[0].line);
@@ -389,7 +390,8 @@ void summary(std::ostream& out, const Report& rep) {
       continue;
     }
     out << "possible leaks " << iec_exact(d.end_possible_leak_bytes);
-    if (d.end_held_by_cache_bytes) out << ", held by caches and libraries' handles " << iec_exact(d.end_held_by_cache_bytes);
+    if (d.end_held_by_cache_bytes)
+      out << ", held by caches and libraries' handles " << iec_exact(d.end_held_by_cache_bytes);
     out << "\n";
   }
 }
@@ -426,8 +428,8 @@ void write_text(std::ostream& out, const Report& rep) {
            "ends, not leaks)\n";
     for (const auto& g : rep.held_by_cache) {
       out << "  held by " << printable(g.allocator) << (g.library_handles ? "'s handles" : "'s cache")
-          << " at exit: " << iec_exact(g.bytes) << " in " << g.count
-          << (g.count == 1 ? " allocation" : " allocations") << "\n";
+          << " at exit: " << iec_exact(g.bytes) << " in " << g.count << (g.count == 1 ? " allocation" : " allocations")
+          << "\n";
       sites(out, g.sites, g.sites_omitted);
     }
   }
@@ -445,19 +447,18 @@ void write_text(std::ostream& out, const Report& rep) {
   for (size_t i = 0; i < rep.failed.size(); ++i) {
     const FailedRow& f = rep.failed[i];
     out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
-        << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result << " "
-        << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid << ")\n";
+        << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result
+        << " " << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid
+        << ")\n";
     if (f.count > 1)
       out << "     failed " << f.count << " times alike, the last at " << since(rep, f.last_time_ns) << "\n";
     out << "     requested bytes live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
     if (f.snapshot_known) {
       out << "     NVML (snapshot " << reason_name(f.snapshot_reason) << " at " << since(rep, f.snapshot_time_ns);
-      if (f.snapshot_at_failure)
-        out << ", right after the failure";
+      if (f.snapshot_at_failure) out << ", right after the failure";
       else if (f.snapshot_same_moment)
         out << ", not at the failure: tracked device bytes then " << iec_exact(f.snapshot_device_bytes);
-      else
-        out << ", not of one moment";
+      else out << ", not of one moment";
       out << "): free " << (f.device_free == kUnknown64 ? "?" : iec_exact(f.device_free)) << " of "
           << (f.device_total == kUnknown64 ? "?" : iec_exact(f.device_total));
       if (f.process_used != kUnknown64) out << ", this process using " << iec_exact(f.process_used);
@@ -506,11 +507,10 @@ void write_text(std::ostream& out, const Report& rep) {
   if (g.sites.empty()) out << "  nothing was allocated\n";
   for (const auto& site : g.sites) {
     out << "  " << class_name(site.cls) << ": " << format::kind_name(site.kind) << " from " << site.library
-        << user_frame_label(site)
-        << " on " << device_label(site.device);
+        << user_frame_label(site) << " on " << device_label(site.device);
     if (site.cls == GrowthSite::Class::kLeak)
-      out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration (steps "
-          << iec(site.growth_min) << " to " << iec(site.growth_max) << ")";
+      out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration (steps " << iec(site.growth_min) << " to "
+          << iec(site.growth_max) << ")";
     out << ", " << iec_exact(site.bytes_at.back()) << " in " << site.count_at_end << " live at the end";
     if (site.cls == GrowthSite::Class::kTransient) out << " (" << site.allocations_within << " made and freed)";
     out << "\n";
@@ -535,14 +535,15 @@ void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_n
     out << "  " << device_label(d.device) << ": device bytes " << iec_exact(d.device_bytes) << ", " << d.count
         << " live allocations";
     for (int k = 0; k < format::kKindCount; ++k)
-      if (d.live_count[k]) out << "; " << format::kind_name(Kind(k)) << " " << iec(d.live_bytes[k]) << " in " << d.live_count[k];
+      if (d.live_count[k])
+        out << "; " << format::kind_name(Kind(k)) << " " << iec(d.live_bytes[k]) << " in " << d.live_count[k];
     out << "\n";
     if (d.reserved_bytes) out << "    reserved address space " << iec_exact(d.reserved_bytes) << "\n";
     const auto& f = d.frag;
     if (f.arena_count)
-      out << "    " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes) << ", gaps " << iec_exact(f.gap_bytes)
-          << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio " << fixed(f.gap_ratio(), 4)
-          << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
+      out << "    " << count_of(f.arena_count, "arena") << " of " << iec_exact(f.arena_bytes) << ", gaps "
+          << iec_exact(f.gap_bytes) << ", largest gap " << iec_exact(f.largest_gap) << ", gap ratio "
+          << fixed(f.gap_ratio(), 4) << ", external fragmentation " << fixed(f.external_fragmentation(), 4) << "\n";
     for (const auto& l : d.by_library)
       out << "    " << printable(l.library) << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation")
           << "\n";

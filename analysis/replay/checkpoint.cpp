@@ -98,9 +98,9 @@ constexpr size_t kAllocBytes = 8 * 4 + 4 * 3 + 2 + 1 + 4;
 
 constexpr size_t kCountFields = 14;
 uint64_t* count_fields(DeviceCounts& c, size_t i) {
-  uint64_t* f[kCountFields] = {&c.allocs,   &c.frees,         &c.failed,     &c.unknown_frees, &c.maps,
-                               &c.unmaps,   &c.reserves,      &c.reserve_frees, &c.pool_trims, &c.contexts,
-                               &c.anomalies, &c.graph_allocs, &c.shares,     &c.imports};
+  uint64_t* f[kCountFields] = {&c.allocs,    &c.frees,        &c.failed,        &c.unknown_frees, &c.maps,
+                               &c.unmaps,    &c.reserves,     &c.reserve_frees, &c.pool_trims,    &c.contexts,
+                               &c.anomalies, &c.graph_allocs, &c.shares,        &c.imports};
   return f[i];
 }
 static_assert(sizeof(DeviceCounts) == kCountFields * sizeof(uint64_t), "a DeviceCounts field is not checkpointed");
@@ -226,7 +226,8 @@ struct ReplayerCheckpoint {
     o.put(uint64_t(r.handles_.size()));
     for (const auto& [h, v] : r.handles_) o.put(h), put_alloc(o, v.alloc), o.put(v.references), o.put(v.maps);
     o.put(uint64_t(r.mappings_.size()));
-    for (const auto& [a, m] : r.mappings_) o.put(a), o.put(m.size), o.put(m.handle), o.put(m.device), o.put(uint8_t(m.imported));
+    for (const auto& [a, m] : r.mappings_)
+      o.put(a), o.put(m.size), o.put(m.handle), o.put(m.device), o.put(uint8_t(m.imported));
     o.put(uint64_t(r.reservations_.size()));
     for (const auto& [a, v] : r.reservations_) o.put(a), put_alloc(o, v);
     o.put(uint64_t(r.graph_.size()));
@@ -240,7 +241,8 @@ struct ReplayerCheckpoint {
     for (uint64_t k = in.count(4); k--;) {
       const int32_t d = in.get<int32_t>();
       DeviceState& s = r.dev(d);
-      for (size_t i = 0; i < format::kKindCount; ++i) s.live_bytes[i] = in.get<uint64_t>(), s.live_count[i] = in.get<uint64_t>();
+      for (size_t i = 0; i < format::kKindCount; ++i)
+        s.live_bytes[i] = in.get<uint64_t>(), s.live_count[i] = in.get<uint64_t>();
       s.device_bytes = in.get<uint64_t>(), s.reserved_bytes = in.get<uint64_t>(), s.context_bytes = in.get<uint64_t>();
       for (size_t i = 0; i < kCountFields; ++i) *count_fields(s.counts, i) = in.get<uint64_t>();
       for (uint64_t n = in.count(4); n--;) s.import_pids.push_back(in.get<uint32_t>());
@@ -324,7 +326,8 @@ std::string make_index(std::span<const uint8_t> bytes, const std::string& path, 
     }
     for (size_t k = 0; k < t.events.size() && why.empty(); ++k, ++applied) {
       const Event e = t.events[k];
-      if (applied && e.time_ns < last_ns) why = "its events are not in time order (event " + std::to_string(applied) + ")";
+      if (applied && e.time_ns < last_ns)
+        why = "its events are not in time order (event " + std::to_string(applied) + ")";
       last_ns = e.time_ns;
       r->apply(e, applied);
     }
@@ -382,8 +385,7 @@ std::string load_index(const std::string& index_path, std::span<const uint8_t> t
   const auto b = file->bytes();
   if (b.size() >= sizeof kMagicV1 && std::memcmp(b.data(), kMagicV1, sizeof kMagicV1) == 0)
     return "it is an index of an older format (re-run `cumemtrace index`)";
-  if (b.size() < kFixedHeader + 8 || std::memcmp(b.data(), kMagic, sizeof kMagic) != 0)
-    return "not a cumemtrace index";
+  if (b.size() < kFixedHeader + 8 || std::memcmp(b.data(), kMagic, sizeof kMagic) != 0) return "not a cumemtrace index";
   uint64_t dir_offset, dir_bytes, dir_hash, raw_dir;
   std::memcpy(&dir_offset, b.data() + 8, 8);
   std::memcpy(&dir_bytes, b.data() + 16, 8);

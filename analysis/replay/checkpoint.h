@@ -49,17 +49,17 @@ struct Checkpoint {
   uint64_t state_offset = 0;   // in the index file
   uint64_t state_bytes = 0;    // compressed
   uint64_t state_raw_bytes = 0;
-  uint64_t state_hash = 0;     // XXH3 of the compressed bytes
+  uint64_t state_hash = 0;  // XXH3 of the compressed bytes
 };
 
 struct TraceIndex {
   uint64_t trace_bytes = 0;
   uint64_t trace_hash = 0;  // XXH3 of the whole trace file
   uint64_t events = 0;
-  uint64_t end_ns = 0;                 // parse_moment("end") of the whole trace
-  std::optional<uint64_t> peak_ns;     // parse_moment("peak"), when some memory was live
-  Trace meta;                          // the records `live` reads, of the whole trace; no events
-  std::vector<Checkpoint> checkpoints;  // by events_before; the first is the start (no events)
+  uint64_t end_ns = 0;                     // parse_moment("end") of the whole trace
+  std::optional<uint64_t> peak_ns;         // parse_moment("peak"), when some memory was live
+  Trace meta;                              // the records `live` reads, of the whole trace; no events
+  std::vector<Checkpoint> checkpoints;     // by events_before; the first is the start (no events)
   std::shared_ptr<const MappedFile> file;  // the index file, where the states are read from
 };
 

@@ -76,7 +76,8 @@ std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace
     std::string num = trimmed(s.substr(0, s.size() - 1));
     double secs = 0;
     const auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), secs, std::chars_format::fixed);
-    if (ec != std::errc() || p != num.data() + num.size() || num.empty() || !(secs >= 0 && secs <= 1.8e10)) {  // NaN fails
+    if (ec != std::errc() || p != num.data() + num.size() || num.empty() ||
+        !(secs >= 0 && secs <= 1.8e10)) {  // NaN fails
       error = "--at wants seconds since the start like '12.345 s', not '" + s + "'";
       return std::nullopt;
     }

@@ -61,38 +61,38 @@ struct LiveAlloc {
 };
 
 struct DeviceCounts {
-  uint64_t allocs = 0;          // successful allocations (vmm-physical handles included)
-  uint64_t frees = 0;           // frees that matched a live allocation or handle
-  uint64_t failed = 0;          // allocations with result != 0
-  uint64_t unknown_frees = 0;   // frees/unmaps of something never seen live
+  uint64_t allocs = 0;         // successful allocations (vmm-physical handles included)
+  uint64_t frees = 0;          // frees that matched a live allocation or handle
+  uint64_t failed = 0;         // allocations with result != 0
+  uint64_t unknown_frees = 0;  // frees/unmaps of something never seen live
   uint64_t maps = 0;
   uint64_t unmaps = 0;
   uint64_t reserves = 0;
   uint64_t reserve_frees = 0;
   uint64_t pool_trims = 0;
   uint64_t contexts = 0;
-  uint64_t anomalies = 0;       // an address allocated twice, or overlapping ranges
-  uint64_t graph_allocs = 0;    // made on a stream under capture (graph memory nodes)
-  uint64_t shares = 0;          // 1.9: exports to other processes (kShare)
-  uint64_t imports = 0;         // 1.9: ipc-imports opened (also in allocs)
+  uint64_t anomalies = 0;     // an address allocated twice, or overlapping ranges
+  uint64_t graph_allocs = 0;  // made on a stream under capture (graph memory nodes)
+  uint64_t shares = 0;        // 1.9: exports to other processes (kShare)
+  uint64_t imports = 0;       // 1.9: ipc-imports opened (also in allocs)
 };
 
 // live_bytes, live_count, device_bytes (tracked device bytes), reserved_bytes and frag
 // (the tracer's gap figures, flat_fragmentation.h) are the ledger's (ledger::Figures).
 struct DeviceState : ledger::Figures {
   int32_t device = -1;
-  uint64_t context_bytes = 0;   // sum of kContextCreate sizes
+  uint64_t context_bytes = 0;  // sum of kContextCreate sizes
   DeviceCounts counts;
 
   uint64_t peak_bytes = 0;
   uint64_t peak_time_ns = 0;
-  size_t peak_event = kNoEvent;      // index into Trace::events
+  size_t peak_event = kNoEvent;  // index into Trace::events
   FragmentationFigures frag_at_peak;
   GapRatioFront gap_front;
   double max_gap_ratio = 0;  // over moments with footprint >= peak footprint / 10 (gap_ratio_front.h)
   uint64_t max_gap_ratio_time_ns = 0;
   uint64_t peak_reserved_bytes = 0;
-  uint64_t peak_pinned_bytes = 0;     // host-pinned (the host row's own peak)
+  uint64_t peak_pinned_bytes = 0;  // host-pinned (the host row's own peak)
   uint64_t peak_pinned_time_ns = 0;
   uint64_t peak_import_bytes = 0;     // 1.9: ipc-import bytes mapped at once, at most (never device bytes)
   std::vector<uint32_t> import_pids;  // 1.9: exporters' pids the trace names, in order seen

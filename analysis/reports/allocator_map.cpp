@@ -10,12 +10,8 @@ namespace cumemtrace {
 
 void BlockTotals::add(const AllocatorBlock& b) {
   switch (b.state) {
-    case format::BlockState::kActiveAllocated:
-      allocated_bytes += b.size, ++allocated_blocks;
-      break;
-    case format::BlockState::kActivePendingFree:
-      pending_free_bytes += b.size, ++pending_free_blocks;
-      break;
+    case format::BlockState::kActiveAllocated: allocated_bytes += b.size, ++allocated_blocks; break;
+    case format::BlockState::kActivePendingFree: pending_free_bytes += b.size, ++pending_free_blocks; break;
     case format::BlockState::kInactive:
       free_bytes += b.size, ++free_blocks;
       largest_free_block = std::max(largest_free_block, b.size);
@@ -69,7 +65,6 @@ AllocatorMapView view_allocator_map(const AllocatorMap& m, const std::vector<Liv
 }
 
 namespace {
-
 
 // The family a module path or function name belongs to; empty for none.
 std::string family(std::string_view path, std::string_view function) {

@@ -36,8 +36,8 @@ struct SegmentView {
   bool small = false;
   uint64_t blocks = 0;
   BlockTotals totals;
-  bool joined = false;       // a traced allocation lived at this address on the device
-  std::string library;       // ... made from this library (empty when not joined)
+  bool joined = false;  // a traced allocation lived at this address on the device
+  std::string library;  // ... made from this library (empty when not joined)
   format::Kind kind{};
   uint64_t allocation_bytes = 0;  // ... of this size
 };
@@ -45,12 +45,12 @@ struct SegmentView {
 struct AllocatorMapView {
   std::string allocator;
   uint64_t time_ns = 0;
-  uint64_t request = 0;      // the failed allocation's size
+  uint64_t request = 0;  // the failed allocation's size
   uint64_t segments = 0;
   uint64_t joined = 0;       // segments joined to a traced allocation
   uint64_t total_bytes = 0;  // sum of the segments' sizes
   BlockTotals totals;
-  bool free_block_fits = false;  // some free block is as large as the request
+  bool free_block_fits = false;      // some free block is as large as the request
   std::vector<SegmentView> largest;  // the largest segments, at most `top`
   // Every joined segment's address and whether blocks in use (allocated or pending free)
   // split it: the allocator cannot give such a segment back (torch.cuda.empty_cache()

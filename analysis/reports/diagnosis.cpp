@@ -14,17 +14,21 @@ namespace {
 std::vector<std::string> cache_advice(const std::string& allocator, bool map_known) {
   std::vector<std::string> out;
   if (allocator == "PyTorch") {
-    out = {"PyTorch's caching allocator holds this memory: call torch.cuda.empty_cache() before the allocation, or "
-           "run with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so cached segments can grow and be reused"};
+    out = {
+        "PyTorch's caching allocator holds this memory: call torch.cuda.empty_cache() before the allocation, or "
+        "run with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so cached segments can grow and be reused"};
     if (!map_known)
-      out.push_back("empty_cache() releases only segments whose blocks are all free, and how many are is not known "
-                    "here: cumemtrace run --torch-oom records PyTorch's block map at the failure");
+      out.push_back(
+          "empty_cache() releases only segments whose blocks are all free, and how many are is not known "
+          "here: cumemtrace run --torch-oom records PyTorch's block map at the failure");
   } else if (allocator == "CuPy") {
-    out = {"CuPy's memory pool holds this memory: call cupy.get_default_memory_pool().free_all_blocks() before the "
-           "allocation"};
+    out = {
+        "CuPy's memory pool holds this memory: call cupy.get_default_memory_pool().free_all_blocks() before the "
+        "allocation"};
   } else if (allocator == "XLA") {
-    out = {"XLA's allocator holds this memory: set XLA_PYTHON_CLIENT_PREALLOCATE=false, or "
-           "XLA_PYTHON_CLIENT_MEM_FRACTION to what the job needs"};
+    out = {
+        "XLA's allocator holds this memory: set XLA_PYTHON_CLIENT_PREALLOCATE=false, or "
+        "XLA_PYTHON_CLIENT_MEM_FRACTION to what the job needs"};
   } else if (allocator == "RMM") {
     out = {"RMM's pool holds this memory: give the pool a smaller initial size, or release it before the allocation"};
   } else {
@@ -37,29 +41,36 @@ std::vector<std::string> cache_advice(const std::string& allocator, bool map_kno
 std::vector<std::string> holder_advice(const Holder& h, bool map_known) {
   switch (h.kind) {
     case HolderKind::kPoolSlack:
-      return {"the pool releases memory only at a synchronisation and above its release threshold: synchronise the "
-              "stream, call cudaMemPoolTrimTo(pool, 0), or lower cudaMemPoolAttrReleaseThreshold",
-              "with PyTorch's cudaMallocAsync backend: torch.cuda.empty_cache()"};
+      return {
+          "the pool releases memory only at a synchronisation and above its release threshold: synchronise the "
+          "stream, call cudaMemPoolTrimTo(pool, 0), or lower cudaMemPoolAttrReleaseThreshold",
+          "with PyTorch's cudaMallocAsync backend: torch.cuda.empty_cache()"};
     case HolderKind::kGraphPool:
-      return {"the graph memory pool keeps what graph allocation nodes took until it is trimmed: synchronise, then "
-              "call cudaDeviceGraphMemTrim(device), or destroy executable graphs no longer launched"};
+      return {
+          "the graph memory pool keeps what graph allocation nodes took until it is trimmed: synchronise, then "
+          "call cudaDeviceGraphMemTrim(device), or destroy executable graphs no longer launched"};
     case HolderKind::kCache: return cache_advice(h.owner, map_known);
     case HolderKind::kCacheInUse:
-      return {h.owner + "'s block map shows " + std::to_string(h.count) + " segment(s) split by blocks in use: "
+      return {h.owner + "'s block map shows " + std::to_string(h.count) +
+              " segment(s) split by blocks in use: "
               "emptying the cache cannot release them (torch.cuda.empty_cache() gives back only segments whose "
               "blocks are all free). Free the tensors in them (the block map below), or run with "
               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so segments are not left split"};
     case HolderKind::kOtherProcesses:
-      return {"find the processes listed (nvidia-smi shows them too) and stop them, or run on another GPU "
-              "(CUDA_VISIBLE_DEVICES)"};
+      return {
+          "find the processes listed (nvidia-smi shows them too) and stop them, or run on another GPU "
+          "(CUDA_VISIBLE_DEVICES)"};
     case HolderKind::kContexts:
-      return {"see 'Contexts created' for contexts on this GPU (one per process and device: a stray "
-              "torch.cuda.set_device or a library touching GPU 0 makes one)"};
+      return {
+          "see 'Contexts created' for contexts on this GPU (one per process and device: a stray "
+          "torch.cuda.set_device or a library touching GPU 0 makes one)"};
     case HolderKind::kUntracked:
-      return {"untracked memory is what no hooked call explains (NCCL buffers, cuBLAS workspaces made before tracing, "
-              "module images): the NVML split names the rest"};
+      return {
+          "untracked memory is what no hooked call explains (NCCL buffers, cuBLAS workspaces made before tracing, "
+          "module images): the NVML split names the rest"};
     case HolderKind::kLive:
-      return {"the live allocations from " + h.owner + " (by call site below) are what to shrink: a smaller batch, "
+      return {"the live allocations from " + h.owner +
+              " (by call site below) are what to shrink: a smaller batch, "
               "activation checkpointing, lower precision, or sharding"};
     case HolderKind::kRounding: break;
   }
@@ -96,8 +107,7 @@ std::string summary_of(Cause c, const std::string& names) {
     case Cause::kGraphPool: return "the CUDA graph memory pool keeps memory that could hold the request";
     case Cause::kCachedByAllocator: return names + " hold(s) memory that could hold the request";
     case Cause::kOtherProcesses: return "other processes on the GPU hold the memory this request needed";
-    case Cause::kContextAndUntracked:
-      return "memory no allocation explains (" + names + ") is what is missing";
+    case Cause::kContextAndUntracked: return "memory no allocation explains (" + names + ") is what is missing";
     case Cause::kDemand: return "the live allocations need more memory than the device has left";
     default: return "no one holder holds what is missing: " + names + " together do";
   }
@@ -170,7 +180,8 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
     d.cause = Cause::kRefused;
     d.summary = "the call was refused with " + name + ", not for lack of memory";
     d.figures = {{"request", R}};
-    d.advice = {"no memory figure explains " + name + ": see the failing API's documentation; a library that "
+    d.advice = {"no memory figure explains " + name +
+                ": see the failing API's documentation; a library that "
                 "probes (PyTorch's expandable segments ask for a fabric handle first) handles it itself"};
     return d;
   }
@@ -179,8 +190,9 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
     d.cause = Cause::kAddressSpace;
     d.summary = "the device had enough free memory but no contiguous range for the request";
     d.figures = {{"request", R}, {"device_free", F}};
-    d.advice = {"allocate in smaller pieces, or reserve address space early (cuMemAddressReserve / "
-                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)"};
+    d.advice = {
+        "allocate in smaller pieces, or reserve address space early (cuMemAddressReserve / "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)"};
     return d;
   }
 
@@ -188,17 +200,21 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
     d.cause = Cause::kExceedsDevice;
     d.summary = "the request is larger than the device's whole memory: releasing anything would not have helped";
     d.figures = {{"request", R}, {"device_total", f.device_total}};
-    d.advice = {"split the allocation (shard the tensor, a smaller batch or chunk), or run on a device with more "
-                "memory"};
+    d.advice = {
+        "split the allocation (shard the tensor, a smaller batch or chunk), or run on a device with more "
+        "memory"};
     return d;
   }
   if (f.device_total != kUnknown64 && f.contexts > 0 && R > f.device_total - std::min(f.contexts, f.device_total)) {
     d.cause = Cause::kExceedsDeviceLessContexts;
     d.summary = "the request is larger than the device's memory less this process's contexts on it";
-    d.figures = {{"request", R}, {"device_total", f.device_total}, {"contexts", f.contexts},
+    d.figures = {{"request", R},
+                 {"device_total", f.device_total},
+                 {"contexts", f.contexts},
                  {"total_less_contexts", f.device_total - f.contexts}};
-    d.advice = {"split the allocation (shard the tensor, a smaller batch or chunk): a context's memory cannot be "
-                "released while the process uses the device"};
+    d.advice = {
+        "split the allocation (shard the tensor, a smaller batch or chunk): a context's memory cannot be "
+        "released while the process uses the device"};
     return d;
   }
 
@@ -237,8 +253,9 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
   d.fits = fewest_holders(d.holders, F, R, 5);
   if (d.fits.empty()) {
     d.cause = Cause::kUnknown;
-    d.summary = "not even every holder at the reading released together would have let the request fit: the "
-                "reading and the failure disagree, or memory is held where NVML does not say";
+    d.summary =
+        "not even every holder at the reading released together would have let the request fit: the "
+        "reading and the failure disagree, or memory is held where NVML does not say";
     d.figures = {{"request", R}, {"device_free", F}};
     d.advice = {"compare the NVML split below with nvidia-smi at the failure"};
     return d;

@@ -40,15 +40,25 @@
 namespace cumemtrace {
 
 enum class Cause {
-  kAddressSpace, kCachedByAllocator, kPoolReserve, kOtherProcesses, kContextAndUntracked, kDemand, kUnknown, kRefused,
-  kExceedsDevice, kExceedsDeviceLessContexts, kGraphPool, kSeveralHolders
+  kAddressSpace,
+  kCachedByAllocator,
+  kPoolReserve,
+  kOtherProcesses,
+  kContextAndUntracked,
+  kDemand,
+  kUnknown,
+  kRefused,
+  kExceedsDevice,
+  kExceedsDeviceLessContexts,
+  kGraphPool,
+  kSeveralHolders
 };
 std::string_view cause_name(Cause c);
 
 struct Diagnosis {
   Cause cause = Cause::kUnknown;
-  std::string summary;                                     // one sentence
-  std::vector<std::pair<std::string, uint64_t>> figures;   // bytes (or counts), named
+  std::string summary;                                    // one sentence
+  std::vector<std::pair<std::string, uint64_t>> figures;  // bytes (or counts), named
   std::vector<std::string> advice;
   // The split at the failure and the ranked holder sets that would have let it fit
   // (holders.h); empty when the cause was decided before them.
@@ -60,7 +70,7 @@ struct Diagnosis {
 // What is known at the failure. Figures NVML did not give are format::kUnknown64.
 struct FailureFacts {
   uint64_t request = 0;
-  int32_t result = 2;          // the call's CUresult, or cudaError_t when runtime_layer (2: out of memory in both)
+  int32_t result = 2;  // the call's CUresult, or cudaError_t when runtime_layer (2: out of memory in both)
   bool runtime_layer = false;
   uint64_t device_free = format::kUnknown64;
   uint64_t process_used = format::kUnknown64;
@@ -68,9 +78,9 @@ struct FailureFacts {
   uint64_t tracked_footprint = 0;   // arena bytes at the reading
   uint64_t pool_reserved = format::kUnknown64;
   uint64_t async_live = 0;
-  std::vector<LiveAlloc> live;      // on the failing device, kinds holding device memory
+  std::vector<LiveAlloc> live;  // on the failing device, kinds holding device memory
   uint64_t device_total = format::kUnknown64;
-  uint64_t contexts = 0;            // this process's contexts on the device up to the failure
+  uint64_t contexts = 0;  // this process's contexts on the device up to the failure
   uint64_t graph_pool = format::kUnknown64;
   std::vector<format::GpuProcess> other_processes;
   const AllocatorMapView* allocator_map = nullptr;  // the block map given after the failure

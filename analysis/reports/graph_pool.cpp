@@ -28,7 +28,8 @@ GraphPoolFigures graph_pool_figures(const Trace& t, const GraphPoolCalls& calls,
   for (const auto& s : t.snapshots) {
     const DeviceSnapshot* d = s.find(device);
     if (!d) continue;
-    if (d->graph_reserved_current != format::kUnknown64) readings.push_back({true, d->graph_reserved_current, s.time_ns});
+    if (d->graph_reserved_current != format::kUnknown64)
+      readings.push_back({true, d->graph_reserved_current, s.time_ns});
     if (d->graph_reserved_high != format::kUnknown64) f.driver_reserved_high = d->graph_reserved_high;
     if (d->graph_used_current != format::kUnknown64) f.used_at_end = d->graph_used_current;
   }

@@ -27,7 +27,8 @@ GrowthSite::Class classify(GrowthSite& s, uint64_t& per_iteration) {
   // A leak: the last half of the iterations (two at least), or all of them from its first
   // growth when that came later, each grows by a steady amount. The first iterations are
   // left out because a caching allocator warms up over a few (PyTorch: two or three).
-  const size_t first = size_t(std::find_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }) - steps.begin());
+  const size_t first =
+      size_t(std::find_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }) - steps.begin());
   const size_t tail = std::max<size_t>(2, (steps.size() + 1) / 2);
   const size_t from = std::max(first, steps.size() >= tail ? steps.size() - tail : 0);
   if (steps.size() >= 2 && from + 2 <= steps.size()) {
@@ -160,7 +161,8 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames, LiveSets& sets) {
         if (k + 1 == g.boundaries_ns.size()) ++s.count_at_end;
       }
   for (const auto& [key, count] : within_)
-    site(std::get<0>(key), std::get<1>(key), format::Kind(std::get<2>(key)), std::get<3>(key)).allocations_within += count;
+    site(std::get<0>(key), std::get<1>(key), format::Kind(std::get<2>(key)), std::get<3>(key)).allocations_within +=
+        count;
   if (g.by == IterationsBy::kCallSite) {
     const CallSite cs = stacks.call_site(g.loop_stack);
     g.loop_frames = stacks.frames(cs.node, frames);

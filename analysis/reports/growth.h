@@ -39,32 +39,32 @@ namespace cumemtrace {
 struct GrowthSite {
   enum class Class { kLeak, kOneTime, kCacheGrowth, kTransient, kVaries };
   Class cls{};
-  uint32_t node = 0;  // native StackNode id the rule gave (of the first stack seen through this site)
-  uint64_t key = 0;         // the site's identity under the call-site rule (UserSite::key)
+  uint32_t node = 0;         // native StackNode id the rule gave (of the first stack seen through this site)
+  uint64_t key = 0;          // the site's identity under the call-site rule (UserSite::key)
   bool from_python = false;  // the key names a Python frame
   std::string library;
   format::Kind kind{};
   int32_t device = -1;
-  std::vector<uint64_t> bytes_at;  // at each boundary
-  uint64_t count_at_end = 0;       // live allocations at the last boundary
-  uint64_t allocations_within = 0; // allocations between the first and the last boundary
-  uint64_t growth_per_iteration = 0;  // leak only
+  std::vector<uint64_t> bytes_at;           // at each boundary
+  uint64_t count_at_end = 0;                // live allocations at the last boundary
+  uint64_t allocations_within = 0;          // allocations between the first and the last boundary
+  uint64_t growth_per_iteration = 0;        // leak only
   uint64_t growth_min = 0, growth_max = 0;  // leak only: the smallest and largest step it was measured on
-  std::vector<Frame> frames;         // native, from the call site
-  std::vector<Frame> python_frames;  // from the user's Python frame outwards, when the rule chose one
+  std::vector<Frame> frames;                // native, from the call site
+  std::vector<Frame> python_frames;         // from the user's Python frame outwards, when the rule chose one
 };
 std::string_view class_name(GrowthSite::Class c);
 
 struct Growth {
   IterationsBy by = IterationsBy::kNone;  // how the iterations were found (iterations.h)
-  std::string mark;          // the range or mark name that delimits iterations; empty: none
-  uint64_t iterations = 0;   // whole iterations: boundaries - 1 (0 when none were found)
-  bool partial_left_out = false;  // a partial last iteration (or a range never ended) was left out
+  std::string mark;                       // the range or mark name that delimits iterations; empty: none
+  uint64_t iterations = 0;                // whole iterations: boundaries - 1 (0 when none were found)
+  bool partial_left_out = false;          // a partial last iteration (or a range never ended) was left out
   // call-site: the stack that recurs once per iteration; `agreeing` of `stretches` stretches
   // between its allocations had one iteration's signature (iterations.h)
   uint32_t loop_stack = 0, loop_python = 0;
   uint64_t stretches = 0, agreeing = 0;
-  std::vector<Frame> loop_frames;  // its call site (native frames, then its Python frames)
+  std::vector<Frame> loop_frames;   // its call site (native frames, then its Python frames)
   std::string loop_search_skipped;  // why no loop was looked for, when it was not
   std::vector<uint64_t> boundaries_ns;
   std::vector<GrowthSite> sites;  // leaks first (by growth), then one-time, cache-growth, transient, varies
@@ -96,7 +96,7 @@ class GrowthScan {
   std::vector<uint64_t> given_;      // the boundaries from records, sorted
   std::vector<size_t> first_after_;  // per given_: the first event later than it (the prefix it ends)
   size_t cursor_ = 0;
-  uint64_t end_ = 0;                 // the latest event or End record
+  uint64_t end_ = 0;  // the latest event or End record
   std::map<int32_t, bool> devices_;
   int32_t last_device_ = INT32_MIN;
   // Without boundaries from records: every successful device-memory allocation, for the

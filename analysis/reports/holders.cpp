@@ -10,7 +10,6 @@ using format::kUnknown64;
 
 namespace {
 
-
 // Search only this many holders (the largest releasable ones): a set of k holders that
 // fits can always be made of the k largest, so the fewest count is never missed.
 constexpr size_t kSearched = 14;

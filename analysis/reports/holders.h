@@ -36,7 +36,7 @@ enum class HolderKind {
 
 struct Holder {
   HolderKind kind{};
-  std::string owner;   // the allocator, library, or "pid N, pid M"; empty when the kind says all
+  std::string owner;  // the allocator, library, or "pid N, pid M"; empty when the kind says all
   uint64_t bytes = 0;
   uint64_t count = 0;  // allocations, blocks in use (kCacheInUse) or processes
 };
@@ -56,9 +56,9 @@ struct HolderFacts {
   uint64_t async_live = 0;
   uint64_t graph_pool = format::kUnknown64;
   std::vector<format::GpuProcess> other_processes;
-  const std::vector<LiveAlloc>* live = nullptr;           // on the failing device, holding device memory
+  const std::vector<LiveAlloc>* live = nullptr;                          // on the failing device, holding device memory
   const std::vector<std::pair<uint64_t, bool>>* map_segments = nullptr;  // AllocatorMapView::joined_in_use
-  std::string map_allocator;                                            // its display name
+  std::string map_allocator;                                             // its display name
 };
 
 // The holders with bytes > 0, largest live owners first within their kind.

@@ -9,7 +9,9 @@
 namespace cumemtrace {
 namespace {
 
-bool opens_range(format::MarkSource s) { return s == format::MarkSource::kNvtxPush || s == format::MarkSource::kNvtxStart; }
+bool opens_range(format::MarkSource s) {
+  return s == format::MarkSource::kNvtxPush || s == format::MarkSource::kNvtxStart;
+}
 
 struct Ranges {
   std::vector<std::pair<uint64_t, uint64_t>> complete;  // (start, end)
@@ -112,7 +114,8 @@ FoundLoop find_loop(std::span<const AllocStep> allocs, uint32_t frees_total) {
     std::map<std::tuple<uint64_t, uint64_t, size_t>, uint64_t> count;
     for (size_t j = 0; j + 1 < pos.size(); ++j)
       ++count[{hash[pos[j + 1]] - hash[pos[j]], frees(pos[j + 1]) - frees(pos[j]), pos[j + 1] - pos[j]}];
-    auto mode = std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    auto mode =
+        std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     const auto [h, f, len] = mode->first;
     const uint64_t agree = mode->second, cover = agree * len;
     if (agree < 2 || f == 0 || 2 * cover < pos.back() - pos.front()) continue;

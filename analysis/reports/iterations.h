@@ -46,7 +46,7 @@ std::string_view iterations_by_name(IterationsBy by);
 // Iterations whose boundaries are times (ranges, marks), found from the trace's records.
 struct TimedIterations {
   IterationsBy by = IterationsBy::kNone;
-  std::string name;                 // the range or mark name
+  std::string name;                  // the range or mark name
   std::vector<uint64_t> boundaries;  // times (ns), sorted; iterations = boundaries - 1
   bool partial_left_out = false;     // ranges: one never ended was left out
   uint64_t median_ns = 0;            // marks: the median iteration; a trailing stretch this long counts
@@ -55,7 +55,7 @@ TimedIterations timed_iterations(const Trace& trace);
 
 // One successful device-memory allocation, for the loop search.
 struct AllocStep {
-  size_t event = 0;      // its index in file order
+  size_t event = 0;  // its index in file order
   uint64_t time_ns = 0;
   uint32_t stack = 0;
   uint32_t python = 0;

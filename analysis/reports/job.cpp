@@ -124,7 +124,8 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
   job.tolerance_percent = tolerance_percent;
   std::vector<size_t> order(reports.size());
   for (size_t i = 0; i < reports.size(); ++i) {
-    job.processes.push_back(process_row(reports[i], i < trace_devices.size() ? trace_devices[i] : std::vector<DeviceInfo>{}));
+    job.processes.push_back(
+        process_row(reports[i], i < trace_devices.size() ? trace_devices[i] : std::vector<DeviceInfo>{}));
     order[i] = i;
   }
   // Rows by job id, rank (unranked last), host, pid; `order` keeps each row's report.
@@ -139,7 +140,8 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
     job.processes = std::move(sorted);
   }
   for (const auto& p : job.processes)
-    if (std::find(job.job_ids.begin(), job.job_ids.end(), p.job_id) == job.job_ids.end()) job.job_ids.push_back(p.job_id);
+    if (std::find(job.job_ids.begin(), job.job_ids.end(), p.job_id) == job.job_ids.end())
+      job.job_ids.push_back(p.job_id);
   std::sort(job.job_ids.begin(), job.job_ids.end());
 
   // Physical GPUs.
@@ -199,8 +201,8 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
   for (size_t pi = 0; pi < job.processes.size(); ++pi)
     if (job.processes[pi].own_device >= 0 && job.processes[pi].rank >= 0) with_peak.push_back(pi);
   job.compared_ranks = with_peak.size();
-  job.ranked_processes = size_t(std::count_if(job.processes.begin(), job.processes.end(),
-                                              [](const JobProcess& p) { return p.rank >= 0; }));
+  job.ranked_processes = size_t(
+      std::count_if(job.processes.begin(), job.processes.end(), [](const JobProcess& p) { return p.rank >= 0; }));
   if (with_peak.size() >= 2) {
     std::vector<uint64_t> peaks;
     for (size_t pi : with_peak) peaks.push_back(job.processes[pi].own_peak_bytes);
@@ -241,8 +243,7 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
       auto diff = [](const SiteDifference& d) {
         return d.bytes > d.median_bytes ? d.bytes - d.median_bytes : d.median_bytes - d.bytes;
       };
-      std::stable_sort(f.sites.begin(), f.sites.end(),
-                       [&](const auto& a, const auto& b) { return diff(a) > diff(b); });
+      std::stable_sort(f.sites.begin(), f.sites.end(), [&](const auto& a, const auto& b) { return diff(a) > diff(b); });
       if (f.sites.size() > top_sites) f.sites.resize(top_sites);
       char pct_text[32];
       std::snprintf(pct_text, sizeof pct_text, "%+.1f%%", pct);

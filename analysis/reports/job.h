@@ -30,8 +30,8 @@ namespace cumemtrace {
 
 // One device as one process saw it.
 struct JobProcessDevice {
-  int32_t ordinal = -1;  // the process's CUDA ordinal
-  std::string uuid;      // "GPU-xxxxxxxx-..." as NVML prints it; "" when not recorded
+  int32_t ordinal = -1;     // the process's CUDA ordinal
+  std::string uuid;         // "GPU-xxxxxxxx-..." as NVML prints it; "" when not recorded
   uint64_t peak_bytes = 0;  // tracked device bytes (report's peak)
   uint64_t contexts = 0;    // contexts created on it
   uint64_t allocs = 0;      // successful allocations
@@ -45,7 +45,7 @@ struct JobProcess {
   int32_t rank = -1;
   int32_t local_rank = -1;
   int32_t world_size = -1;
-  std::string job_id;  // job_id_of() below; "" when the launcher gave none
+  std::string job_id;                     // job_id_of() below; "" when the launcher gave none
   std::vector<JobProcessDevice> devices;  // ascending ordinal
   int32_t own_device = -1;                // ordinal; -1 when it touched no device
   uint64_t own_peak_bytes = 0;
@@ -53,7 +53,7 @@ struct JobProcess {
   // unknown if cut short. What the caches held then is held_by_cache_bytes.
   std::optional<uint64_t> leaked_bytes;
   std::optional<uint64_t> held_by_cache_bytes;
-  uint64_t failed = 0;                   // failed allocations
+  uint64_t failed = 0;  // failed allocations
 };
 
 struct JobGpuProcess {
@@ -72,34 +72,34 @@ struct JobGpu {
 };
 
 struct SiteDifference {
-  std::string site;          // innermost Python line, else innermost symbolized frame "function (file:line)"
-  uint64_t bytes = 0;        // this process's live bytes there at its peak
-  uint64_t median_bytes = 0; // the median process's
+  std::string site;           // innermost Python line, else innermost symbolized frame "function (file:line)"
+  uint64_t bytes = 0;         // this process's live bytes there at its peak
+  uint64_t median_bytes = 0;  // the median process's
 };
 
 struct JobFinding {
   enum class Kind { kForeignDevice, kRankImbalance, kDeviceOversubscribed };
   Kind kind{};
-  size_t process = 0;  // foreign-device, rank-imbalance: index into Job::processes
-  size_t gpu = 0;      // foreign-device (the foreign GPU), device-oversubscribed: Job::gpus index
-  int32_t ordinal = -1;           // foreign-device: the foreign GPU's ordinal in that process
-  uint64_t bytes = 0;             // foreign-device: peak there; rank-imbalance: the peak;
-                                  // device-oversubscribed: the peaks' sum
-  uint64_t reference_bytes = 0;   // rank-imbalance: the median; oversubscribed: the GPU's total
-  double percent = 0;             // rank-imbalance: (peak - median) / median × 100
-  size_t median_process = 0;      // rank-imbalance: whose sites are compared
+  size_t process = 0;                 // foreign-device, rank-imbalance: index into Job::processes
+  size_t gpu = 0;                     // foreign-device (the foreign GPU), device-oversubscribed: Job::gpus index
+  int32_t ordinal = -1;               // foreign-device: the foreign GPU's ordinal in that process
+  uint64_t bytes = 0;                 // foreign-device: peak there; rank-imbalance: the peak;
+                                      // device-oversubscribed: the peaks' sum
+  uint64_t reference_bytes = 0;       // rank-imbalance: the median; oversubscribed: the GPU's total
+  double percent = 0;                 // rank-imbalance: (peak - median) / median × 100
+  size_t median_process = 0;          // rank-imbalance: whose sites are compared
   std::vector<SiteDifference> sites;  // rank-imbalance: largest differences first
-  std::string message;            // one line for people
+  std::string message;                // one line for people
 };
 std::string_view finding_kind_name(JobFinding::Kind k);  // "foreign-device", ...
 
 struct Job {
-  std::vector<std::string> job_ids;  // distinct, sorted; "" (no id) included when some had none
-  std::vector<JobProcess> processes; // by job id, rank (unranked last), host, pid
-  std::vector<JobGpu> gpus;          // by host, then first ordinal seen
-  uint64_t median_peak_bytes = 0;    // of own-device peaks of the ranked processes
-  size_t ranked_processes = 0;       // with a rank (RANK set by the launcher)
-  size_t compared_ranks = 0;         // of those, with device memory of their own: compared when >= 2
+  std::vector<std::string> job_ids;   // distinct, sorted; "" (no id) included when some had none
+  std::vector<JobProcess> processes;  // by job id, rank (unranked last), host, pid
+  std::vector<JobGpu> gpus;           // by host, then first ordinal seen
+  uint64_t median_peak_bytes = 0;     // of own-device peaks of the ranked processes
+  size_t ranked_processes = 0;        // with a rank (RANK set by the launcher)
+  size_t compared_ranks = 0;          // of those, with device memory of their own: compared when >= 2
   double tolerance_percent = 0;
   std::vector<JobFinding> findings;  // foreign-device, then rank-imbalance, then oversubscribed
   double max_imbalance_percent = 0;  // the largest |peak - median| / median × 100

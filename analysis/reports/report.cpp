@@ -88,12 +88,12 @@ struct FirstPass {
   explicit FirstPass(const Trace& t) : final(t.granule()), growth(t) {}
   Replayer final;
   std::map<std::pair<int32_t, uint16_t>, ApiCounts> by_api_id;  // (device, API id)
-  std::map<int32_t, std::vector<LiveAlloc>> graph_nodes;         // per device
-  std::vector<Event> contexts;                                   // successful creations
+  std::map<int32_t, std::vector<LiveAlloc>> graph_nodes;        // per device
+  std::vector<Event> contexts;                                  // successful creations
   GraphPoolCalls graph_calls;
   GrowthScan growth;
-  size_t kept = 0;             // events replayed (all but the impossible ones)
-  uint64_t last_kept_ns = 0;   // the time of the last of them
+  size_t kept = 0;            // events replayed (all but the impossible ones)
+  uint64_t last_kept_ns = 0;  // the time of the last of them
 
   void observe(const Event& e) {
     const size_t k = kept++;
@@ -127,8 +127,8 @@ uint64_t context_bytes_until(const std::vector<Event>& contexts, int32_t device,
 
 // Device memory of one reading laid out in granules: the arenas of mapped allocations,
 // plus physical memory (cuMemCreate) not mapped at that moment, which holds memory all the
-// same (XLA creates its 105 GiB pool a moment before it maps it). 1.9: CUDA arrays too, at their descriptors' bytes: they hold device memory but have no
-// address in the arenas (H200 run K: 16 MiB of arrays were otherwise "untracked").
+// same (XLA creates its 105 GiB pool a moment before it maps it). 1.9: CUDA arrays too, at their descriptors' bytes:
+// they hold device memory but have no address in the arenas (H200 run K: 16 MiB of arrays were otherwise "untracked").
 uint64_t footprint(const DeviceSnapshot& d) {
   const uint64_t phys = d.live_bytes[int(Kind::kVmmPhysical)], mapped = d.live_bytes[int(Kind::kVmmMap)];
   return d.arena_bytes + (phys > mapped ? phys - mapped : 0) + d.live_bytes[int(Kind::kArray)];
@@ -286,7 +286,7 @@ void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks
   std::map<std::string, std::vector<LiveAlloc>> by_cache;
   std::map<int32_t, uint64_t> held;
   const UserSites users(stacks);
-  std::set<std::string> handle_owners;  // the names in by_cache that are libraries' handles
+  std::set<std::string> handle_owners;                   // the names in by_cache that are libraries' handles
   std::unordered_map<uint32_t, std::string> handles_of;  // per stack: many live allocations share one
   for (const auto& a : live) {
     std::string cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
@@ -392,7 +392,8 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   std::vector<size_t> firsts, row_of;
   rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
   std::vector<LiveSets::Ticket> failure_sets;  // per row of rep.failed
-  for (size_t i : firsts) failure_sets.push_back(sets.want(final.failed()[i].event_index, final.failed()[i].event.device));
+  for (size_t i : firsts)
+    failure_sets.push_back(sets.want(final.failed()[i].event_index, final.failed()[i].event.device));
   const auto maps = pick_allocator_maps(trace, final, row_of, rep.failed, sets);
   pass.growth.want(pass.kept, sets);
   sets.take_all(all, trace.granule());
@@ -540,7 +541,9 @@ LiveReport live_report(const Trace& trace, const Stacks& stacks, const Replayer&
   return lr;
 }
 
-LiveReport build_live(const Trace& trace, uint64_t at_ns) { return std::move(build_live(trace, std::vector{at_ns})[0]); }
+LiveReport build_live(const Trace& trace, uint64_t at_ns) {
+  return std::move(build_live(trace, std::vector{at_ns})[0]);
+}
 
 std::vector<LiveReport> build_live(const Trace& trace, const std::vector<uint64_t>& ats) {
   const auto& ev = trace.events;

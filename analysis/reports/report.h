@@ -25,8 +25,8 @@
 namespace cumemtrace {
 
 struct ReportOptions {
-  size_t top = 10;     // call-site rows per table
-  size_t frames = 6;   // frames shown per call site
+  size_t top = 10;    // call-site rows per table
+  size_t frames = 6;  // frames shown per call site
   // Symbols resolved in memory for a trace without SymbolRecords (may be null).
   const std::unordered_map<uint64_t, Symbol>* extra_symbols = nullptr;
   // `--by category`: the rule table (stacks/categories.h); null: no category figures.
@@ -34,7 +34,7 @@ struct ReportOptions {
 };
 
 struct SiteRow {
-  uint32_t node = 0;  // call-site StackNode id (0: no stack)
+  uint32_t node = 0;          // call-site StackNode id (0: no stack)
   uint32_t python_stack = 0;  // innermost PyFrameNode (trace 1.6; 0: no Python frames)
   std::string library;
   int32_t device = -1;
@@ -65,11 +65,11 @@ struct NvmlSplit {
   format::SnapshotReason reason{};
   uint64_t device_bytes = 0;  // the reading's own tracked device bytes
   uint64_t process_used = 0;
-  uint64_t footprint = 0;  // the snapshot's arena bytes: granule-rounded, not requested bytes
-  uint64_t context = 0;    // kContextCreate sizes on the device up to the snapshot
-  uint64_t pool_slack = 0; // the default async pool's reserve beyond its live allocations
-  uint64_t graph_pool = 0; // 1.9: the CUDA graph memory pool's reserve read in the same snapshot
-  uint64_t untracked = 0;  // the rest, clamped at 0
+  uint64_t footprint = 0;   // the snapshot's arena bytes: granule-rounded, not requested bytes
+  uint64_t context = 0;     // kContextCreate sizes on the device up to the snapshot
+  uint64_t pool_slack = 0;  // the default async pool's reserve beyond its live allocations
+  uint64_t graph_pool = 0;  // 1.9: the CUDA graph memory pool's reserve read in the same snapshot
+  uint64_t untracked = 0;   // the rest, clamped at 0
   // Issue 29.7: snapshot entries whose NVML reading did not come within the tracer's wait
   // (kMomentReadingMissed), and whether one of them was taken at the peak: the peak's own
   // reading missed it, so the split shown is a reading from another moment.
@@ -89,7 +89,7 @@ struct DeviceReport {
   std::string name;
   uint64_t total_bytes = 0;
   uint64_t peak_bytes = 0;
-  uint64_t peak_time_ns = 0;  // monotonic; 0 with peak_bytes 0
+  uint64_t peak_time_ns = 0;       // monotonic; 0 with peak_bytes 0
   uint64_t peak_pinned_bytes = 0;  // host-pinned memory's own peak (the host row's figure)
   uint64_t peak_pinned_time_ns = 0;
   uint64_t peak_import_bytes = 0;     // 1.9: ipc-import bytes mapped at once, at most
@@ -131,8 +131,8 @@ struct DeviceReport {
 
 struct LeakGroup {
   format::Kind kind{};
-  std::string allocator;  // held_by_cache only: the caching allocator holding them ("PyTorch"), or
-                          // the library whose handles do ("cuBLAS": library_handle_owner)
+  std::string allocator;         // held_by_cache only: the caching allocator holding them ("PyTorch"), or
+                                 // the library whose handles do ("cuBLAS": library_handle_owner)
   bool library_handles = false;  // held_by_cache only: `allocator` is such a library
   uint64_t bytes = 0;
   uint64_t count = 0;
@@ -165,7 +165,7 @@ struct FailedRow {
   uint64_t snapshot_time_ns = 0;
   format::SnapshotReason snapshot_reason{};
   uint64_t snapshot_device_bytes = 0;  // the reading's own tracked device bytes
-  uint64_t snapshot_arena_bytes = 0;  // footprint: arenas plus unmapped physical memory
+  uint64_t snapshot_arena_bytes = 0;   // footprint: arenas plus unmapped physical memory
   uint64_t snapshot_pool_reserved = format::kUnknown64;
   uint64_t snapshot_async_live = 0;
   uint64_t snapshot_graph_reserved = format::kUnknown64;  // 1.9: the graph memory pool's reserve
@@ -210,7 +210,7 @@ struct ReservationReport {
 struct Report {
   std::string path;
   std::optional<ProcessInfo> process;
-  bool complete = false;  // an EndRecord was found
+  bool complete = false;                 // an EndRecord was found
   std::optional<std::string> exec_into;  // the trace ended at an exec of this program
   std::optional<ReadError> error;
   Integrity integrity;       // damage, count mismatch, drops, impossible events
@@ -219,17 +219,17 @@ struct Report {
   uint64_t events = 0;
   uint64_t events_dropped = 0;
   uint64_t unknown_records = 0;
-  size_t symbols = 0;          // ips with a symbol (file + in-memory)
+  size_t symbols = 0;  // ips with a symbol (file + in-memory)
   std::vector<DeviceReport> devices;
-  std::vector<LeakGroup> leaks;  // possible leaks: device memory kinds first, then managed, host-pinned
+  std::vector<LeakGroup> leaks;          // possible leaks: device memory kinds first, then managed, host-pinned
   std::vector<LeakGroup> held_by_cache;  // live at the end in a caching allocator's cache, by allocator
-  std::vector<FailedRow> failed;  // groups in order of first occurrence, at most --top
-  uint64_t failed_total = 0;      // failed allocations, all groups
-  uint64_t failed_omitted = 0;    // groups beyond --top
+  std::vector<FailedRow> failed;         // groups in order of first occurrence, at most --top
+  uint64_t failed_total = 0;             // failed allocations, all groups
+  uint64_t failed_omitted = 0;           // groups beyond --top
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
-  Growth growth;  // across iterations (growth.h)
-  bool categories = false;       // figures by category were asked for
+  Growth growth;                   // across iterations (growth.h)
+  bool categories = false;         // figures by category were asked for
   size_t category_user_rules = 0;  // ... with this many rules of the user's
 };
 

@@ -9,18 +9,30 @@ namespace {
 
 const char* const kDefaults[] = {
     // PyTorch
-    "^c10::cuda::CUDACachingAllocator::", "^c10::cuda::CUDAAllocator", "^c10::cuda::MemPool",
-    "^at::detail::empty_", "^at::(native::|_ops::|cuda::)?empty", "^at::native::(resize_|create_out|structured_.*set_output)",
-    "^at::TensorBase::", "^c10::StorageImpl", "^c10::Allocator", "^c10::DataPtr", "set_output_raw_strided",
+    "^c10::cuda::CUDACachingAllocator::",
+    "^c10::cuda::CUDAAllocator",
+    "^c10::cuda::MemPool",
+    "^at::detail::empty_",
+    "^at::(native::|_ops::|cuda::)?empty",
+    "^at::native::(resize_|create_out|structured_.*set_output)",
+    "^at::TensorBase::",
+    "^c10::StorageImpl",
+    "^c10::Allocator",
+    "^c10::DataPtr",
+    "set_output_raw_strided",
     // CuPy
     "cupy.*[Mm]emory(Pool|Pointer)|cupy_backends.*malloc|__pyx_.*4cupy.*memory",
     // XLA / stream_executor
-    "^stream_executor::.*(Allocat|DeviceMemory)", "^xla::.*Allocat", "^tsl::BFCAllocator", "^tensorflow::.*BFCAllocator",
+    "^stream_executor::.*(Allocat|DeviceMemory)",
+    "^xla::.*Allocat",
+    "^tsl::BFCAllocator",
+    "^tensorflow::.*BFCAllocator",
     // RMM
     "^rmm::mr::",
     // The CUDA runtime linked statically into another module (CuPy's extensions, static
     // programs): the module is not libcudart, its functions are.
-    "^libcudart_static_", "^cuda[A-Z][A-Za-z0-9_]*$",
+    "^libcudart_static_",
+    "^cuda[A-Z][A-Za-z0-9_]*$",
 };
 
 using Pattern = FramePattern;

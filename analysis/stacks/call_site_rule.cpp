@@ -19,7 +19,6 @@ CallSiteSettings& call_site_settings() {
   return s;
 }
 
-
 bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
 // A standard library file: …/lib/python3.11/x.py (not below its site-packages), a frozen
@@ -158,8 +157,7 @@ std::string elide_templates(std::string_view name) {
 std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python) {
   if (call_site_rule() == CallSiteRule::kUser)
     for (const Frame& f : python)
-      if (is_user_python(f))
-        return f.file + ":" + (f.line ? std::to_string(f.line) : "?") + " in " + f.function;
+      if (is_user_python(f)) return f.file + ":" + (f.line ? std::to_string(f.line) : "?") + " in " + f.function;
   if (native.empty() || native[0].function.empty()) return "";
   return elide_templates(native[0].function);
 }

@@ -58,7 +58,7 @@ class UserSites {
  private:
   uint32_t native(uint32_t stack_id) const;
   const Stacks& stacks_;
-  mutable std::unordered_map<uint32_t, uint32_t> native_;  // stack -> the chosen native node
+  mutable std::unordered_map<uint32_t, uint32_t> native_;                  // stack -> the chosen native node
   mutable std::unordered_map<uint32_t, std::pair<int, uint64_t>> python_;  // python stack -> (index, key)
 };
 

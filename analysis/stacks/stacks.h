@@ -19,10 +19,10 @@
 namespace cumemtrace {
 
 struct CallSite {
-  uint32_t node = 0;          // StackNode id of the call-site frame; 0: no stack recorded
-  std::string library;        // module basename of the owner frame; "?" when unknown
-  uint32_t owner = 0;         // the first frame outside the tracer and CUDA (the allocator's
-                              // own call, when the call site was moved past allocator frames)
+  uint32_t node = 0;    // StackNode id of the call-site frame; 0: no stack recorded
+  std::string library;  // module basename of the owner frame; "?" when unknown
+  uint32_t owner = 0;   // the first frame outside the tracer and CUDA (the allocator's
+                        // own call, when the call site was moved past allocator frames)
 };
 
 struct Frame {
@@ -31,8 +31,8 @@ struct Frame {
   std::string function;  // empty when not symbolized
   std::string file;
   uint32_t line = 0;
-  bool python = false;   // a Python frame (trace 1.6): file, function and line only
-  bool entry = false;    // ... the first that its evaluation loop ran (python_stacks.h)
+  bool python = false;  // a Python frame (trace 1.6): file, function and line only
+  bool entry = false;   // ... the first that its evaluation loop ran (python_stacks.h)
 };
 
 class Stacks {

@@ -27,13 +27,13 @@ struct SymbolizeStats {
 std::unordered_map<uint64_t, Symbol> resolve_symbols(const Trace& trace, SymbolizeStats* stats = nullptr);
 
 struct SymbolizeFileResult {
-  bool ok = false;             // false: the file could not be read or written
-  bool already = false;        // every resolvable ip already had a SymbolRecord; nothing done
-  bool cut_partial = false;    // unreadable trailing bytes (a cut-off record) were left out
+  bool ok = false;           // false: the file could not be read or written
+  bool already = false;      // every resolvable ip already had a SymbolRecord; nothing done
+  bool cut_partial = false;  // unreadable trailing bytes (a cut-off record) were left out
   size_t appended = 0;
   size_t events = 0;
   SymbolizeStats stats;
-  std::string message;         // why !ok
+  std::string message;  // why !ok
 };
 
 // Adds one SymbolRecord per resolved ip that has none yet to the trace at `path`

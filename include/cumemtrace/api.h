@@ -64,10 +64,10 @@ int cumemtrace_reset_peak(void);
 
 /* Allocations made since the last reset and live now, grouped by device and stack. */
 struct cumemtrace_live_site {
-  int32_t device;    /* CUDA device ordinal */
-  uint32_t n_frames; /* entries of `frames` in use */
-  uint64_t bytes;    /* live bytes from this stack */
-  uint64_t count;    /* live allocations from this stack */
+  int32_t device;                          /* CUDA device ordinal */
+  uint32_t n_frames;                       /* entries of `frames` in use */
+  uint64_t bytes;                          /* live bytes from this stack */
+  uint64_t count;                          /* live allocations from this stack */
   uint64_t frames[CUMEMTRACE_SITE_FRAMES]; /* return addresses, innermost first (the tracer's own
                                               frames dropped): name them with dladdr() */
 };
@@ -98,8 +98,8 @@ struct cumemtrace_segment {
 };
 
 struct cumemtrace_block {
-  uint64_t size;  /* bytes */
-  uint32_t state; /* enum cumemtrace_block_state */
+  uint64_t size;     /* bytes */
+  uint32_t state;    /* enum cumemtrace_block_state */
   uint32_t reserved; /* zero */
 };
 

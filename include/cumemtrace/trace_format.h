@@ -27,22 +27,22 @@ namespace cumemtrace::format {
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
 inline constexpr uint16_t kVersionMinor = 10;  // 1.1: DeviceSnapshot::pool_reserved_bytes
-                                              // 1.2: ChecksumRecord after every flush; capture
-                                              //      flags (events, snapshots)
-                                              // 1.3: snapshots of one moment, sampled peaks,
-                                              //      other processes on each GPU
-                                              // 1.4: a caching allocator's block map
-                                              // 1.5: marks
-                                              // 1.6: Python frames (PyString, PyFrame,
-                                              //      EventPython after an EventRecord)
-                                              // 1.7: zstd-compressed flushes
-                                              // 1.8: the launcher's facts (ProcessLineage)
-                                              // 1.9: graph memory, arrays, IPC imports
-                                              // 1.10: numbered chunks (ChunkSequenceRecord,
-                                              //       FileHeader::trace_id); RangeEnd; the
-                                              //       End record's reason and exec target;
-                                              //       late NVML readings (kLateReading,
-                                              //       moment bit 1)
+                                               // 1.2: ChecksumRecord after every flush; capture
+                                               //      flags (events, snapshots)
+                                               // 1.3: snapshots of one moment, sampled peaks,
+                                               //      other processes on each GPU
+                                               // 1.4: a caching allocator's block map
+                                               // 1.5: marks
+                                               // 1.6: Python frames (PyString, PyFrame,
+                                               //      EventPython after an EventRecord)
+                                               // 1.7: zstd-compressed flushes
+                                               // 1.8: the launcher's facts (ProcessLineage)
+                                               // 1.9: graph memory, arrays, IPC imports
+                                               // 1.10: numbered chunks (ChunkSequenceRecord,
+                                               //       FileHeader::trace_id); RangeEnd; the
+                                               //       End record's reason and exec target;
+                                               //       late NVML readings (kLateReading,
+                                               //       moment bit 1)
 
 #pragma pack(push, 1)
 
@@ -121,7 +121,7 @@ enum class MarkSource : uint8_t {
 struct MarkRecord {
   uint64_t time_ns;  // CLOCK_MONOTONIC
   uint32_t tid;
-  uint8_t source;    // MarkSource
+  uint8_t source;  // MarkSource
   uint8_t reserved[3];
   // then: string name
 };
@@ -150,18 +150,19 @@ struct ProcessLineage {
 };
 // The environment variables recorded in ProcessLineage's launcher string.
 inline constexpr std::string_view kLauncherVariables[] = {
-    "SLURM_JOB_ID",        "SLURM_STEP_ID",     "SLURM_PROCID",     "SLURM_ARRAY_JOB_ID",
-    "SLURM_ARRAY_TASK_ID", "TORCHELASTIC_RUN_ID", "GROUP_RANK",     "LOCAL_WORLD_SIZE",
-    "MASTER_ADDR",         "MASTER_PORT",       "KUBERNETES_SERVICE_HOST", "POD_NAME",
-    "POD_NAMESPACE",       "JOB_COMPLETION_INDEX",
+    "SLURM_JOB_ID",       "SLURM_STEP_ID",           "SLURM_PROCID",
+    "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",     "TORCHELASTIC_RUN_ID",
+    "GROUP_RANK",         "LOCAL_WORLD_SIZE",        "MASTER_ADDR",
+    "MASTER_PORT",        "KUBERNETES_SERVICE_HOST", "POD_NAME",
+    "POD_NAMESPACE",      "JOB_COMPLETION_INDEX",
 };
 
 // One per device ordinal the process touched, written before its first event is used.
 struct DeviceRecord {
-  int32_t ordinal;        // CUDA device ordinal (as the process sees it)
-  int32_t nvml_index;     // NVML index of the same GPU (matched by UUID); -1 unknown
-  uint64_t total_bytes;   // cuDeviceTotalMem
-  uint8_t uuid[16];       // cuDeviceGetUuid
+  int32_t ordinal;       // CUDA device ordinal (as the process sees it)
+  int32_t nvml_index;    // NVML index of the same GPU (matched by UUID); -1 unknown
+  uint64_t total_bytes;  // cuDeviceTotalMem
+  uint8_t uuid[16];      // cuDeviceGetUuid
   // then: string name
 };
 
@@ -183,23 +184,23 @@ struct StackNodeRecord {
 
 // 1.9: graph-launch, graph-exec-destroy, graph-mem-trim (the CUDA graph memory pool)
 enum class Op : uint8_t {
-  kAlloc = 1,          // memory came into being (incl. cuMemCreate's physical handle)
-  kFree = 2,           // ... and went away (incl. cuMemRelease)
-  kMap = 3,            // cuMemMap: physical `handle` mapped at [address, address+size)
-  kUnmap = 4,          // cuMemUnmap
-  kReserve = 5,        // cuMemAddressReserve: address space only
-  kReserveFree = 6,    // cuMemAddressFree
-  kPoolTrim = 7,       // cuMemPoolTrimTo(handle = pool, size = bytes to keep)
-  kContextCreate = 8,  // a context came into being on `device`; size = NVML delta
-  kRetain = 9,         // 1.1: cuMemRetainAllocationHandle: one more reference to the
-                       // physical `handle`, which then takes one more cuMemRelease
+  kAlloc = 1,              // memory came into being (incl. cuMemCreate's physical handle)
+  kFree = 2,               // ... and went away (incl. cuMemRelease)
+  kMap = 3,                // cuMemMap: physical `handle` mapped at [address, address+size)
+  kUnmap = 4,              // cuMemUnmap
+  kReserve = 5,            // cuMemAddressReserve: address space only
+  kReserveFree = 6,        // cuMemAddressFree
+  kPoolTrim = 7,           // cuMemPoolTrimTo(handle = pool, size = bytes to keep)
+  kContextCreate = 8,      // a context came into being on `device`; size = NVML delta
+  kRetain = 9,             // 1.1: cuMemRetainAllocationHandle: one more reference to the
+                           // physical `handle`, which then takes one more cuMemRelease
   kGraphLaunch = 10,       // 1.9: cuGraphLaunch(handle = CUgraphExec, stream); size = the
                            // device's graph pool reserve read right after, or kUnknown64
   kGraphExecDestroy = 11,  // 1.9: cuGraphExecDestroy(handle = CUgraphExec); size as above
   kGraphMemTrim = 12,      // 1.9: cuDeviceGraphMemTrim(device); size as above
-  kShare = 13,         // 1.9: the allocation at `address` (or the physical `handle`, address 0)
-                       // was exported to other processes (cuIpcGetMemHandle,
-                       // cuMemExportToShareableHandle). Changes no bytes: a mark on it.
+  kShare = 13,             // 1.9: the allocation at `address` (or the physical `handle`, address 0)
+                           // was exported to other processes (cuIpcGetMemHandle,
+                           // cuMemExportToShareableHandle). Changes no bytes: a mark on it.
 };
 
 // 1.9: kArray, kIpcImport
@@ -228,9 +229,9 @@ inline constexpr int kKindCount = 12;
 inline constexpr int kSnapshotKinds = 10;
 
 inline constexpr std::string_view kind_name(Kind k) {
-  constexpr std::string_view names[kKindCount] = {
-      "unknown", "device", "pitch", "managed", "async-pool",
-      "vmm-physical", "vmm-map", "vmm-reserve", "host-pinned", "context", "array", "ipc-import"};
+  constexpr std::string_view names[kKindCount] = {"unknown",     "device",       "pitch",   "managed",
+                                                  "async-pool",  "vmm-physical", "vmm-map", "vmm-reserve",
+                                                  "host-pinned", "context",      "array",   "ipc-import"};
   return static_cast<int>(k) < kKindCount ? names[static_cast<int>(k)] : "unknown";
 }
 
@@ -274,23 +275,23 @@ enum EventFlags : uint32_t {
 };
 
 struct EventRecord {
-  uint64_t time_ns;    // CLOCK_MONOTONIC
-  uint64_t address;    // device/host address; 0 for a failed allocation
-  uint64_t size;       // requested bytes (pitch allocations: pitch × height)
-  uint64_t stream;     // CUstream for stream-ordered calls, else 0
-  uint64_t handle;     // VMM: CUmemGenericAllocationHandle; pools: CUmemoryPool;
-                       // contexts: CUcontext; 1.9: a cuIpcOpenMemHandle ipc-import: the
-                       // exporter's pid, 0 when unknown (a real driver's handle is opaque);
-                       // else 0
-  uint32_t tid;        // gettid()
-  int32_t device;      // device ordinal; -1 for host memory or when unknown
-  uint32_t stack_id;   // StackNodeRecord id of the innermost frame; 0: none
-  int32_t result;      // CUresult (or cudaError_t with kEventRuntimeLayer); frees are
-                       // recorded as the call is made, with 0 (see kEventRestored)
-  uint16_t api;        // ApiNameRecord id of the entry point the program called
-  uint8_t op;          // Op
-  uint8_t kind;        // Kind
-  uint32_t flags;      // EventFlags
+  uint64_t time_ns;   // CLOCK_MONOTONIC
+  uint64_t address;   // device/host address; 0 for a failed allocation
+  uint64_t size;      // requested bytes (pitch allocations: pitch × height)
+  uint64_t stream;    // CUstream for stream-ordered calls, else 0
+  uint64_t handle;    // VMM: CUmemGenericAllocationHandle; pools: CUmemoryPool;
+                      // contexts: CUcontext; 1.9: a cuIpcOpenMemHandle ipc-import: the
+                      // exporter's pid, 0 when unknown (a real driver's handle is opaque);
+                      // else 0
+  uint32_t tid;       // gettid()
+  int32_t device;     // device ordinal; -1 for host memory or when unknown
+  uint32_t stack_id;  // StackNodeRecord id of the innermost frame; 0: none
+  int32_t result;     // CUresult (or cudaError_t with kEventRuntimeLayer); frees are
+                      // recorded as the call is made, with 0 (see kEventRestored)
+  uint16_t api;       // ApiNameRecord id of the entry point the program called
+  uint8_t op;         // Op
+  uint8_t kind;       // Kind
+  uint32_t flags;     // EventFlags
 };
 static_assert(sizeof(EventRecord) == 64);
 
@@ -349,17 +350,17 @@ struct DeviceSnapshot {
   int32_t device;
   uint32_t reserved;
   uint64_t live_bytes[kSnapshotKinds];  // requested bytes live, indexed by Kind (1.9: kSnapshotKinds)
-  uint64_t live_count;              // live allocations of all kinds on this device
-  uint64_t device_bytes;            // sum over holds_device_memory kinds
-  uint64_t peak_device_bytes;       // highest device_bytes so far ...
-  uint64_t peak_time_ns;            // ... and when it was first reached
-  uint64_t arena_bytes;             // FragmentationFigures, granule from ProcessRecord
+  uint64_t live_count;                  // live allocations of all kinds on this device
+  uint64_t device_bytes;                // sum over holds_device_memory kinds
+  uint64_t peak_device_bytes;           // highest device_bytes so far ...
+  uint64_t peak_time_ns;                // ... and when it was first reached
+  uint64_t arena_bytes;                 // FragmentationFigures, granule from ProcessRecord
   uint64_t arena_count;
   uint64_t gap_bytes;
   uint64_t largest_gap;
-  uint64_t nvml_process_used;       // NVML: this process's used device memory, or kUnknown64
-  uint64_t nvml_device_free;        // NVML: device free bytes, or kUnknown64
-  uint64_t nvml_device_total;       // NVML: device total bytes, or kUnknown64
+  uint64_t nvml_process_used;  // NVML: this process's used device memory, or kUnknown64
+  uint64_t nvml_device_free;   // NVML: device free bytes, or kUnknown64
+  uint64_t nvml_device_total;  // NVML: device total bytes, or kUnknown64
   // 1.1: memory the device's default stream-ordered pool holds (live async allocations
   // plus what it keeps for reuse: CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), or kUnknown64.
   uint64_t pool_reserved_bytes;
@@ -418,22 +419,22 @@ struct AllocatorSegmentsRecord {
   // then: string allocator ("pytorch"), segment_count × AllocatorSegment, block_count × AllocatorBlock
 };
 struct AllocatorSegment {
-  uint64_t address;          // device address of the segment
+  uint64_t address;  // device address of the segment
   uint64_t total_bytes;
   uint64_t allocated_bytes;  // the allocator's own count of its active_allocated bytes
   uint64_t stream;
-  uint32_t first_block;      // its blocks: [first_block, first_block + block_count), in
-  uint32_t block_count;      // address order, tiling the segment
-  uint32_t flags;            // AllocatorSegmentFlags
+  uint32_t first_block;  // its blocks: [first_block, first_block + block_count), in
+  uint32_t block_count;  // address order, tiling the segment
+  uint32_t flags;        // AllocatorSegmentFlags
   uint32_t reserved;
 };
 enum AllocatorSegmentFlags : uint32_t {
   kSegmentSmall = 1u << 0,  // the allocator's small pool (PyTorch: segment_type "small")
 };
 enum class BlockState : uint32_t {
-  kInactive = 0,            // free, reusable by a request that fits
-  kActiveAllocated = 1,     // handed out
-  kActivePendingFree = 2,   // freed by the program, waiting on a stream event
+  kInactive = 0,           // free, reusable by a request that fits
+  kActiveAllocated = 1,    // handed out
+  kActivePendingFree = 2,  // freed by the program, waiting on a stream event
 };
 inline constexpr uint32_t kBlockStateCount = 3;
 struct AllocatorBlock {

@@ -23,11 +23,13 @@ constexpr size_t kMaxSegments = size_t(1) << 19, kMaxBlocks = size_t(1) << 21, k
 // Why the arguments cannot be recorded, or null when they can.
 const char* invalid(const char* allocator, const cumemtrace_segment* segs, size_t n_segs,
                     const cumemtrace_block* blocks, size_t n_blocks) {
-  if (!allocator || strnlen(allocator, kMaxAllocatorName + 1) > kMaxAllocatorName) return "allocator name null or over 64 bytes";
+  if (!allocator || strnlen(allocator, kMaxAllocatorName + 1) > kMaxAllocatorName)
+    return "allocator name null or over 64 bytes";
   if ((n_segs && !segs) || (n_blocks && !blocks)) return "null array";
   if (n_segs > kMaxSegments || n_blocks > kMaxBlocks) return "too many segments or blocks";
   for (size_t i = 0; i < n_segs; ++i)
-    if (uint64_t(segs[i].first_block) + segs[i].block_count > n_blocks) return "a segment's blocks lie outside the block array";
+    if (uint64_t(segs[i].first_block) + segs[i].block_count > n_blocks)
+      return "a segment's blocks lie outside the block array";
   for (size_t i = 0; i < n_blocks; ++i)
     if (blocks[i].state >= format::kBlockStateCount) return "unknown block state";
   return nullptr;
@@ -36,8 +38,13 @@ const char* invalid(const char* allocator, const cumemtrace_segment* segs, size_
 std::string encode(const char* allocator, int32_t device, const cumemtrace_segment* segs, size_t n_segs,
                    const cumemtrace_block* blocks, size_t n_blocks) {
   const std::string_view name(allocator);
-  format::AllocatorSegmentsRecord head{monotonic_now_ns(), device, uint32_t(n_segs), uint32_t(n_blocks),
-                                       sizeof(format::AllocatorSegment), sizeof(format::AllocatorBlock), 0};
+  format::AllocatorSegmentsRecord head{monotonic_now_ns(),
+                                       device,
+                                       uint32_t(n_segs),
+                                       uint32_t(n_blocks),
+                                       sizeof(format::AllocatorSegment),
+                                       sizeof(format::AllocatorBlock),
+                                       0};
   const size_t payload = sizeof head + strings_bytes(name) + n_segs * sizeof(format::AllocatorSegment) +
                          n_blocks * sizeof(format::AllocatorBlock);
   const format::RecordHeader h{uint16_t(format::RecordType::kAllocatorSegments), 0, uint32_t(payload)};
@@ -48,8 +55,14 @@ std::string encode(const char* allocator, int32_t device, const cumemtrace_segme
   put_string(out, name);
   for (size_t i = 0; i < n_segs; ++i) {
     const cumemtrace_segment& s = segs[i];
-    const format::AllocatorSegment e{s.address, s.total_size, s.allocated_size, s.stream, s.first_block,
-                                     s.block_count, s.is_small ? uint32_t(format::kSegmentSmall) : 0u, 0};
+    const format::AllocatorSegment e{s.address,
+                                     s.total_size,
+                                     s.allocated_size,
+                                     s.stream,
+                                     s.first_block,
+                                     s.block_count,
+                                     s.is_small ? uint32_t(format::kSegmentSmall) : 0u,
+                                     0};
     put_bytes(out, &e, sizeof e);
   }
   for (size_t i = 0; i < n_blocks; ++i) {
@@ -95,19 +108,19 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_stats(cumemtrac
     if (!device_stats(stats)) return -1;
     for (size_t i = 0; i < stats.size() && i < capacity; ++i) {
       const DeviceStats& d = stats[i];
-      out[i] = {d.device, 0, d.live_bytes, d.peak, d.peak_since_reset, d.live_since_reset_bytes, d.live_since_reset_count};
+      out[i] = {
+          d.device, 0, d.live_bytes, d.peak, d.peak_since_reset, d.live_since_reset_bytes, d.live_since_reset_count};
     }
     return int(stats.size());
-  } catch (...) {
-    return -1;
-  }
+  } catch (...) { return -1; }
 }
 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_reset_peak(void) {
   return cumemtrace::interpose::reset_peak() ? 0 : -1;
 }
 
-extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites(cumemtrace_live_site* out, size_t capacity) {
+extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites(cumemtrace_live_site* out,
+                                                                            size_t capacity) {
   using namespace cumemtrace::interpose;
   if (!out && capacity) return -1;
   try {
@@ -122,7 +135,5 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites(cume
       o.n_frames = stack_frames(sites[i].stack, o.frames, CUMEMTRACE_SITE_FRAMES);
     }
     return int(sites.size());
-  } catch (...) {
-    return -1;
-  }
+  } catch (...) { return -1; }
 }

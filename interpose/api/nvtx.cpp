@@ -47,8 +47,22 @@ constexpr size_t kMaxNamed = 64;
 thread_local std::vector<std::string> t_names;
 
 // The chained tool's function for each slot we fill (null: none, or no tool).
-enum Slot { kPushA, kPushEx, kPop, kMarkA, kMarkEx, kStartA, kStartEx, kEnd, kDomainPush, kDomainPop,
-            kDomainMark, kDomainStart, kDomainEnd, kSlotCount };
+enum Slot {
+  kPushA,
+  kPushEx,
+  kPop,
+  kMarkA,
+  kMarkEx,
+  kStartA,
+  kStartEx,
+  kEnd,
+  kDomainPush,
+  kDomainPop,
+  kDomainMark,
+  kDomainStart,
+  kDomainEnd,
+  kSlotCount
+};
 std::atomic<void*> g_next[kSlotCount];
 std::atomic<bool> g_chained{false};  // a tool's InitializeInjectionNvtx2 ran: its registered strings
 
@@ -240,8 +254,7 @@ InitFn chained_init() {
     }
     auto init = lib ? reinterpret_cast<InitFn>(real_dlsym()(lib, "InitializeInjectionNvtx2")) : nullptr;
     if (!init || init == reinterpret_cast<InitFn>(real_dlsym()(RTLD_DEFAULT, "InitializeInjectionNvtx2"))) {
-      log_warn("NVTX: cannot chain to {} (the tool NVTX_INJECTION64_PATH named): its NVTX calls go unseen by it",
-               path);
+      log_warn("NVTX: cannot chain to {} (the tool NVTX_INJECTION64_PATH named): its NVTX calls go unseen by it", path);
       return nullptr;
     }
     log_info("NVTX: chained to {}: it sees every NVTX call, and marks reach the trace", path);
@@ -265,9 +278,10 @@ void warn_if_nvtx_elsewhere() {
                    : nullptr;
   char* named = realpath(path, nullptr);
   if (!mine || !named || std::strcmp(mine, named) != 0)
-    log_warn("NVTX_INJECTION64_PATH names another tool ({}): NVTX ranges and marks do not reach the trace "
-             "(`cumemtrace run` chains to a tool set before it)",
-             path);
+    log_warn(
+        "NVTX_INJECTION64_PATH names another tool ({}): NVTX ranges and marks do not reach the trace "
+        "(`cumemtrace run` chains to a tool set before it)",
+        path);
   std::free(mine);
   std::free(named);
 }

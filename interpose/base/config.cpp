@@ -17,9 +17,10 @@ namespace {
 // Straight to stderr: the logger itself is configured from here (CUMEMTRACE_LOG).
 void warn_config(const char* name, const char* value, const char* what) {
   char line[512];
-  const int n = std::snprintf(line, sizeof line, "cumemtrace[%d]: warning: %s=\"%.200s\" %s\n", int(getpid()), name,
-                              value, what);
-  if (n > 0 && write(STDERR_FILENO, line, std::min<size_t>(size_t(n), sizeof line - 1)) < 0) return;  // nowhere to say it
+  const int n =
+      std::snprintf(line, sizeof line, "cumemtrace[%d]: warning: %s=\"%.200s\" %s\n", int(getpid()), name, value, what);
+  if (n > 0 && write(STDERR_FILENO, line, std::min<size_t>(size_t(n), sizeof line - 1)) < 0)
+    return;  // nowhere to say it
 }
 
 std::string env_string(const char* name, const char* fallback) {
@@ -39,7 +40,9 @@ uint64_t env_number(const char* name, uint64_t fallback, uint64_t lo, uint64_t h
     return fallback;
   }
   if (n < lo || n > hi) {
-    warn_config(name, v, n < lo ? "is below the smallest value allowed; that is used" : "is above the largest value allowed; that is used");
+    warn_config(name, v,
+                n < lo ? "is below the smallest value allowed; that is used"
+                       : "is above the largest value allowed; that is used");
     return n < lo ? lo : hi;
   }
   return n;
@@ -51,8 +54,9 @@ bool env_flag(const char* name, bool fallback = false) {
     if (strcasecmp(v.c_str(), yes) == 0) return true;
   for (const char* no : {"", "0", "false", "no", "off"})
     if (strcasecmp(v.c_str(), no) == 0) return false;
-  warn_config(name, v.c_str(), fallback ? "is not one of 1/0, true/false, yes/no, on/off; taken as on"
-                                         : "is not one of 1/0, true/false, yes/no, on/off; taken as off");
+  warn_config(name, v.c_str(),
+              fallback ? "is not one of 1/0, true/false, yes/no, on/off; taken as on"
+                       : "is not one of 1/0, true/false, yes/no, on/off; taken as off");
   return fallback;
 }
 

@@ -24,7 +24,9 @@ void put_string(Out& out, std::string_view s) {
 
 inline size_t strings_bytes() { return 0; }
 template <class... S>
-size_t strings_bytes(std::string_view s, const S&... rest) { return 4 + s.size() + strings_bytes(rest...); }
+size_t strings_bytes(std::string_view s, const S&... rest) {
+  return 4 + s.size() + strings_bytes(rest...);
+}
 
 // One record: header, fixed part, then each string as u32 length + bytes.
 template <class Out, class Fixed, class... S>

@@ -17,19 +17,24 @@ spdlog::logger& logger();
 void log_after_fork_child();
 
 template <class... A>
-void log_warn(spdlog::format_string_t<A...> f, A&&... a) { logger().warn(f, std::forward<A>(a)...); }
+void log_warn(spdlog::format_string_t<A...> f, A&&... a) {
+  logger().warn(f, std::forward<A>(a)...);
+}
 template <class... A>
-void log_info(spdlog::format_string_t<A...> f, A&&... a) { logger().info(f, std::forward<A>(a)...); }
+void log_info(spdlog::format_string_t<A...> f, A&&... a) {
+  logger().info(f, std::forward<A>(a)...);
+}
 template <class... A>
-void log_debug(spdlog::format_string_t<A...> f, A&&... a) { logger().debug(f, std::forward<A>(a)...); }
+void log_debug(spdlog::format_string_t<A...> f, A&&... a) {
+  logger().debug(f, std::forward<A>(a)...);
+}
 
 // Warns the first time a given call site is reached; later ones stay quiet so a
 // failing condition in a hot hook cannot flood stderr.
-#define log_once_warn(...)                                    \
-  do {                                                        \
-    static std::atomic<bool> cumemtrace_warned_{false};       \
-    if (!cumemtrace_warned_.exchange(true))                   \
-      ::cumemtrace::interpose::log_warn(__VA_ARGS__);         \
+#define log_once_warn(...)                                                                  \
+  do {                                                                                      \
+    static std::atomic<bool> cumemtrace_warned_{false};                                     \
+    if (!cumemtrace_warned_.exchange(true)) ::cumemtrace::interpose::log_warn(__VA_ARGS__); \
   } while (0)
 
 }  // namespace cumemtrace::interpose

@@ -30,8 +30,8 @@ ContextProbe::ContextProbe(const DriverCall& call, CUdevice dev, Mode mode) : de
     unsigned flags = 0;
     int active = 0;
     // Retaining an already active primary context creates nothing.
-    if (!own || (d && d->primary_ctx_get_state &&
-                 d->primary_ctx_get_state(dev, &flags, &active) == CUDA_SUCCESS && active))
+    if (!own ||
+        (d && d->primary_ctx_get_state && d->primary_ctx_get_state(dev, &flags, &active) == CUDA_SUCCESS && active))
       creates_ = false;
   }
   if (!creates_) return;
@@ -51,8 +51,13 @@ void ContextProbe::record(DriverCall& call, CUresult r, uint64_t ctx) const {
     if (after.process_used != format::kUnknown64 && after.process_used > used_before_)
       cost = after.process_used - used_before_;
   }
-  call.record({.op = format::Op::kContextCreate, .kind = format::Kind::kContext, .result = r, .address = ctx,
-               .size = cost, .handle = ctx, .device = dev_});
+  call.record({.op = format::Op::kContextCreate,
+               .kind = format::Kind::kContext,
+               .result = r,
+               .address = ctx,
+               .size = cost,
+               .handle = ctx,
+               .device = dev_});
 }
 
 }  // namespace cumemtrace::interpose

@@ -36,11 +36,11 @@ char** fill(char** argv, const char* first, va_list ap, bool envp_follows) {
 }  // namespace
 
 // alloca must run in the caller's frame, hence a macro: the vector outlives the call below.
-#define COLLECT(argv, first, envp_follows, envp)                                      \
-  va_list ap;                                                                        \
-  va_start(ap, first);                                                               \
-  char** argv = static_cast<char**>(alloca((count_after(first, ap) + 1) * sizeof(char*)));  \
-  char** envp = fill(argv, first, ap, envp_follows);                                 \
+#define COLLECT(argv, first, envp_follows, envp)                                           \
+  va_list ap;                                                                              \
+  va_start(ap, first);                                                                     \
+  char** argv = static_cast<char**>(alloca((count_after(first, ap) + 1) * sizeof(char*))); \
+  char** envp = fill(argv, first, ap, envp_follows);                                       \
   va_end(ap)
 
 extern "C" __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {

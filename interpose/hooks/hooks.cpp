@@ -35,13 +35,13 @@ Ret unresolved() {
   }
 }
 
-#define SLOT_WRAPPERS(Ret, symbol, body, params, args)                           \
-  using symbol##_fn = Ret(*) params;                                              \
-  template <int Slot>                                                             \
-  Ret symbol##_slot params {                                                      \
-    auto real = reinterpret_cast<symbol##_fn>(real_fn(HookId::symbol, Slot));     \
-    if (!real) return unresolved<Ret>();                                          \
-    return body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                    \
+#define SLOT_WRAPPERS(Ret, symbol, body, params, args)                        \
+  using symbol##_fn = Ret(*) params;                                          \
+  template <int Slot>                                                         \
+  Ret symbol##_slot params {                                                  \
+    auto real = reinterpret_cast<symbol##_fn>(real_fn(HookId::symbol, Slot)); \
+    if (!real) return unresolved<Ret>();                                      \
+    return body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);             \
   }
 #define DRIVER_HOOK(symbol, body, base, since, params, args) SLOT_WRAPPERS(CUresult, symbol, body, params, args)
 #define PROC_HOOK(symbol, body, base, since, params, args) SLOT_WRAPPERS(CUresult, symbol, body, params, args)
@@ -51,7 +51,7 @@ Ret unresolved() {
 #include "hook_table.def"
 
 static_assert(kSlots == 4, "the wrapper table below lists four slots");
-#define WRAPPER_ROW(symbol)                                                                   \
+#define WRAPPER_ROW(symbol)                                                                \
   {reinterpret_cast<void*>(&symbol##_slot<0>), reinterpret_cast<void*>(&symbol##_slot<1>), \
    reinterpret_cast<void*>(&symbol##_slot<2>), reinterpret_cast<void*>(&symbol##_slot<3>)},
 void* const kWrappers[kHookCount][kSlots] = {
@@ -82,12 +82,12 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
 
 // The exported entry points. Their real function depends on who calls (resolve.h), so
 // they pass their return address along; slot 0's wrapper is only for is_wrapper.
-#define EXPORT_HOOK(Ret, symbol, body, params, args)                                                      \
+#define EXPORT_HOOK(Ret, symbol, body, params, args)                                                       \
   extern "C" CUMEMTRACE_EXPORT Ret symbol params {                                                         \
     using namespace cumemtrace::interpose;                                                                 \
     auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
     if (!real) return unresolved<Ret>();                                                                   \
-    return body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                             \
+    return body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                          \
   }
 #define DRIVER_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
 #define PROC_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
@@ -99,6 +99,6 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
     using namespace cumemtrace::interpose;                                                                 \
     auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
     if (!real) exit_without_libc();                                                                        \
-    body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                                    \
+    body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                                 \
   }
 #include "hook_table.def"

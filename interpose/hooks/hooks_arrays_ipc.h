@@ -18,7 +18,11 @@ namespace cumemtrace::interpose {
 inline uint32_t size_flags(uint64_t size) { return size ? 0u : uint32_t(format::kEventSizeUnknown); }
 
 inline CUresult record_array(DriverCall& call, CUresult r, uint64_t handle, uint64_t size) {
-  call.record({.op = Op::kAlloc, .kind = Kind::kArray, .result = r, .address = handle, .size = size,
+  call.record({.op = Op::kAlloc,
+               .kind = Kind::kArray,
+               .result = r,
+               .address = handle,
+               .size = size,
                .flags = size_flags(size)});
   return r;
 }
@@ -35,8 +39,8 @@ CUresult on_array_3d_create(HookId id, auto real, CUarray* handle, const CUDA_AR
   return record_array(call, r, out(r, handle), array_bytes(desc));
 }
 
-CUresult on_mipmapped_array_create(HookId id, auto real, CUmipmappedArray* handle,
-                                   const CUDA_ARRAY3D_DESCRIPTOR* desc, unsigned levels) {
+CUresult on_mipmapped_array_create(HookId id, auto real, CUmipmappedArray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc,
+                                   unsigned levels) {
   DriverCall call(id);
   const CUresult r = real(handle, desc, levels);
   return record_array(call, r, out(r, handle), mipmapped_array_bytes(desc, levels));
@@ -75,7 +79,11 @@ CUresult on_mem_export_shareable(HookId id, auto real, void* shareable, CUmemGen
 inline EventDraft import_of(int32_t result, uint64_t address) {
   const uint64_t asked = address ? range_size_of(address) : 0;
   const uint64_t size = asked == format::kUnknown64 ? 0 : asked;
-  return {.op = Op::kAlloc, .kind = Kind::kIpcImport, .result = result, .address = address, .size = size,
+  return {.op = Op::kAlloc,
+          .kind = Kind::kIpcImport,
+          .result = result,
+          .address = address,
+          .size = size,
           .flags = result == 0 ? size_flags(size) : 0u};
 }
 
@@ -95,7 +103,10 @@ CUresult on_mem_import_shareable(HookId id, auto real, CUmemGenericAllocationHan
                                  CUmemAllocationHandleType type) {
   DriverCall call(id);
   const CUresult r = real(handle, os_handle, type);
-  call.record({.op = Op::kAlloc, .kind = Kind::kIpcImport, .result = r, .handle = out(r, handle),
+  call.record({.op = Op::kAlloc,
+               .kind = Kind::kIpcImport,
+               .result = r,
+               .handle = out(r, handle),
                .flags = r == CUDA_SUCCESS ? uint32_t(format::kEventSizeUnknown) : 0u});
   return r;
 }
@@ -108,12 +119,16 @@ inline uint64_t texel_bytes(const cudaChannelFormatDesc* d) {
 }
 inline uint64_t one(size_t v) { return v ? v : 1; }
 
-cudaError_t on_cuda_malloc_array(HookId id, auto real, cudaArray_t* a, const cudaChannelFormatDesc* desc,
-                                 size_t width, size_t height, unsigned flags) {
+cudaError_t on_cuda_malloc_array(HookId id, auto real, cudaArray_t* a, const cudaChannelFormatDesc* desc, size_t width,
+                                 size_t height, unsigned flags) {
   RuntimeCall call(id);
   const cudaError_t r = real(a, desc, width, height, flags);
   const uint64_t size = one(width) * one(height) * texel_bytes(desc);
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kArray, .result = r, .address = out(r, a), .size = size,
+  call.fallback({.op = Op::kAlloc,
+                 .kind = Kind::kArray,
+                 .result = r,
+                 .address = out(r, a),
+                 .size = size,
                  .flags = size_flags(size)});
   return r;
 }
@@ -123,7 +138,11 @@ cudaError_t on_cuda_malloc_3d_array(HookId id, auto real, cudaArray_t* a, const 
   RuntimeCall call(id);
   const cudaError_t r = real(a, desc, extent, flags);
   const uint64_t size = one(extent.width) * one(extent.height) * one(extent.depth) * texel_bytes(desc);
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kArray, .result = r, .address = out(r, a), .size = size,
+  call.fallback({.op = Op::kAlloc,
+                 .kind = Kind::kArray,
+                 .result = r,
+                 .address = out(r, a),
+                 .size = size,
                  .flags = size_flags(size)});
   return r;
 }
@@ -134,10 +153,14 @@ cudaError_t on_cuda_malloc_mipmapped_array(HookId id, auto real, cudaMipmappedAr
   RuntimeCall call(id);
   const cudaError_t r = real(a, desc, extent, levels, flags);
   // Driver's view of the same request: texel_bytes as one 8-bit channel per byte.
-  const CUDA_ARRAY3D_DESCRIPTOR d{extent.width, extent.height, extent.depth, CU_AD_FORMAT_UNSIGNED_INT8,
-                                  unsigned(texel_bytes(desc)), flags};
+  const CUDA_ARRAY3D_DESCRIPTOR d{
+      extent.width, extent.height, extent.depth, CU_AD_FORMAT_UNSIGNED_INT8, unsigned(texel_bytes(desc)), flags};
   const uint64_t size = mipmapped_array_bytes(&d, levels);
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kArray, .result = r, .address = out(r, a), .size = size,
+  call.fallback({.op = Op::kAlloc,
+                 .kind = Kind::kArray,
+                 .result = r,
+                 .address = out(r, a),
+                 .size = size,
                  .flags = size_flags(size)});
   return r;
 }

@@ -25,8 +25,8 @@ auto on_capture_begin(HookId, auto real, auto stream, auto... rest) {
 // wrong thread or for a bad argument does not.
 auto on_capture_end(HookId, auto real, auto stream, auto graph) {
   const auto r = real(stream, graph);
-  capture_end_after(bits(stream), int(r) != int(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) &&
-                                      int(r) != int(CUDA_ERROR_INVALID_VALUE));
+  capture_end_after(bits(stream),
+                    int(r) != int(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD) && int(r) != int(CUDA_ERROR_INVALID_VALUE));
   return r;
 }
 

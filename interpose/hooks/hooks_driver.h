@@ -55,26 +55,36 @@ CUresult on_mem_alloc_async(HookId id, auto real, CUdeviceptr* dptr, size_t size
   DriverCall call(id);
   const uint32_t flags = captured(stream);
   const CUresult r = real(dptr, size, stream);
-  call.record({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, dptr), .size = size,
-               .stream = bits(stream), .flags = flags});
+  call.record({.op = Op::kAlloc,
+               .kind = Kind::kAsyncPool,
+               .result = r,
+               .address = out(r, dptr),
+               .size = size,
+               .stream = bits(stream),
+               .flags = flags});
   return r;
 }
 
-CUresult on_mem_alloc_pool(HookId id, auto real, CUdeviceptr* dptr, size_t size, CUmemoryPool pool,
-                           CUstream stream) {
+CUresult on_mem_alloc_pool(HookId id, auto real, CUdeviceptr* dptr, size_t size, CUmemoryPool pool, CUstream stream) {
   DriverCall call(id);
   const uint32_t flags = captured(stream);
   const CUresult r = real(dptr, size, pool, stream);
-  call.record({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, dptr), .size = size,
-               .stream = bits(stream), .handle = bits(pool), .flags = flags});
+  call.record({.op = Op::kAlloc,
+               .kind = Kind::kAsyncPool,
+               .result = r,
+               .address = out(r, dptr),
+               .size = size,
+               .stream = bits(stream),
+               .handle = bits(pool),
+               .flags = flags});
   return r;
 }
 
 CUresult on_mem_free_async(HookId id, auto real, CUdeviceptr dptr, CUstream stream) {
   DriverCall call(id);
-  const auto freed = dptr ? call.record_before({.op = Op::kFree, .address = dptr, .stream = bits(stream),
-                                                .flags = captured(stream)})
-                           : format::EventRecord{};
+  const auto freed =
+      dptr ? call.record_before({.op = Op::kFree, .address = dptr, .stream = bits(stream), .flags = captured(stream)})
+           : format::EventRecord{};
   const CUresult r = real(dptr, stream);
   call.restore_if_failed(freed, r);
   return r;
@@ -83,7 +93,11 @@ CUresult on_mem_free_async(HookId id, auto real, CUdeviceptr dptr, CUstream stre
 CUresult on_mem_pool_trim(HookId id, auto real, CUmemoryPool pool, size_t keep) {
   DriverCall call(id);
   const CUresult r = real(pool, keep);
-  call.record({.op = Op::kPoolTrim, .kind = Kind::kAsyncPool, .result = r, .size = keep, .handle = bits(pool),
+  call.record({.op = Op::kPoolTrim,
+               .kind = Kind::kAsyncPool,
+               .result = r,
+               .size = keep,
+               .handle = bits(pool),
                .device = -1});  // the tracker puts it on the pool's device
   return r;
 }
@@ -93,8 +107,12 @@ CUresult on_mem_create(HookId id, auto real, CUmemGenericAllocationHandle* handl
   DriverCall call(id);
   const CUresult r = real(handle, size, prop, flags);
   const bool on_device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
-  call.record({.op = Op::kAlloc, .kind = Kind::kVmmPhysical, .result = r, .size = size,
-               .handle = out(r, handle), .device = on_device ? prop->location.id : -1});
+  call.record({.op = Op::kAlloc,
+               .kind = Kind::kVmmPhysical,
+               .result = r,
+               .size = size,
+               .handle = out(r, handle),
+               .device = on_device ? prop->location.id : -1});
   return r;
 }
 
@@ -108,8 +126,12 @@ CUresult on_mem_release(HookId id, auto real, CUmemGenericAllocationHandle handl
 CUresult on_mem_retain(HookId id, auto real, CUmemGenericAllocationHandle* handle, void* addr) {
   DriverCall call(id);
   const CUresult r = real(handle, addr);
-  call.record({.op = Op::kRetain, .kind = Kind::kVmmPhysical, .result = r, .address = bits(addr),
-               .handle = out(r, handle), .device = -1});  // the tracker puts it on the handle's device
+  call.record({.op = Op::kRetain,
+               .kind = Kind::kVmmPhysical,
+               .result = r,
+               .address = bits(addr),
+               .handle = out(r, handle),
+               .device = -1});  // the tracker puts it on the handle's device
   return r;
 }
 
@@ -132,38 +154,39 @@ CUresult on_mem_reserve(HookId id, auto real, CUdeviceptr* ptr, size_t size, siz
                         unsigned long long flags) {
   DriverCall call(id);
   const CUresult r = real(ptr, size, align, addr, flags);
-  call.record({.op = Op::kReserve, .kind = Kind::kVmmReserve, .result = r, .address = out(r, ptr), .size = size,
-               .device = -1});
+  call.record(
+      {.op = Op::kReserve, .kind = Kind::kVmmReserve, .result = r, .address = out(r, ptr), .size = size, .device = -1});
   return r;
 }
 
 CUresult on_mem_reserve_free(HookId id, auto real, CUdeviceptr ptr, size_t size) {
   DriverCall call(id);
   const CUresult r = real(ptr, size);
-  call.record({.op = Op::kReserveFree, .kind = Kind::kVmmReserve, .result = r, .address = ptr, .size = size,
-               .device = -1});
+  call.record(
+      {.op = Op::kReserveFree, .kind = Kind::kVmmReserve, .result = r, .address = ptr, .size = size, .device = -1});
   return r;
 }
 
 CUresult on_mem_alloc_host(HookId id, auto real, void** pp, size_t size) {
   DriverCall call(id);
   const CUresult r = real(pp, size);
-  call.record({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, pp), .size = size,
-               .device = -1});
+  call.record(
+      {.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, pp), .size = size, .device = -1});
   return r;
 }
 
 CUresult on_mem_host_alloc(HookId id, auto real, void** pp, size_t size, unsigned flags) {
   DriverCall call(id);
   const CUresult r = real(pp, size, flags);
-  call.record({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, pp), .size = size,
-               .device = -1});
+  call.record(
+      {.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, pp), .size = size, .device = -1});
   return r;
 }
 
 CUresult on_mem_free_host(HookId id, auto real, void* p) {
   DriverCall call(id);
-  const auto freed = p ? call.record_before({.op = Op::kFree, .address = bits(p), .device = -1}) : format::EventRecord{};
+  const auto freed =
+      p ? call.record_before({.op = Op::kFree, .address = bits(p), .device = -1}) : format::EventRecord{};
   const CUresult r = real(p);
   call.restore_if_failed(freed, r);
   return r;
@@ -177,7 +200,8 @@ CUresult on_mem_host_register(HookId id, auto real, void* p, size_t size, unsign
   DriverCall call(id);
   const CUresult r = real(p, size, flags);
   if (r == CUDA_SUCCESS)
-    call.record({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = bits(p), .size = size, .device = -1});
+    call.record(
+        {.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = bits(p), .size = size, .device = -1});
   return r;
 }
 
@@ -199,8 +223,8 @@ CUresult on_ctx_create_v2(HookId id, auto real, CUcontext* ctx, unsigned flags, 
   return r;
 }
 
-CUresult on_ctx_create_v3(HookId id, auto real, CUcontext* ctx, CUexecAffinityParam* params, int count,
-                          unsigned flags, CUdevice dev) {
+CUresult on_ctx_create_v3(HookId id, auto real, CUcontext* ctx, CUexecAffinityParam* params, int count, unsigned flags,
+                          CUdevice dev) {
   DriverCall call(id);
   const ContextProbe probe(call, dev, ContextProbe::kNew);
   const CUresult r = real(ctx, params, count, flags, dev);
@@ -249,8 +273,7 @@ CUresult on_get_proc_address(HookId, auto real, const char* symbol, void** pfn, 
   return r;
 }
 
-CUresult on_get_proc_address_v1(HookId, auto real, const char* symbol, void** pfn, int version,
-                                cuuint64_t flags) {
+CUresult on_get_proc_address_v1(HookId, auto real, const char* symbol, void** pfn, int version, cuuint64_t flags) {
   const CUresult r = real(symbol, pfn, version, flags);
   if (r == CUDA_SUCCESS && pfn) *pfn = substitute_proc(symbol, version, flags, *pfn);
   return r;

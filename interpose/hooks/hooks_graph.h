@@ -22,14 +22,24 @@ namespace cumemtrace::interpose {
 // stream (a virtual address, no memory now), with the graph as handle. Only a node that
 // was added is recorded: a refused one is no out-of-memory.
 inline EventDraft node_alloc(int32_t result, uint64_t dptr, uint64_t bytes, uint64_t graph, int32_t device) {
-  return {.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = result, .address = dptr, .size = bytes,
-          .handle = graph, .device = device, .flags = uint32_t(format::kEventCaptured | format::kEventGraphNode)};
+  return {.op = Op::kAlloc,
+          .kind = Kind::kAsyncPool,
+          .result = result,
+          .address = dptr,
+          .size = bytes,
+          .handle = graph,
+          .device = device,
+          .flags = uint32_t(format::kEventCaptured | format::kEventGraphNode)};
 }
 // A free node: carried out when the graph runs. Recorded after the call (the address is
 // not given back now, so no other allocation can take it in between); the tracker puts it
 // on its allocation node's device.
 inline EventDraft node_free(int32_t result, uint64_t dptr, uint64_t graph) {
-  return {.op = Op::kFree, .result = result, .address = dptr, .handle = graph, .device = -1,
+  return {.op = Op::kFree,
+          .result = result,
+          .address = dptr,
+          .handle = graph,
+          .device = -1,
           .flags = uint32_t(format::kEventCaptured | format::kEventGraphNode)};
 }
 
@@ -58,12 +68,17 @@ CUresult on_graph_add_free_node(HookId id, auto real, CUgraphNode* node, CUgraph
 // carry the pool's reserve read right after the call (unknown during a capture).
 inline EventDraft pool_event(Op op, int32_t result, uint64_t exec, uint64_t stream = 0, uint32_t flags = 0) {
   const int32_t device = device_of(0);
-  return {.op = op, .result = result, .size = graph_mem_figures(device).reserved_current, .stream = stream,
-          .handle = exec, .device = device, .flags = flags};
+  return {.op = op,
+          .result = result,
+          .size = graph_mem_figures(device).reserved_current,
+          .stream = stream,
+          .handle = exec,
+          .device = device,
+          .flags = flags};
 }
 inline EventDraft trim_event(int32_t result, int32_t device) {
-  return {.op = Op::kGraphMemTrim, .result = result, .size = graph_mem_figures(device).reserved_current,
-          .device = device};
+  return {
+      .op = Op::kGraphMemTrim, .result = result, .size = graph_mem_figures(device).reserved_current, .device = device};
 }
 
 CUresult on_graph_launch(HookId id, auto real, CUgraphExec exec, CUstream stream) {

@@ -40,8 +40,7 @@ cudaError_t on_cuda_malloc_3d(HookId id, auto real, cudaPitchedPtr* p, cudaExten
   const cudaError_t r = real(p, extent);
   const bool ok = r == cudaSuccess && p;
   const uint64_t bytes = uint64_t(ok ? p->pitch : extent.width) * extent.height * extent.depth;
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kPitch, .result = r, .address = ok ? bits(p->ptr) : 0,
-                 .size = bytes});
+  call.fallback({.op = Op::kAlloc, .kind = Kind::kPitch, .result = r, .address = ok ? bits(p->ptr) : 0, .size = bytes});
   return r;
 }
 
@@ -56,18 +55,28 @@ cudaError_t on_cuda_malloc_async(HookId id, auto real, void** p, size_t size, cu
   RuntimeCall call(id);
   const uint32_t flags = captured(stream);
   const cudaError_t r = real(p, size, stream);
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, p), .size = size,
-                 .stream = bits(stream), .flags = flags});
+  call.fallback({.op = Op::kAlloc,
+                 .kind = Kind::kAsyncPool,
+                 .result = r,
+                 .address = out(r, p),
+                 .size = size,
+                 .stream = bits(stream),
+                 .flags = flags});
   return r;
 }
 
-cudaError_t on_cuda_malloc_pool(HookId id, auto real, void** p, size_t size, cudaMemPool_t pool,
-                                cudaStream_t stream) {
+cudaError_t on_cuda_malloc_pool(HookId id, auto real, void** p, size_t size, cudaMemPool_t pool, cudaStream_t stream) {
   RuntimeCall call(id);
   const uint32_t flags = captured(stream);
   const cudaError_t r = real(p, size, pool, stream);
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kAsyncPool, .result = r, .address = out(r, p), .size = size,
-                 .stream = bits(stream), .handle = bits(pool), .flags = flags});
+  call.fallback({.op = Op::kAlloc,
+                 .kind = Kind::kAsyncPool,
+                 .result = r,
+                 .address = out(r, p),
+                 .size = size,
+                 .stream = bits(stream),
+                 .handle = bits(pool),
+                 .flags = flags});
   return r;
 }
 
@@ -89,16 +98,16 @@ cudaError_t on_cuda_free_async(HookId id, auto real, void* p, cudaStream_t strea
 cudaError_t on_cuda_malloc_host(HookId id, auto real, void** p, size_t size) {
   RuntimeCall call(id);
   const cudaError_t r = real(p, size);
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, p), .size = size,
-                 .device = -1});
+  call.fallback(
+      {.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, p), .size = size, .device = -1});
   return r;
 }
 
 cudaError_t on_cuda_host_alloc(HookId id, auto real, void** p, size_t size, unsigned flags) {
   RuntimeCall call(id);
   const cudaError_t r = real(p, size, flags);
-  call.fallback({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, p), .size = size,
-                 .device = -1});
+  call.fallback(
+      {.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = out(r, p), .size = size, .device = -1});
   return r;
 }
 
@@ -108,7 +117,8 @@ cudaError_t on_cuda_host_register(HookId id, auto real, void* p, size_t size, un
   RuntimeCall call(id);
   const cudaError_t r = real(p, size, flags);
   if (r == cudaSuccess)
-    call.fallback({.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = bits(p), .size = size, .device = -1});
+    call.fallback(
+        {.op = Op::kAlloc, .kind = Kind::kHostPinned, .result = r, .address = bits(p), .size = size, .device = -1});
   return r;
 }
 

@@ -54,7 +54,8 @@ const Nvml* load_nvml() {
   auto* n = new Nvml{};  // lives as long as the process
   const bool ok = bind_function(lib, n->init, "nvmlInit_v2") && bind_function(lib, n->count, "nvmlDeviceGetCount_v2") &&
                   bind_function(lib, n->by_index, "nvmlDeviceGetHandleByIndex_v2") &&
-                  bind_function(lib, n->uuid, "nvmlDeviceGetUUID") && bind_function(lib, n->memory, "nvmlDeviceGetMemoryInfo") &&
+                  bind_function(lib, n->uuid, "nvmlDeviceGetUUID") &&
+                  bind_function(lib, n->memory, "nvmlDeviceGetMemoryInfo") &&
                   bind_function(lib, n->processes, "nvmlDeviceGetComputeRunningProcesses_v3");
   if (!ok || n->init() != kNvmlSuccess) {
     log_warn("NVML found but unusable: snapshots carry no nvidia-smi figures");

@@ -11,13 +11,13 @@
 namespace cumemtrace::interpose {
 
 struct NvmlFigures {
-  int32_t index = -1;                               // NVML index of the GPU
-  uint64_t process_used = format::kUnknown64;       // this process's used memory on it
+  int32_t index = -1;                          // NVML index of the GPU
+  uint64_t process_used = format::kUnknown64;  // this process's used memory on it
   uint64_t device_free = format::kUnknown64;
   uint64_t device_total = format::kUnknown64;
-  uint64_t read_ns = format::kUnknown64;            // CLOCK_MONOTONIC after the reading
+  uint64_t read_ns = format::kUnknown64;  // CLOCK_MONOTONIC after the reading
   bool processes_known = false;
-  std::vector<format::GpuProcess> processes;        // every compute process on the GPU
+  std::vector<format::GpuProcess> processes;  // every compute process on the GPU
 };
 
 // `uuid` in NVML's spelling (driver_api.h: nvml_uuid_string). Unknown fields stay

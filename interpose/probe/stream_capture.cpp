@@ -37,7 +37,7 @@ struct Locked {
 // CU_STREAM_PER_THREAD names a different stream on every thread.
 uint64_t key(uint64_t stream) {
   return stream == reinterpret_cast<uint64_t>(CU_STREAM_PER_THREAD) ? uint64_t(thread_state().tid) << 8 | stream
-                                                                     : stream;
+                                                                    : stream;
 }
 
 int find(uint64_t k) {

@@ -115,8 +115,7 @@ void* substitute(HookId id, void* real) {
     if (!cur && slots[s].compare_exchange_strong(cur, real, std::memory_order_acq_rel)) cur = real;
     if (cur == real) return slot_wrapper(id, s);
   }
-  log_once_warn("all slots of {} are taken; calls through one more pointer go untracked",
-                hook_info(id).symbol);
+  log_once_warn("all slots of {} are taken; calls through one more pointer go untracked", hook_info(id).symbol);
   return real;
 }
 

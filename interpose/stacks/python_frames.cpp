@@ -30,8 +30,8 @@ std::atomic<uint64_t> g_next_look_ns{0};
 // looking can be let go of it (forget_python_look_after_fork).
 std::atomic<bool> g_looking{false};
 
-constexpr uint64_t kLookAgainNs = 1'000'000'000;   // a process without Python, yet
-constexpr uint64_t kThreadAgainNs = 100'000'000;   // a thread without a thread state, yet
+constexpr uint64_t kLookAgainNs = 1'000'000'000;  // a process without Python, yet
+constexpr uint64_t kThreadAgainNs = 100'000'000;  // a thread without a thread state, yet
 
 uint64_t coarse_now_ns() {
   timespec ts{};
@@ -59,15 +59,16 @@ const PyRuntimeInfo* python_runtime() {
   PyRuntimeInfo info;
   info.runtime = symbol("_PyRuntime");
   const uint64_t version_at = symbol("Py_Version");  // 3.11+; 3.10 and older have none
-  if (!info.runtime) return nullptr;                   // no Python here (yet)
+  if (!info.runtime) return nullptr;                 // no Python here (yet)
   const uint64_t pattern = 0x9E3779B97F4A7C15ull;
   uint64_t probe = 0;
   if (!read_own_memory_checked(reinterpret_cast<uint64_t>(&pattern), &probe, sizeof probe) || probe != pattern) {
     // A seccomp profile that forbids process_vm_readv (older Docker defaults): say why
     // once, rather than leave every event without Python frames in silence.
-    log_once_warn("process_vm_readv on this process is refused (errno {}; a seccomp profile?): events get no "
-                  "Python frames",
-                  errno);
+    log_once_warn(
+        "process_vm_readv on this process is refused (errno {}; a seccomp profile?): events get no "
+        "Python frames",
+        errno);
     g_next_look_ns.store(~0ull, std::memory_order_relaxed);
     return nullptr;
   }
@@ -96,8 +97,8 @@ const PyRuntimeInfo* python_runtime() {
   if (info.layout.runtime_tss_key != kNoOffset && info.layout.runtime_finalizing != kNoOffset &&
       info.layout.runtime_main_interp != kNoOffset) {
     uint32_t tss[2] = {0, 0};  // Py_tss_t: {int _is_initialized; pthread_key_t _key}
-    if (read_own_memory_checked(info.runtime + uint64_t(info.layout.runtime_tss_key), tss, sizeof tss) &&
-        tss[0] == 1 && tss[1] < PTHREAD_KEYS_MAX)
+    if (read_own_memory_checked(info.runtime + uint64_t(info.layout.runtime_tss_key), tss, sizeof tss) && tss[0] == 1 &&
+        tss[1] < PTHREAD_KEYS_MAX)
       info.tss_key = tss[1];
   }
   auto* kept = new PyRuntimeInfo(info);  // lives until exit: hooks may use it at any time
@@ -205,9 +206,7 @@ uint64_t our_thread_state(const PyRuntimeInfo& py) {
   for (int attempt = 0; attempt < 4; ++attempt) {
     uint64_t ts = 0, interp = 0;
     const Found found = find_in_lists(py, self, ts, interp);
-    if (found == Found::kYes) {
-      return adopt(py, t, interp, ts);
-    }
+    if (found == Found::kYes) { return adopt(py, t, interp, ts); }
     if (found == Found::kNo) break;
   }
   t.py_look_again_ns = now + kThreadAgainNs;

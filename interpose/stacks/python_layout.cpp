@@ -22,7 +22,9 @@ struct DebugOffsets313 {
   char cookie[8];  // "xdebugpy"
   uint64_t version;
   uint64_t free_threaded;
-  struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+  struct {
+    uint64_t size, finalizing, interpreters_head;
+  } runtime_state;
   struct {
     uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins, ceval_gil, gil_runtime_state,
         gil_runtime_state_enabled, gil_runtime_state_locked, gil_runtime_state_holder;
@@ -30,20 +32,40 @@ struct DebugOffsets313 {
   struct {
     uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk, status;
   } thread_state;
-  struct { uint64_t size, previous, executable, instr_ptr, localsplus, owner; } interpreter_frame;
+  struct {
+    uint64_t size, previous, executable, instr_ptr, localsplus, owner;
+  } interpreter_frame;
   struct {
     uint64_t size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames, localspluskinds,
         co_code_adaptive;
   } code_object;
-  struct { uint64_t size, ob_type; } pyobject;
-  struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
-  struct { uint64_t size, ob_item, ob_size; } tuple_object;
-  struct { uint64_t size, ob_item, ob_size; } list_object;
-  struct { uint64_t size, ma_keys, ma_values; } dict_object;
-  struct { uint64_t size, ob_fval; } float_object;
-  struct { uint64_t size, lv_tag, ob_digit; } long_object;
-  struct { uint64_t size, ob_size, ob_sval; } bytes_object;
-  struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+  struct {
+    uint64_t size, ob_type;
+  } pyobject;
+  struct {
+    uint64_t size, tp_name, tp_repr, tp_flags;
+  } type_object;
+  struct {
+    uint64_t size, ob_item, ob_size;
+  } tuple_object;
+  struct {
+    uint64_t size, ob_item, ob_size;
+  } list_object;
+  struct {
+    uint64_t size, ma_keys, ma_values;
+  } dict_object;
+  struct {
+    uint64_t size, ob_fval;
+  } float_object;
+  struct {
+    uint64_t size, lv_tag, ob_digit;
+  } long_object;
+  struct {
+    uint64_t size, ob_size, ob_sval;
+  } bytes_object;
+  struct {
+    uint64_t size, state, length, asciiobject_size;
+  } unicode_object;
 };
 
 // An offset read from the process is believed only if it lies inside the struct it names.
@@ -64,9 +86,9 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.tstate_cframe = kNoOffset;
     l.tstate_current_frame = 24;  // PyThreadState.frame
     l.frame_objects = true;
-    l.frame_previous = 24;        // f_back
+    l.frame_previous = 24;  // f_back
     l.frame_code = 32;
-    l.frame_instr = 96;           // f_lasti
+    l.frame_instr = 96;  // f_lasti
     l.frame_owner = 0;
     l.code_filename = 104;
     l.code_name = 112;
@@ -151,13 +173,12 @@ bool layout_from_debug_offsets(const void* image, size_t bytes, PyLayout& l) {
   if (!inside(d.runtime_state.interpreters_head, d.runtime_state.size, 8) ||
       !inside(d.interpreter_state.next, d.interpreter_state.size, 8) ||
       !inside(d.interpreter_state.threads_head, d.interpreter_state.size, 8) || !inside(ts.next, ts.size, 8) ||
-      !inside(ts.thread_id, ts.size, 8) || !inside(ts.current_frame, ts.size, 8) ||
-      !inside(fr.previous, fr.size, 8) || !inside(fr.executable, fr.size, 8) || !inside(fr.instr_ptr, fr.size, 8) ||
-      !inside(fr.owner, fr.size, 1) || !inside(co.filename, co.size, 8) || !inside(co.name, co.size, 8) ||
-      !inside(co.linetable, co.size, 8) || !inside(co.firstlineno, co.size, 4) ||
-      !inside(co.co_code_adaptive, co.size, 2) || !inside(d.pyobject.ob_type, d.pyobject.size, 8) ||
-      !inside(d.bytes_object.ob_size, d.bytes_object.size + 1, 8) || d.bytes_object.ob_sval > 64 ||
-      !inside(d.unicode_object.state, d.unicode_object.asciiobject_size, 4) ||
+      !inside(ts.thread_id, ts.size, 8) || !inside(ts.current_frame, ts.size, 8) || !inside(fr.previous, fr.size, 8) ||
+      !inside(fr.executable, fr.size, 8) || !inside(fr.instr_ptr, fr.size, 8) || !inside(fr.owner, fr.size, 1) ||
+      !inside(co.filename, co.size, 8) || !inside(co.name, co.size, 8) || !inside(co.linetable, co.size, 8) ||
+      !inside(co.firstlineno, co.size, 4) || !inside(co.co_code_adaptive, co.size, 2) ||
+      !inside(d.pyobject.ob_type, d.pyobject.size, 8) || !inside(d.bytes_object.ob_size, d.bytes_object.size + 1, 8) ||
+      d.bytes_object.ob_sval > 64 || !inside(d.unicode_object.state, d.unicode_object.asciiobject_size, 4) ||
       !inside(d.unicode_object.length, d.unicode_object.asciiobject_size, 8))
     return false;
   l.version_hex = uint32_t(d.version);

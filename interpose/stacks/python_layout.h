@@ -19,13 +19,13 @@ namespace cumemtrace::interpose {
 inline constexpr int64_t kNoOffset = -1;
 
 struct PyLayout {
-  uint32_t version_hex = 0;           // PY_VERSION_HEX of the running interpreter
+  uint32_t version_hex = 0;  // PY_VERSION_HEX of the running interpreter
   // _PyRuntimeState → interpreters → thread states
   uint64_t runtime_interpreters_head = 0;
   uint64_t interp_next = 0;
   uint64_t interp_threads_head = 0;
   uint64_t tstate_next = 0;
-  uint64_t tstate_thread_id = 0;      // pthread_t of the thread (pthread_self())
+  uint64_t tstate_thread_id = 0;  // pthread_t of the thread (pthread_self())
   // What lets a thread trust the thread state it found before without a system call
   // (python_frames.cpp says why that is sound); kNoOffset where not known (3.10, 3.13),
   // and those versions check by process_vm_readv on every event as before.
@@ -40,21 +40,21 @@ struct PyLayout {
   // _PyInterpreterFrame
   uint64_t frame_code = 0;
   uint64_t frame_previous = 0;
-  uint64_t frame_instr = 0;           // prev_instr (≤3.12) / instr_ptr (3.13)
-  uint64_t frame_owner = 0;           // char
-  int64_t frame_is_entry = kNoOffset; // 3.11: char is_entry
-  int owner_cstack = -1;              // 3.12+: owner of the shim frame each C-level entry pushes
+  uint64_t frame_instr = 0;            // prev_instr (≤3.12) / instr_ptr (3.13)
+  uint64_t frame_owner = 0;            // char
+  int64_t frame_is_entry = kNoOffset;  // 3.11: char is_entry
+  int owner_cstack = -1;               // 3.12+: owner of the shim frame each C-level entry pushes
   // 3.10: frames are PyFrameObjects (type-checked), frame_instr is f_lasti (int, in
   // instructions), every frame is its evaluation loop's own, and the line table is
   // 3.10's (address delta, line delta) pairs.
   bool frame_objects = false;
-  uint64_t frame_bytes = 0;           // bytes to read to cover the fields above
+  uint64_t frame_bytes = 0;  // bytes to read to cover the fields above
   // PyCodeObject
   uint64_t code_filename = 0;
   uint64_t code_name = 0;
   uint64_t code_linetable = 0;
-  uint64_t code_firstlineno = 0;      // int
-  uint64_t code_adaptive = 0;         // co_code_adaptive: the bytecode, inside the object
+  uint64_t code_firstlineno = 0;  // int
+  uint64_t code_adaptive = 0;     // co_code_adaptive: the bytecode, inside the object
   // co_version (uint32, 3.12+): a number CPython gives each new code object from a counter,
   // so that one made at a freed one's address (exec or compile in a loop) is told apart;
   // kNoOffset before 3.12. The counter stops at 0 once it wraps (then only addresses tell).
@@ -66,9 +66,9 @@ struct PyLayout {
   uint64_t bytes_data = 32;
   uint64_t unicode_length = 16;
   uint64_t unicode_state = 32;
-  uint64_t unicode_ascii_bytes = 0;   // sizeof(PyASCIIObject): ASCII data follows
-  uint64_t unicode_compact_bytes = 0; // sizeof(PyCompactUnicodeObject): other compact data follows
-  uint64_t unicode_utf8 = 0;          // PyCompactUnicodeObject.utf8 (may be NULL)
+  uint64_t unicode_ascii_bytes = 0;    // sizeof(PyASCIIObject): ASCII data follows
+  uint64_t unicode_compact_bytes = 0;  // sizeof(PyCompactUnicodeObject): other compact data follows
+  uint64_t unicode_utf8 = 0;           // PyCompactUnicodeObject.utf8 (may be NULL)
   uint64_t unicode_utf8_length = 0;
 };
 

@@ -61,7 +61,8 @@ uint32_t PyStackTree::child(uint32_t parent, const PyRawFrame& f, std::string& o
   auto [it, fresh] = nodes_.try_emplace(NodeKey{parent, file, function, line, flags}, next_node_);
   if (fresh) {
     ++next_node_;
-    put_record(out, format::RecordType::kPyFrame, format::PyFrameRecord{it->second, parent, file, function, line, flags});
+    put_record(out, format::RecordType::kPyFrame,
+               format::PyFrameRecord{it->second, parent, file, function, line, flags});
   }
   return it->second;
 }

@@ -17,8 +17,8 @@ namespace cumemtrace::interpose {
 // How names and lines are read from the process: python_frames.h's functions, or a
 // test's own.
 struct PyReader {
-  std::string (*string)(uint64_t str);     // "?" when unreadable
-  int32_t (*line)(const PyRawFrame& f);    // -1 when unknown
+  std::string (*string)(uint64_t str);   // "?" when unreadable
+  int32_t (*line)(const PyRawFrame& f);  // -1 when unknown
 };
 
 class PyStackTree {
@@ -63,7 +63,8 @@ class PyStackTree {
   struct NodeHash {
     size_t operator()(const NodeKey& k) const {
       const auto [p, f, fn, l, fl] = k;
-      return std::hash<uint64_t>()((uint64_t(p) << 32 | f) * 0x9E3779B97F4A7C15ull ^ (uint64_t(fn) << 33 | uint32_t(l) << 1 | fl));
+      return std::hash<uint64_t>()((uint64_t(p) << 32 | f) * 0x9E3779B97F4A7C15ull ^
+                                   (uint64_t(fn) << 33 | uint32_t(l) << 1 | fl));
     }
   };
 

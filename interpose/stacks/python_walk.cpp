@@ -44,7 +44,8 @@ bool put_utf8(uint32_t c, char* out, size_t cap, size_t& n) {
   size_t k;
   if (c < 0x80) b[0] = char(c), k = 1;
   else if (c < 0x800) b[0] = char(0xC0 | c >> 6), b[1] = char(0x80 | (c & 63)), k = 2;
-  else if (c < 0x10000) b[0] = char(0xE0 | c >> 12), b[1] = char(0x80 | (c >> 6 & 63)), b[2] = char(0x80 | (c & 63)), k = 3;
+  else if (c < 0x10000)
+    b[0] = char(0xE0 | c >> 12), b[1] = char(0x80 | (c >> 6 & 63)), b[2] = char(0x80 | (c & 63)), k = 3;
   else if (c < 0x110000)
     b[0] = char(0xF0 | c >> 18), b[1] = char(0x80 | (c >> 12 & 63)), b[2] = char(0x80 | (c >> 6 & 63)),
     b[3] = char(0x80 | (c & 63)), k = 4;
@@ -147,7 +148,9 @@ bool read_own_memory_in(uint64_t epoch, uint64_t address, void* out, size_t n) {
 
 }  // namespace
 
-bool read_own_memory(uint64_t address, void* out, size_t n) { return read_own_memory_in(page_epoch(), address, out, n); }
+bool read_own_memory(uint64_t address, void* out, size_t n) {
+  return read_own_memory_in(page_epoch(), address, out, n);
+}
 
 void forget_own_pid() { g_pid.store(0, std::memory_order_relaxed); }
 
@@ -206,8 +209,14 @@ bool walk_frames(const PyLayout& layout, const PyTypes& types, uint64_t frame, P
           out.truncated = true;
         } else {
           PyRawFrame& r = out.frames[out.count++];
-          r = {code, u64_at(cb, l.code_filename), u64_at(cb, l.code_name), u64_at(cb, l.code_linetable),
-               i32_at(cb, l.code_firstlineno), lasti * 2, 0, true};
+          r = {code,
+               u64_at(cb, l.code_filename),
+               u64_at(cb, l.code_name),
+               u64_at(cb, l.code_linetable),
+               i32_at(cb, l.code_firstlineno),
+               lasti * 2,
+               0,
+               true};
         }
       }
       f = previous;
@@ -300,7 +309,7 @@ int32_t read_line(const PyLayout& l, const PyTypes& t, const PyRawFrame& f) {
   }
   if (!read_own_memory(f.linetable + l.bytes_data, buf, size_t(size))) return -1;
   return l.frame_objects ? line_from_310_table(buf, size_t(size), f.firstlineno, f.offset)
-                          : line_from_location_table(buf, size_t(size), f.firstlineno, f.offset);
+                         : line_from_location_table(buf, size_t(size), f.firstlineno, f.offset);
 }
 
 int read_str(const PyLayout& l, const PyTypes& t, uint64_t p, char* out, size_t cap) {

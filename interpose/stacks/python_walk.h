@@ -31,13 +31,13 @@ struct PyTypes {
 // the tracker's (callgrind, docs/performance.md). The walk sets every field of a frame
 // it appends; only frames[0..count) are ever read.
 struct PyRawFrame {
-  uint64_t code;        // the code object
-  uint64_t filename;    // its co_filename (str)
-  uint64_t name;        // its co_name (str)
-  uint64_t linetable;   // its co_linetable (bytes)
+  uint64_t code;       // the code object
+  uint64_t filename;   // its co_filename (str)
+  uint64_t name;       // its co_name (str)
+  uint64_t linetable;  // its co_linetable (bytes)
   int32_t firstlineno;
-  int32_t offset;       // byte offset of the frame's instruction in the bytecode
-  uint32_t version;     // its co_version (3.12+; 0 where the layout has none)
+  int32_t offset;    // byte offset of the frame's instruction in the bytecode
+  uint32_t version;  // its co_version (3.12+; 0 where the layout has none)
   // The first frame a C-level call of the evaluation loop ran (0 or 1). A word, not a
   // bool: no padding, so that frames compare as bytes (stack_memo.h compares an event's
   // frames with its thread's previous event's).

@@ -21,8 +21,8 @@ AddressRange own_range() {
   static const AddressRange r = [] {
     const LoaderUse in_loader;
     Dl_info info{};
-    const AddressRange range = dladdr(reinterpret_cast<void*>(&own_range), &info) ? loaded_object_range(info.dli_fbase)
-                                                                                   : AddressRange{};
+    const AddressRange range =
+        dladdr(reinterpret_cast<void*>(&own_range), &info) ? loaded_object_range(info.dli_fbase) : AddressRange{};
     // Per-thread caching: each thread keeps its own unwind cache, no shared lock.
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     return range;
@@ -61,8 +61,9 @@ void walk_stack(RawStack& out, uint32_t depth, bool as_before) {
   if (!loader_usable()) {
     static std::atomic<bool> said{false};
     if (!said.exchange(true))
-      log_warn("this process was forked while the tracer was inside NVML or the driver, which may have held the "
-               "loader's lock: to be safe its events are recorded without stacks");
+      log_warn(
+          "this process was forked while the tracer was inside NVML or the driver, which may have held the "
+          "loader's lock: to be safe its events are recorded without stacks");
     return;
   }
   const AddressRange own = own_range();

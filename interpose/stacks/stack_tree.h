@@ -48,8 +48,8 @@ class StackTree {
   };
   std::unordered_map<std::pair<uint32_t, uint64_t>, uint32_t, EdgeHash> children_;  // (parent, ip) -> id
   uint32_t next_id_ = 1;
-  std::vector<std::pair<uint32_t, uint64_t>> nodes_{{0, 0}};  // id -> (parent, ip), for frames()
-  static constexpr size_t kRecentSlots = 4096;  // a power of two
+  std::vector<std::pair<uint32_t, uint64_t>> nodes_{{0, 0}};               // id -> (parent, ip), for frames()
+  static constexpr size_t kRecentSlots = 4096;                             // a power of two
   std::vector<uint32_t> recent_ = std::vector<uint32_t>(kRecentSlots, 0);  // stack hash -> id
 };
 

@@ -28,14 +28,19 @@ void DriverCall::restore_if_failed(const format::EventRecord& freed, int32_t res
   if (freed.flags & format::kEventUnknownAddress) {
     // Nothing to put back, but the trace must say the free failed: a cudaFree after a
     // cudaDeviceReset took its memory is refused by the driver.
-    const EventDraft failed{.op = format::Op::kFree, .result = result, .address = freed.address,
-                            .device = freed.device};
+    const EventDraft failed{
+        .op = format::Op::kFree, .result = result, .address = freed.address, .device = freed.device};
     track(failed, freed.api, format::kEventUnknownAddress | format::kEventRestored);
     return;
   }
-  const EventDraft back{.op = format::Op::kAlloc, .kind = format::Kind(freed.kind), .result = result,
-                        .address = freed.address, .size = freed.size, .stream = freed.stream,
-                        .handle = freed.handle, .device = freed.device};
+  const EventDraft back{.op = format::Op::kAlloc,
+                        .kind = format::Kind(freed.kind),
+                        .result = result,
+                        .address = freed.address,
+                        .size = freed.size,
+                        .stream = freed.stream,
+                        .handle = freed.handle,
+                        .device = freed.device};
   track(back, freed.api, format::kEventRestored | (freed.flags & format::kEventCaptured));
 }
 

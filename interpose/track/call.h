@@ -36,9 +36,13 @@ uint64_t out(Result r, T* p) {
   return r == 0 && p ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(*p)) : 0;
 }
 template <class Result>
-uint64_t out(Result r, unsigned long long* p) { return r == 0 && p ? *p : 0; }
+uint64_t out(Result r, unsigned long long* p) {
+  return r == 0 && p ? *p : 0;
+}
 template <class T>
-uint64_t bits(T v) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v)); }
+uint64_t bits(T v) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v));
+}
 
 class DriverCall {
  public:

@@ -71,9 +71,9 @@ struct State : TrackerLedger {
   static constexpr uint32_t kMemos = 64;
   std::vector<Memos> memos = std::vector<Memos>(kMemos);
   uint64_t stack_checks_failed = 0;
-  std::map<int32_t, std::string> device_uuids;   // as NVML spells them
-  std::map<int32_t, uint64_t> default_pools;      // device -> its default memory pool
-  uint64_t peak_rises_at_snapshot = 0;            // peak_rises as of the last snapshot
+  std::map<int32_t, std::string> device_uuids;             // as NVML spells them
+  std::map<int32_t, uint64_t> default_pools;               // device -> its default memory pool
+  uint64_t peak_rises_at_snapshot = 0;                     // peak_rises as of the last snapshot
   std::unordered_map<uint64_t, int32_t> created_contexts;  // cuCtxCreate's live contexts -> device
 
   uint64_t seq() const { return events_written + events_dropped; }
@@ -86,8 +86,9 @@ struct State : TrackerLedger {
     if (same_moment_only && !same) return false;
     peak_rises_at_snapshot = peak_rises;
     const uint32_t flags = samples.capture_open ? uint32_t(format::kSnapshotCaptureOpen) : 0u;
-    const format::SnapshotRecord head{now_ns(), uint32_t(reason), uint32_t(devices.size()),
-                                      uint32_t(sizeof(format::DeviceSnapshot)), flags, events_dropped};
+    const format::SnapshotRecord head{
+        now_ns(), uint32_t(reason), uint32_t(devices.size()), uint32_t(sizeof(format::DeviceSnapshot)),
+        flags,    events_dropped};
     const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
                                  uint32_t(sizeof head + devices.size() * sizeof(format::DeviceSnapshot))};
     put_bytes(pending, &h, sizeof h);
@@ -195,8 +196,8 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   RawStack stack;
   PyRawStack python;
   // A free that failed (kEventRestored) keeps its stack: it is worth a look.
-  const bool frees = (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) &&
-                     !(flags & format::kEventRestored);
+  const bool frees =
+      (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) && !(flags & format::kEventRestored);
   if (!frees || config().free_stacks) {
     walk_python(python);
     const uint32_t depth = python.count ? config().python_native_depth : config().stack_depth;
@@ -221,15 +222,14 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   ThreadState& t = thread_state();
   if (ev.device == kDeviceFromCall)
     // An array's address is a handle, which the driver cannot place: its context's device.
-    ev.device = d.op == Op::kAlloc || d.op == Op::kContextCreate
-                    ? device_of(d.kind == Kind::kArray ? 0 : d.address)
-                    : -1;
+    ev.device =
+        d.op == Op::kAlloc || d.op == Op::kContextCreate ? device_of(d.kind == Kind::kArray ? 0 : d.address) : -1;
   if (ev.device == kDeviceNotAsked) {
     // A stream capture is open: no driver call. The thread's last known device stands in,
     // else the process's (a thread whose first CUDA call is a capture: its context was
     // made by another thread, H200 run K). Flagged inferred: it is a guess.
-    const uint32_t known = t.asked_device_plus_one ? t.asked_device_plus_one
-                                                   : g_last_device_plus_one.load(std::memory_order_relaxed);
+    const uint32_t known =
+        t.asked_device_plus_one ? t.asked_device_plus_one : g_last_device_plus_one.load(std::memory_order_relaxed);
     ev.device = known ? int32_t(known) - 1 : -1;
     ev.flags |= format::kEventDeviceInferred;
   } else if (ev.device >= 0 && (d.device == kDeviceFromCall || d.op == Op::kContextCreate)) {
@@ -286,10 +286,8 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       if (Allocation* a = s.allocation(ev.address)) a->context = context;
     sample_peak = s.crosses_sampled_peak(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
-      if (python_stack_id)
-        put_record(s.pending, format::RecordType::kEvent, EventWithPython{ev, {python_stack_id}});
-      else
-        put_record(s.pending, format::RecordType::kEvent, ev);
+      if (python_stack_id) put_record(s.pending, format::RecordType::kEvent, EventWithPython{ev, {python_stack_id}});
+      else put_record(s.pending, format::RecordType::kEvent, ev);
       ++s.events_written;
     } else {
       ++s.events_dropped;  // the disk is behind: keep the job going, say so in the trace
@@ -387,8 +385,7 @@ namespace {
 struct SamplingCost {
   std::atomic<uint64_t> snapshots{0}, samplings{0}, nvml_ns{0}, nvml_max_ns{0}, driver_ns{0}, driver_max_ns{0};
   static void raise(std::atomic<uint64_t>& max, uint64_t v) {
-    for (uint64_t m = max.load(std::memory_order_relaxed); v > m && !max.compare_exchange_weak(m, v);) {
-    }
+    for (uint64_t m = max.load(std::memory_order_relaxed); v > m && !max.compare_exchange_weak(m, v);) {}
   }
   void reset() {
     for (auto* a : {&snapshots, &samplings, &nvml_ns, &nvml_max_ns, &driver_ns, &driver_max_ns})
@@ -473,9 +470,11 @@ void take_snapshot(format::SnapshotReason reason) {
 
 void log_sampling_cost() {
   const SamplingCost& c = g_sampling_cost;
-  log_info("snapshots: {} ({} samplings); NVML {:.3f} ms in all, {:.3f} ms at most; driver {:.3f} ms in all, {:.3f} ms at most",
-           c.snapshots.load(), c.samplings.load(), c.nvml_ns.load() / 1e6, c.nvml_max_ns.load() / 1e6,
-           c.driver_ns.load() / 1e6, c.driver_max_ns.load() / 1e6);
+  log_info(
+      "snapshots: {} ({} samplings); NVML {:.3f} ms in all, {:.3f} ms at most; driver {:.3f} ms in all, {:.3f} ms at "
+      "most",
+      c.snapshots.load(), c.samplings.load(), c.nvml_ns.load() / 1e6, c.nvml_max_ns.load() / 1e6,
+      c.driver_ns.load() / 1e6, c.driver_max_ns.load() / 1e6);
 }
 
 bool track_mark(std::string_view name, format::MarkSource source) {

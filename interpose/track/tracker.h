@@ -47,7 +47,6 @@ void give_back_pending(std::vector<std::string>& chunks);
 // passes each pending chunk to `write` in order, leaving them in place. False otherwise.
 bool visit_pending_in_signal_handler(void (*write)(std::string_view chunk, int fd), int fd);
 
-
 // What a snapshot learns from outside the tracker (NVML, the driver), per device.
 struct DeviceSample {
   NvmlFigures nvml;
@@ -56,9 +55,9 @@ struct DeviceSample {
 };
 struct DeviceSamples {
   std::map<int32_t, DeviceSample> devices;  // by device ordinal
-  bool capture_open = false;  // the driver was not asked (probe/stream_capture.h): pool figures unknown
-  bool nvml_missed = false;   // NVML was asked but did not answer in time (sampler.h)
-  uint64_t seq_before = 0;    // events seen by the tracker before the readings began
+  bool capture_open = false;                // the driver was not asked (probe/stream_capture.h): pool figures unknown
+  bool nvml_missed = false;                 // NVML was asked but did not answer in time (sampler.h)
+  uint64_t seq_before = 0;                  // events seen by the tracker before the readings began
 };
 
 // Takes a snapshot of one moment: samples NVML (and the driver), then appends the
@@ -113,7 +112,6 @@ void append_exec_end(std::string_view target);
 // False (nothing appended) when no trace has started (no CUDA call traced yet), tracing
 // is off, or the unwritten records already fill CUMEMTRACE_BUFFER_MB. Never does I/O.
 bool append_program_records(std::string_view encoded);
-
 
 // Tracing stops for good (after the final flush at exit, or when no trace can be written).
 void stop_tracing();

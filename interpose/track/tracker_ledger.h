@@ -60,8 +60,8 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
 
   std::map<int32_t, TrackedDevice> devices;
   std::unordered_map<uint64_t, int32_t> pool_devices;  // memory pool -> device ordinal
-  uint64_t peak_rises = 0;                              // times some device's peak rose
-  uint32_t epoch = 0;                                   // cumemtrace_reset_peak() calls
+  uint64_t peak_rises = 0;                             // times some device's peak rose
+  uint32_t epoch = 0;                                  // cumemtrace_reset_peak() calls
 
   TrackedDevice& device(int32_t d) { return devices.try_emplace(d, granule_).first->second; }
 
@@ -84,8 +84,10 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
     device(ev.device);  // even a failed call puts its device in the snapshots
     if (op == Op::kMap && ev.result == 0) ev.device = handle_device(ev.handle);
     now_ = ev.time_ns;
-    const ledger::Outcome o = ledger::Ledger<TrackerLedger, Allocation, TrackedDevice>::apply(
-        ledger::entry_of(ev), [&](Kind k) { return Allocation{ev.size, ev.device, k, ev.stack_id, epoch}; });
+    const ledger::Outcome o =
+        ledger::Ledger<TrackerLedger, Allocation, TrackedDevice>::apply(ledger::entry_of(ev), [&](Kind k) {
+          return Allocation{ev.size, ev.device, k, ev.stack_id, epoch};
+        });
     switch (o.step) {
       case ledger::Step::kApplied:
         if (op == Op::kFree || op == Op::kRetain) complete(ev, o.named);
@@ -101,8 +103,7 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
         unknown(ev);
         break;
       case ledger::Step::kNone:
-      case ledger::Step::kFailed:
-        break;
+      case ledger::Step::kFailed: break;
     }
   }
 
@@ -110,8 +111,7 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
   // the margin (trace_format.h: sampled_peak_margin); if so, that is the new sampled peak.
   bool crosses_sampled_peak(const format::EventRecord& ev) {
     using format::Op;
-    if (Op(ev.op) != Op::kAlloc || ev.result != 0 || !format::holds_device_memory(format::Kind(ev.kind)))
-      return false;
+    if (Op(ev.op) != Op::kAlloc || ev.result != 0 || !format::holds_device_memory(format::Kind(ev.kind))) return false;
     TrackedDevice& ds = device(ev.device);
     if (ds.device_bytes < ds.sampled_peak + format::sampled_peak_margin(ds.sampled_peak)) return false;
     ds.sampled_peak = ds.device_bytes;

@@ -126,8 +126,7 @@ int program_sigaction(int sig, const struct sigaction* act, struct sigaction* ol
     return -1;
   }
   // A vfork child's dispositions are its own, its view (in our memory) its parent's.
-  if (!is_fatal(sig) || !g_armed.load(std::memory_order_acquire) || in_borrowed_memory())
-    return real(sig, act, old);
+  if (!is_fatal(sig) || !g_armed.load(std::memory_order_acquire) || in_borrowed_memory()) return real(sig, act, old);
   const ViewLock lock;
   View& v = g_view[sig];
   if (!v.ours && (!act || act->sa_handler != SIG_DFL)) return real(sig, act, old);
@@ -172,7 +171,8 @@ extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig, s
     }
     return real(sig, handler);
   }
-  struct sigaction act {}, old {};
+  struct sigaction act {
+  }, old{};
   act.sa_handler = handler;
   sigemptyset(&act.sa_mask);
   sigaddset(&act.sa_mask, sig);

@@ -47,12 +47,12 @@ struct Writer {
   // Writing, by this thread's loop or by an exec on another thread (flush_before_exec).
   std::mutex io_mu;
   int fd = -1;
-  std::string path;              // the trace file's name, once created
+  std::string path;  // the trace file's name, once created
   uint64_t failures_announced = 0;
   bool broken = false;
   ModuleScanner modules;
   std::string buf;
-  ChunkHasher chunk;  // what was written since the last seal (trace format 1.2)
+  ChunkHasher chunk;          // what was written since the last seal (trace format 1.2)
   ZSTD_CCtx* zstd = nullptr;  // made on first use; never freed (a forked child may hold it)
   std::string compressed, joined;
 };
@@ -97,9 +97,8 @@ void write_compressed(Writer& w, const char* records, size_t n) {
   const size_t head = sizeof(format::RecordHeader) + sizeof(format::CompressedRecord);
   if (!w.zstd) w.zstd = ZSTD_createCCtx();
   w.compressed.resize(head + ZSTD_compressBound(n));
-  const size_t z = w.zstd ? ZSTD_compressCCtx(w.zstd, w.compressed.data() + head, w.compressed.size() - head,
-                                              records, n, 1)
-                          : 0;
+  const size_t z =
+      w.zstd ? ZSTD_compressCCtx(w.zstd, w.compressed.data() + head, w.compressed.size() - head, records, n, 1) : 0;
   if (!w.zstd || ZSTD_isError(z) || head + z >= n) {
     w.compressed.assign(records, n);
   } else {

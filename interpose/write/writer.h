@@ -15,7 +15,7 @@
 
 namespace cumemtrace::interpose {
 
-void finish_writer(); // at exit: exit snapshot, end record, final flush; bounded wait
+void finish_writer();  // at exit: exit snapshot, end record, final flush; bounded wait
 // Before an exec replaces the image (no destructor runs then): appends an End record that
 // says the process exec'd into `target` (trace_format.h: EndReason::kExec) and writes what
 // is pending, so the trace ends whole at the exec. If the exec fails, tracing simply goes

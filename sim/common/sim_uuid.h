@@ -19,8 +19,8 @@ inline void device_uuid(int ordinal, unsigned char out[16]) {
 inline void format_nvml_uuid(int ordinal, char out[41]) {
     unsigned char b[16];
     device_uuid(ordinal, b);
-    std::snprintf(out, 41, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-                  b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    std::snprintf(out, 41, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
+                  b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 inline constexpr const char *kDeviceName = "NVIDIA H200 (simulated)";

@@ -30,8 +30,8 @@ CUresult capture_guard() {
     bool prohibited = false;
     for (auto &[stream, cap] : c.active) {
         const bool own = cap.thread == me && cap.mode != CU_STREAM_CAPTURE_MODE_RELAXED;
-        const bool other_global = t_mode == CU_STREAM_CAPTURE_MODE_GLOBAL && cap.thread != me &&
-                                  cap.mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+        const bool other_global =
+            t_mode == CU_STREAM_CAPTURE_MODE_GLOBAL && cap.thread != me && cap.mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
         if (own || other_global) {
             cap.invalidated = true;
             prohibited = true;

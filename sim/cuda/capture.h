@@ -50,13 +50,13 @@ struct CaptureState {
 
 // Marks the calling thread's current entry point as one a capture allows.
 class CaptureSafeCall {
-public:
+   public:
     CaptureSafeCall();
     ~CaptureSafeCall();
     CaptureSafeCall(const CaptureSafeCall &) = delete;
     CaptureSafeCall &operator=(const CaptureSafeCall &) = delete;
 
-private:
+   private:
     bool was_;
 };
 

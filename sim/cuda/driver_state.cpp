@@ -53,11 +53,9 @@ void build(State &s) {
 }  // namespace
 
 Device::Device(int ordinal)
-    : ordinal(ordinal),
-      heap(kHeapBase + uint64_t(ordinal) * kDeviceStride, kHeapLength),
+    : ordinal(ordinal), heap(kHeapBase + uint64_t(ordinal) * kDeviceStride, kHeapLength),
       async_space(kAsyncBase + uint64_t(ordinal) * kDeviceStride, kAsyncLength),
-      vmm_space(kVmmBase + uint64_t(ordinal) * kDeviceStride, kVmmLength),
-      primary{ordinal, true, false, 0, 0} {}
+      vmm_space(kVmmBase + uint64_t(ordinal) * kDeviceStride, kVmmLength), primary{ordinal, true, false, 0, 0} {}
 
 std::mutex &driver_mutex() {
     static std::mutex m;  // never destroyed before atexit handlers that call in

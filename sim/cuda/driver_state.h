@@ -38,9 +38,9 @@ struct Stream {
 struct Device {
     explicit Device(int ordinal);
     int ordinal;
-    Heap heap;                  // cuMemAlloc and friends
-    GranuleSpace async_space;   // addresses of every pool on this device
-    GranuleSpace vmm_space;     // cuMemAddressReserve
+    Heap heap;                 // cuMemAlloc and friends
+    GranuleSpace async_space;  // addresses of every pool on this device
+    GranuleSpace vmm_space;    // cuMemAddressReserve
     Ctx primary;
     Pool *default_pool = nullptr;  // created on first use
     Pool *current_pool = nullptr;  // cuDeviceSetMemPool; default when null
@@ -52,8 +52,8 @@ struct VmmHandle {
     CUmemAllocationProp prop;
     uint64_t size;
     int device;
-    int refs;  // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
-    int maps;  // live cuMemMap ranges backed by it
+    int refs;               // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
+    int maps;               // live cuMemMap ranges backed by it
     bool imported = false;  // cuMemImportFromShareableHandle: the exporter's memory, none taken here
 };
 
@@ -130,17 +130,17 @@ void reset_state();
 // that is before atexit handlers run, which may still call the driver (real
 // drivers allow it). So a fixed array: nothing to destroy, valid to the end.
 class CtxStack {
-public:
+   public:
     static constexpr int kCapacity = 64;  // deeper pushes: CUDA_ERROR_OUT_OF_MEMORY
     bool empty() const { return count_ == 0; }
     bool full() const { return count_ == kCapacity; }
-    Ctx *top() const { return ctx_[count_ - 1]; }  // not empty
+    Ctx *top() const { return ctx_[count_ - 1]; }   // not empty
     void set_top(Ctx *c) { ctx_[count_ - 1] = c; }  // not empty
-    void push(Ctx *c) { ctx_[count_++] = c; }        // not full
-    void pop() { --count_; }                         // not empty
+    void push(Ctx *c) { ctx_[count_++] = c; }       // not full
+    void pop() { --count_; }                        // not empty
     void clear() { count_ = 0; }
 
-private:
+   private:
     Ctx *ctx_[kCapacity];
     int count_;
 };

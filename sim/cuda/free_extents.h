@@ -28,7 +28,7 @@ struct Extent {
 };
 
 class FreeExtents {
-public:
+   public:
     // `length` > 0; must not overlap a range already held.
     void insert(uint64_t start, uint64_t length);
     // Removes the range that starts exactly at `start`; false if none does.
@@ -42,7 +42,7 @@ public:
     bool empty() const { return root_ < 0; }
     void clear();
 
-private:
+   private:
     struct Node {
         uint64_t start, length;
         uint64_t longest;  // longest range in this subtree

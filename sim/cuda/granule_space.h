@@ -15,7 +15,7 @@
 namespace sim {
 
 class GranuleSpace {
-public:
+   public:
     GranuleSpace(uint64_t base, uint64_t length) : base_(base), length_(length) { free_.insert(base, length); }
 
     // `size` and `align` must be multiples of kGranule (align may be 0).
@@ -27,7 +27,7 @@ public:
     void give_back(uint64_t addr, uint64_t size);
     bool contains(uint64_t addr) const { return addr >= base_ && addr - base_ < length_; }
 
-private:
+   private:
     void carve(const Extent &from, uint64_t addr, uint64_t size);
 
     uint64_t base_, length_;

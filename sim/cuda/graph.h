@@ -52,7 +52,7 @@ struct GraphState {
         uint64_t bytes;  // granule-rounded
     };
     std::map<uint64_t, Escaped> escaped;  // launched, not yet freed: by address
-    std::map<int, GraphMemPool> pools;     // by device ordinal
+    std::map<int, GraphMemPool> pools;    // by device ordinal
 };
 
 // Every function below: driver_mutex() held.

@@ -33,7 +33,7 @@ struct HeapBlock {
 };
 
 class Heap {
-public:
+   public:
     Heap(uint64_t base, uint64_t length) : space_(base, length) {}
 
     // Granules the request would add to the footprint right now (0 if it fits
@@ -48,7 +48,7 @@ public:
     // Frees everything `ctx` allocated (its context was destroyed).
     void release_all_of(const Ctx *ctx);
 
-private:
+   private:
     struct Live {
         HeapBlock block;
         uint64_t reserved;  // rounded to 512 B (small) or to whole granules (run)
@@ -56,9 +56,9 @@ private:
     void free_small(uint64_t addr, uint64_t reserved);
 
     GranuleSpace space_;
-    FreeExtents gaps_;                       // free space inside small pages
-    std::map<uint64_t, uint32_t> pages_;     // small page -> live allocations in it
-    std::map<uint64_t, Live> blocks_;        // every live allocation by address
+    FreeExtents gaps_;                    // free space inside small pages
+    std::map<uint64_t, uint32_t> pages_;  // small page -> live allocations in it
+    std::map<uint64_t, Live> blocks_;     // every live allocation by address
     uint64_t granules_ = 0;
 };
 

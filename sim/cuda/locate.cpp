@@ -30,9 +30,11 @@ std::optional<Located> locate(uint64_t p) {
         return std::nullopt;
     }
     if (region_device(p, kVmmBase, kVmmLength) >= 0) {
-        if (auto i = s.imports.upper_bound(p); i != s.imports.begin() && p - std::prev(i)->first < std::prev(i)->second.size)
-            return Located{Kind::Vmm, std::prev(i)->first, std::prev(i)->second.size, std::prev(i)->second.device,
-                           nullptr, nullptr};
+        if (auto i = s.imports.upper_bound(p);
+            i != s.imports.begin() && p - std::prev(i)->first < std::prev(i)->second.size)
+            return Located{
+                Kind::Vmm, std::prev(i)->first, std::prev(i)->second.size, std::prev(i)->second.device, nullptr,
+                nullptr};
         auto m = s.mappings.upper_bound(p);
         if (m == s.mappings.begin()) return std::nullopt;
         --m;

@@ -15,8 +15,8 @@ struct Located {
     uint64_t start;
     uint64_t size;
     int device;
-    Ctx *ctx;     // allocating context; null for VMM mappings
-    Pool *pool;   // Kind::Pool only
+    Ctx *ctx;    // allocating context; null for VMM mappings
+    Pool *pool;  // Kind::Pool only
 };
 
 // Device ordinal whose region of that kind holds `addr`, or -1.

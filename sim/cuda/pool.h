@@ -29,7 +29,7 @@ struct PoolBlock {
 };
 
 class Pool {
-public:
+   public:
     explicit Pool(int device) : device(device) {}
 
     uint64_t granules_needed(uint64_t size) const;
@@ -51,12 +51,12 @@ public:
     uint64_t reserved_high = 0, used_high = 0;
     bool destroyed = false;  // cuMemPoolDestroy with blocks still live: wait for them
 
-private:
+   private:
     std::optional<uint64_t> first_fit(uint64_t rounded) const;
     void note_highs();
 
-    std::set<uint64_t> granules_;            // addresses of reserved granules
-    std::map<uint64_t, PoolBlock> blocks_;   // live blocks by address
+    std::set<uint64_t> granules_;           // addresses of reserved granules
+    std::map<uint64_t, PoolBlock> blocks_;  // live blocks by address
     uint64_t used_ = 0;
 };
 

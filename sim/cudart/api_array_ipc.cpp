@@ -17,26 +17,29 @@ bool to_driver_format(const cudaChannelFormatDesc *d, CUarray_format *format, un
     for (int b : {d->y, d->z, d->w})
         if (b != 0 && b != bits) return false;
     switch (d->f) {
-    case cudaChannelFormatKindUnsigned:
-        *format = bits == 8 ? CU_AD_FORMAT_UNSIGNED_INT8 : bits == 16 ? CU_AD_FORMAT_UNSIGNED_INT16 : CU_AD_FORMAT_UNSIGNED_INT32;
-        break;
-    case cudaChannelFormatKindSigned:
-        *format = bits == 8 ? CU_AD_FORMAT_SIGNED_INT8 : bits == 16 ? CU_AD_FORMAT_SIGNED_INT16 : CU_AD_FORMAT_SIGNED_INT32;
-        break;
-    case cudaChannelFormatKindFloat:
-        if (bits != 16 && bits != 32) return false;
-        *format = bits == 16 ? CU_AD_FORMAT_HALF : CU_AD_FORMAT_FLOAT;
-        break;
-    default:
-        return false;
+        case cudaChannelFormatKindUnsigned:
+            *format = bits == 8    ? CU_AD_FORMAT_UNSIGNED_INT8
+                      : bits == 16 ? CU_AD_FORMAT_UNSIGNED_INT16
+                                   : CU_AD_FORMAT_UNSIGNED_INT32;
+            break;
+        case cudaChannelFormatKindSigned:
+            *format = bits == 8    ? CU_AD_FORMAT_SIGNED_INT8
+                      : bits == 16 ? CU_AD_FORMAT_SIGNED_INT16
+                                   : CU_AD_FORMAT_SIGNED_INT32;
+            break;
+        case cudaChannelFormatKindFloat:
+            if (bits != 16 && bits != 32) return false;
+            *format = bits == 16 ? CU_AD_FORMAT_HALF : CU_AD_FORMAT_FLOAT;
+            break;
+        default: return false;
     }
     return (bits == 8 || bits == 16 || bits == 32) && *channels != 0;
 }
 
 }  // namespace
 
-SIM_API cudaError_t cudaMallocArray(cudaArray_t *array, const cudaChannelFormatDesc *desc, size_t width,
-                                    size_t height, unsigned int flags) {
+SIM_API cudaError_t cudaMallocArray(cudaArray_t *array, const cudaChannelFormatDesc *desc, size_t width, size_t height,
+                                    unsigned int flags) {
     const DriverApi *api;
     if (!array) return result(cudaErrorInvalidValue);
     CUDA_ARRAY_DESCRIPTOR d{width, height, CU_AD_FORMAT_UNSIGNED_INT8, 0};
@@ -93,8 +96,8 @@ SIM_API cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t array) {
 SIM_API cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr) {
     const DriverApi *api;
     if (cudaError_t e = ensure_context(&api)) return result(e);
-    return result(api->cuIpcGetMemHandle(reinterpret_cast<CUipcMemHandle *>(handle),
-                                         reinterpret_cast<CUdeviceptr>(devPtr)));
+    return result(
+        api->cuIpcGetMemHandle(reinterpret_cast<CUipcMemHandle *>(handle), reinterpret_cast<CUdeviceptr>(devPtr)));
 }
 
 SIM_API cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags) {

@@ -50,8 +50,7 @@ SIM_API cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_
 SIM_API cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
     return alloc_from_pool_with(&DriverApi::cuMemAllocFromPoolAsync, ptr, size, memPool, stream);
 }
-SIM_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
-                                                 cudaStream_t stream) {
+SIM_API cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
     return alloc_from_pool_with(&DriverApi::cuMemAllocFromPoolAsync_ptsz, ptr, size, memPool, stream);
 }
 SIM_API cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {

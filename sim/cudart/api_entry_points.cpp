@@ -39,8 +39,8 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **
                                                      cudaDriverEntryPointQueryResult *driverStatus) {
     return entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus, false);
 }
-SIM_API cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr,
-                                                          unsigned int cudaVersion, unsigned long long flags,
+SIM_API cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+                                                          unsigned long long flags,
                                                           cudaDriverEntryPointQueryResult *driverStatus) {
     return entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus, true);
 }

@@ -10,7 +10,8 @@ struct ErrorText {
     const char *name;
     const char *text;
 };
-#define SIM_ERR(code, text) {code, #code, text}
+#define SIM_ERR(code, text) \
+    { code, #code, text }
 constexpr ErrorText kErrors[] = {
     SIM_ERR(cudaSuccess, "no error"),
     SIM_ERR(cudaErrorInvalidValue, "invalid argument"),

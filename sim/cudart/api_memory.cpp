@@ -8,7 +8,7 @@ namespace {
 // The runtime asks the driver for pitched memory with this element size; the
 // pitch does not depend on it in the sim (always width rounded up to 512).
 constexpr unsigned kPitchElementSize = 4;
-}
+}  // namespace
 
 SIM_API cudaError_t cudaMalloc(void **devPtr, size_t size) {
     const DriverApi *api;
@@ -53,7 +53,8 @@ SIM_API cudaError_t cudaMalloc3D(cudaPitchedPtr *pitchedDevPtr, cudaExtent exten
     size_t rows;
     if (__builtin_mul_overflow(extent.height, extent.depth, &rows)) return result(cudaErrorMemoryAllocation);
     CUresult r = api->cuMemAllocPitch(&p, &pitch, extent.width, rows, kPitchElementSize);
-    if (r == CUDA_SUCCESS) *pitchedDevPtr = cudaPitchedPtr{reinterpret_cast<void *>(p), pitch, extent.width, extent.height};
+    if (r == CUDA_SUCCESS)
+        *pitchedDevPtr = cudaPitchedPtr{reinterpret_cast<void *>(p), pitch, extent.width, extent.height};
     return result(r);
 }
 

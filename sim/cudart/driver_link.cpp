@@ -28,48 +28,46 @@ void load() {
     g_api.cuGetProcAddress = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(handle, "cuGetProcAddress_v2"));
     if (!g_api.cuGetProcAddress) return;
     constexpr cuuint64_t kPtsz = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-    bool ok = fetch("cuInit", g_api.cuInit) && fetch("cuDeviceGetCount", g_api.cuDeviceGetCount) &&
-              fetch("cuDriverGetVersion", g_api.cuDriverGetVersion) &&
-              fetch("cuDevicePrimaryCtxRetain", g_api.cuDevicePrimaryCtxRetain) &&
-              fetch("cuDevicePrimaryCtxReset", g_api.cuDevicePrimaryCtxReset) &&
-              fetch("cuCtxGetCurrent", g_api.cuCtxGetCurrent) && fetch("cuCtxSetCurrent", g_api.cuCtxSetCurrent) &&
-              fetch("cuCtxSynchronize", g_api.cuCtxSynchronize) && fetch("cuMemAlloc", g_api.cuMemAlloc) &&
-              fetch("cuMemAllocPitch", g_api.cuMemAllocPitch) && fetch("cuMemFree", g_api.cuMemFree) &&
-              fetch("cuMemAllocManaged", g_api.cuMemAllocManaged) && fetch("cuMemAllocHost", g_api.cuMemAllocHost) &&
-              fetch("cuMemHostAlloc", g_api.cuMemHostAlloc) && fetch("cuMemFreeHost", g_api.cuMemFreeHost) &&
-              fetch("cuMemHostRegister", g_api.cuMemHostRegister) &&
-              fetch("cuMemHostUnregister", g_api.cuMemHostUnregister) &&
-              fetch("cuMemGetInfo", g_api.cuMemGetInfo) && fetch("cuStreamCreate", g_api.cuStreamCreate) &&
-              fetch("cuStreamDestroy", g_api.cuStreamDestroy) &&
-              fetch("cuStreamSynchronize", g_api.cuStreamSynchronize) &&
-              fetch("cuStreamSynchronize", g_api.cuStreamSynchronize_ptsz, kPtsz) &&
-              fetch("cuDeviceGetDefaultMemPool", g_api.cuDeviceGetDefaultMemPool) &&
-              fetch("cuMemPoolCreate", g_api.cuMemPoolCreate) && fetch("cuMemPoolDestroy", g_api.cuMemPoolDestroy) &&
-              fetch("cuMemPoolTrimTo", g_api.cuMemPoolTrimTo) &&
-              fetch("cuMemPoolGetAttribute", g_api.cuMemPoolGetAttribute) &&
-              fetch("cuMemPoolSetAttribute", g_api.cuMemPoolSetAttribute) &&
-              fetch("cuMemAllocAsync", g_api.cuMemAllocAsync) &&
-              fetch("cuMemAllocAsync", g_api.cuMemAllocAsync_ptsz, kPtsz) &&
-              fetch("cuMemAllocFromPoolAsync", g_api.cuMemAllocFromPoolAsync) &&
-              fetch("cuMemAllocFromPoolAsync", g_api.cuMemAllocFromPoolAsync_ptsz, kPtsz) &&
-              fetch("cuMemFreeAsync", g_api.cuMemFreeAsync) &&
-              fetch("cuMemFreeAsync", g_api.cuMemFreeAsync_ptsz, kPtsz) &&
-              fetch("cuStreamBeginCapture", g_api.cuStreamBeginCapture) &&
-              fetch("cuStreamEndCapture", g_api.cuStreamEndCapture) &&
-              fetch("cuStreamIsCapturing", g_api.cuStreamIsCapturing) &&
-              fetch("cuThreadExchangeStreamCaptureMode", g_api.cuThreadExchangeStreamCaptureMode) &&
-              fetch("cuArrayCreate", g_api.cuArrayCreate) && fetch("cuArray3DCreate", g_api.cuArray3DCreate) &&
-              fetch("cuArrayDestroy", g_api.cuArrayDestroy) &&
-              fetch("cuMipmappedArrayCreate", g_api.cuMipmappedArrayCreate) &&
-              fetch("cuMipmappedArrayDestroy", g_api.cuMipmappedArrayDestroy) &&
-              fetch("cuIpcGetMemHandle", g_api.cuIpcGetMemHandle) &&
-              fetch("cuIpcOpenMemHandle", g_api.cuIpcOpenMemHandle) &&
-              fetch("cuIpcCloseMemHandle", g_api.cuIpcCloseMemHandle) &&
-              fetch("cuGraphInstantiateWithFlags", g_api.cuGraphInstantiateWithFlags) &&
-              fetch("cuGraphLaunch", g_api.cuGraphLaunch) && fetch("cuGraphLaunch", g_api.cuGraphLaunch_ptsz, kPtsz) &&
-              fetch("cuGraphExecDestroy", g_api.cuGraphExecDestroy) && fetch("cuGraphDestroy", g_api.cuGraphDestroy) &&
-              fetch("cuDeviceGraphMemTrim", g_api.cuDeviceGraphMemTrim) &&
-              fetch("cuDeviceGetGraphMemAttribute", g_api.cuDeviceGetGraphMemAttribute);
+    bool ok =
+        fetch("cuInit", g_api.cuInit) && fetch("cuDeviceGetCount", g_api.cuDeviceGetCount) &&
+        fetch("cuDriverGetVersion", g_api.cuDriverGetVersion) &&
+        fetch("cuDevicePrimaryCtxRetain", g_api.cuDevicePrimaryCtxRetain) &&
+        fetch("cuDevicePrimaryCtxReset", g_api.cuDevicePrimaryCtxReset) &&
+        fetch("cuCtxGetCurrent", g_api.cuCtxGetCurrent) && fetch("cuCtxSetCurrent", g_api.cuCtxSetCurrent) &&
+        fetch("cuCtxSynchronize", g_api.cuCtxSynchronize) && fetch("cuMemAlloc", g_api.cuMemAlloc) &&
+        fetch("cuMemAllocPitch", g_api.cuMemAllocPitch) && fetch("cuMemFree", g_api.cuMemFree) &&
+        fetch("cuMemAllocManaged", g_api.cuMemAllocManaged) && fetch("cuMemAllocHost", g_api.cuMemAllocHost) &&
+        fetch("cuMemHostAlloc", g_api.cuMemHostAlloc) && fetch("cuMemFreeHost", g_api.cuMemFreeHost) &&
+        fetch("cuMemHostRegister", g_api.cuMemHostRegister) &&
+        fetch("cuMemHostUnregister", g_api.cuMemHostUnregister) && fetch("cuMemGetInfo", g_api.cuMemGetInfo) &&
+        fetch("cuStreamCreate", g_api.cuStreamCreate) && fetch("cuStreamDestroy", g_api.cuStreamDestroy) &&
+        fetch("cuStreamSynchronize", g_api.cuStreamSynchronize) &&
+        fetch("cuStreamSynchronize", g_api.cuStreamSynchronize_ptsz, kPtsz) &&
+        fetch("cuDeviceGetDefaultMemPool", g_api.cuDeviceGetDefaultMemPool) &&
+        fetch("cuMemPoolCreate", g_api.cuMemPoolCreate) && fetch("cuMemPoolDestroy", g_api.cuMemPoolDestroy) &&
+        fetch("cuMemPoolTrimTo", g_api.cuMemPoolTrimTo) &&
+        fetch("cuMemPoolGetAttribute", g_api.cuMemPoolGetAttribute) &&
+        fetch("cuMemPoolSetAttribute", g_api.cuMemPoolSetAttribute) &&
+        fetch("cuMemAllocAsync", g_api.cuMemAllocAsync) &&
+        fetch("cuMemAllocAsync", g_api.cuMemAllocAsync_ptsz, kPtsz) &&
+        fetch("cuMemAllocFromPoolAsync", g_api.cuMemAllocFromPoolAsync) &&
+        fetch("cuMemAllocFromPoolAsync", g_api.cuMemAllocFromPoolAsync_ptsz, kPtsz) &&
+        fetch("cuMemFreeAsync", g_api.cuMemFreeAsync) && fetch("cuMemFreeAsync", g_api.cuMemFreeAsync_ptsz, kPtsz) &&
+        fetch("cuStreamBeginCapture", g_api.cuStreamBeginCapture) &&
+        fetch("cuStreamEndCapture", g_api.cuStreamEndCapture) &&
+        fetch("cuStreamIsCapturing", g_api.cuStreamIsCapturing) &&
+        fetch("cuThreadExchangeStreamCaptureMode", g_api.cuThreadExchangeStreamCaptureMode) &&
+        fetch("cuArrayCreate", g_api.cuArrayCreate) && fetch("cuArray3DCreate", g_api.cuArray3DCreate) &&
+        fetch("cuArrayDestroy", g_api.cuArrayDestroy) &&
+        fetch("cuMipmappedArrayCreate", g_api.cuMipmappedArrayCreate) &&
+        fetch("cuMipmappedArrayDestroy", g_api.cuMipmappedArrayDestroy) &&
+        fetch("cuIpcGetMemHandle", g_api.cuIpcGetMemHandle) && fetch("cuIpcOpenMemHandle", g_api.cuIpcOpenMemHandle) &&
+        fetch("cuIpcCloseMemHandle", g_api.cuIpcCloseMemHandle) &&
+        fetch("cuGraphInstantiateWithFlags", g_api.cuGraphInstantiateWithFlags) &&
+        fetch("cuGraphLaunch", g_api.cuGraphLaunch) && fetch("cuGraphLaunch", g_api.cuGraphLaunch_ptsz, kPtsz) &&
+        fetch("cuGraphExecDestroy", g_api.cuGraphExecDestroy) && fetch("cuGraphDestroy", g_api.cuGraphDestroy) &&
+        fetch("cuDeviceGraphMemTrim", g_api.cuDeviceGraphMemTrim) &&
+        fetch("cuDeviceGetGraphMemAttribute", g_api.cuDeviceGetGraphMemAttribute);
     if (ok) g_loaded = &g_api;
 }
 

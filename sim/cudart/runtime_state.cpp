@@ -25,24 +25,24 @@ cudaError_t primary_for(const DriverApi *api, int device, CUcontext *out) {
 
 cudaError_t to_runtime(CUresult r) {
     switch (r) {
-    case CUDA_SUCCESS: return cudaSuccess;
-    case CUDA_ERROR_INVALID_VALUE: return cudaErrorInvalidValue;
-    case CUDA_ERROR_OUT_OF_MEMORY: return cudaErrorMemoryAllocation;
-    case CUDA_ERROR_NOT_INITIALIZED: return cudaErrorInitializationError;
-    case CUDA_ERROR_DEINITIALIZED: return cudaErrorCudartUnloading;
-    case CUDA_ERROR_NO_DEVICE: return cudaErrorNoDevice;
-    case CUDA_ERROR_INVALID_DEVICE: return cudaErrorInvalidDevice;
-    case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
-    case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
-    case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
-    case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
-    case CUDA_ERROR_ILLEGAL_STATE: return cudaErrorIllegalState;
-    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return cudaErrorStreamCaptureUnsupported;
-    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return cudaErrorStreamCaptureInvalidated;
-    case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return cudaErrorStreamCaptureWrongThread;
-    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return cudaErrorHostMemoryAlreadyRegistered;
-    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return cudaErrorHostMemoryNotRegistered;
-    default: return cudaErrorUnknown;
+        case CUDA_SUCCESS: return cudaSuccess;
+        case CUDA_ERROR_INVALID_VALUE: return cudaErrorInvalidValue;
+        case CUDA_ERROR_OUT_OF_MEMORY: return cudaErrorMemoryAllocation;
+        case CUDA_ERROR_NOT_INITIALIZED: return cudaErrorInitializationError;
+        case CUDA_ERROR_DEINITIALIZED: return cudaErrorCudartUnloading;
+        case CUDA_ERROR_NO_DEVICE: return cudaErrorNoDevice;
+        case CUDA_ERROR_INVALID_DEVICE: return cudaErrorInvalidDevice;
+        case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
+        case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
+        case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
+        case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
+        case CUDA_ERROR_ILLEGAL_STATE: return cudaErrorIllegalState;
+        case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return cudaErrorStreamCaptureUnsupported;
+        case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return cudaErrorStreamCaptureInvalidated;
+        case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return cudaErrorStreamCaptureWrongThread;
+        case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return cudaErrorHostMemoryAlreadyRegistered;
+        case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return cudaErrorHostMemoryNotRegistered;
+        default: return cudaErrorUnknown;
     }
 }
 

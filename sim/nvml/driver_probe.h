@@ -11,8 +11,8 @@
 namespace simnvml {
 
 struct DeviceUse {
-    bool listed;                     // this process appears in the process list
-    unsigned long long used_bytes;   // what NVML reports it using
+    bool listed;                    // this process appears in the process list
+    unsigned long long used_bytes;  // what NVML reports it using
 };
 
 // Use of `ordinal` by this process; {false, 0} when libcuda.so.1 is not loaded.

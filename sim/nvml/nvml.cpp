@@ -89,8 +89,8 @@ nvmlReturn_t running_processes(nvmlDevice_t device, unsigned int *infoCount, nvm
         infos[i++] = nvmlProcessInfo_t{g_config.other_pid, g_config.other_bytes, NVML_VALUE_NOT_AVAILABLE,
                                        NVML_VALUE_NOT_AVAILABLE};
     if (use.listed)
-        infos[i++] = nvmlProcessInfo_t{unsigned(getpid()), use.used_bytes, NVML_VALUE_NOT_AVAILABLE,
-                                       NVML_VALUE_NOT_AVAILABLE};
+        infos[i++] =
+            nvmlProcessInfo_t{unsigned(getpid()), use.used_bytes, NVML_VALUE_NOT_AVAILABLE, NVML_VALUE_NOT_AVAILABLE};
     return NVML_SUCCESS;
 }
 
@@ -117,14 +117,14 @@ SIM_API nvmlReturn_t nvmlShutdown(void) {
 
 SIM_API const char *nvmlErrorString(nvmlReturn_t result) {
     switch (result) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
-    case NVML_ERROR_NOT_FOUND: return "Not Found";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    default: return "Unknown Error";
+        case NVML_SUCCESS: return "Success";
+        case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+        case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+        case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+        case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+        case NVML_ERROR_NOT_FOUND: return "Not Found";
+        case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+        default: return "Unknown Error";
     }
 }
 

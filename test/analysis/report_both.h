@@ -51,7 +51,8 @@ inline std::vector<LiveReport> live_both(std::span<const uint8_t> bytes, const s
   return lives;
 }
 
-inline Report report_both(const TraceBuilder& b, const std::string& path = {}, const ReportOptions& opt = ReportOptions{}) {
+inline Report report_both(const TraceBuilder& b, const std::string& path = {},
+                          const ReportOptions& opt = ReportOptions{}) {
   const auto& s = b.bytes();
   return report_both({reinterpret_cast<const uint8_t*>(s.data()), s.size()}, path, opt);
 }

@@ -162,7 +162,7 @@ class TraceBuilder {
     uint64_t nvml_total = fmt::kUnknown64;
     uint64_t pool_reserved = fmt::kUnknown64;
     uint64_t async_live = 0;
-    uint32_t moment = 0;  // fmt::MomentFlags (1.3)
+    uint32_t moment = 0;                        // fmt::MomentFlags (1.3)
     uint64_t graph_reserved = fmt::kUnknown64;  // 1.9: the graph memory pool (the others stay unknown)
   };
   TraceBuilder& snapshot(uint64_t t, fmt::SnapshotReason reason, const std::vector<Dev>& devs,

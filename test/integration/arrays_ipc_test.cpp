@@ -88,8 +88,8 @@ TEST_CASE("the text report lists the imports on their own line") {
   REQUIRE(traced(dir, {here("arrays_ipc")}).exit_code == 0);
   const Result r = run({cli(), "report", only_trace(dir)});
   REQUIRE(r.exit_code == 0);
-  CHECK(r.out.find("imports (other processes' memory, not counted here): 4 imports, at most 11.00 MiB (11,534,341 B) mapped at once") !=
-        std::string::npos);
+  CHECK(r.out.find("imports (other processes' memory, not counted here): 4 imports, at most 11.00 MiB (11,534,341 B) "
+                   "mapped at once") != std::string::npos);
   CHECK(r.out.find("exporter pid unknown") != std::string::npos);
   CHECK(r.out.find("2 exported to other processes") != std::string::npos);
   CHECK(r.out.find("array 320.00 KiB (327,680 B) in 2 allocations") != std::string::npos);

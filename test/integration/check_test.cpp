@@ -36,13 +36,13 @@ TEST_CASE("check: every limit holds at the measured figure and fails one unit be
     std::string option, holds, fails;
   };
   const Case cases[] = {
-      {"--max-leaked", "69MiB", "68MiB"},             // 72,351,744 B live at the end
+      {"--max-leaked", "69MiB", "68MiB"},  // 72,351,744 B live at the end
       {"--max-leaked", "72351744", "72351743"},
-      {"--max-peak", "77MiB", "80740351"},            // 80,740,352 B
+      {"--max-peak", "77MiB", "80740351"},  // 80,740,352 B
       {"--max-peak", "d0:80.740352MB", "d0:76MiB"},
-      {"--max-single", "64MiB", "67108863"},          // 67,108,864 B
-      {"--max-single", "0.045%", "0.044%"},           // of the sim's 150,754,820,096 B: 0.0445 %
-      {"--max-failed", "0", "0"},                     // no failure: holds both ways
+      {"--max-single", "64MiB", "67108863"},  // 67,108,864 B
+      {"--max-single", "0.045%", "0.044%"},   // of the sim's 150,754,820,096 B: 0.0445 %
+      {"--max-failed", "0", "0"},             // no failure: holds both ways
   };
   for (const auto& c : cases) {
     INFO(c.option << " " << c.holds << " / " << c.fails);
@@ -89,9 +89,12 @@ TEST_CASE("check: the gap ratio at the peak, both sides") {
 
 TEST_CASE("check: usage errors and unreadable traces exit 2, naming the option") {
   TracedCommand t({here("iterations")});
-  for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--max-peak", "lots"}, {"--max-peak", "1.3B"}, {"--max-leaked", "5 XB"},
-           {"--max-failed", "-1"}, {"--max-gap-ratio", "1.5"}, {"--max-single", "120%"}}) {
+  for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{{"--max-peak", "lots"},
+                                                                                   {"--max-peak", "1.3B"},
+                                                                                   {"--max-leaked", "5 XB"},
+                                                                                   {"--max-failed", "-1"},
+                                                                                   {"--max-gap-ratio", "1.5"},
+                                                                                   {"--max-single", "120%"}}) {
     const Result r = check(t.trace, {opt, value});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("check: " + opt + ": ") != std::string::npos);
@@ -141,19 +144,24 @@ TEST_CASE("check --junit writes one testsuite per trace, one testcase per limit,
   CHECK(r.out.find("::error title=cumemtrace max-leaked d0::leaked on device 0: 69.00 MiB") != std::string::npos);
   std::stringstream xml;
   xml << std::ifstream(junit).rdbuf();
-  CHECK(xml.str() ==
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        "<testsuites name=\"cumemtrace check\" tests=\"2\" failures=\"1\">\n"
-        "  <testsuite name=\"" + t.trace + "\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\">\n"
-        "    <testcase classname=\"cumemtrace.check\" name=\"max-peak d0\"/>\n"
-        "    <testcase classname=\"cumemtrace.check\" name=\"max-leaked d0\">\n"
-        "      <failure message=\"leaked on device 0: 69.00 MiB (72,351,744 B), limit 68.00 MiB (71,303,168 B); top call "
-        "sites: 64.00 MiB from iterations (main), 5.00 MiB from iterations (main)\" type=\"limit\">leaked on device 0: "
-        "69.00 MiB (72,351,744 B), limit 68.00 MiB (71,303,168 B); top call sites: 64.00 MiB from iterations (main), "
-        "5.00 MiB from iterations (main)</failure>\n"
-        "    </testcase>\n"
-        "  </testsuite>\n"
-        "</testsuites>\n");
+  CHECK(
+      xml.str() ==
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"cumemtrace check\" tests=\"2\" failures=\"1\">\n"
+      "  <testsuite name=\"" +
+          t.trace +
+          "\" tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\">\n"
+          "    <testcase classname=\"cumemtrace.check\" name=\"max-peak d0\"/>\n"
+          "    <testcase classname=\"cumemtrace.check\" name=\"max-leaked d0\">\n"
+          "      <failure message=\"leaked on device 0: 69.00 MiB (72,351,744 B), limit 68.00 MiB (71,303,168 B); top "
+          "call "
+          "sites: 64.00 MiB from iterations (main), 5.00 MiB from iterations (main)\" type=\"limit\">leaked on device "
+          "0: "
+          "69.00 MiB (72,351,744 B), limit 68.00 MiB (71,303,168 B); top call sites: 64.00 MiB from iterations (main), "
+          "5.00 MiB from iterations (main)</failure>\n"
+          "    </testcase>\n"
+          "  </testsuite>\n"
+          "</testsuites>\n");
 }
 
 TEST_CASE("baseline: a second run keeping 2 MiB more per iteration fails check --baseline and diff names it") {
@@ -171,7 +179,8 @@ TEST_CASE("baseline: a second run keeping 2 MiB more per iteration fails check -
   CHECK(check(before.trace, {"--baseline", file}).exit_code == 0);
   const Result r = check(after.trace, {"--baseline", file, "--tolerance", "5%"});
   CHECK(r.exit_code == 1);
-  CHECK(r.out.find("FAIL " + file + ": baseline-leaked d0: leaked on device 0: 79.00 MiB (82,837,504 B), baseline "
+  CHECK(r.out.find("FAIL " + file +
+                   ": baseline-leaked d0: leaked on device 0: 79.00 MiB (82,837,504 B), baseline "
                    "69.00 MiB (72,351,744 B), allowed up to 72.45 MiB (75,969,331 B); call sites that grew: "
                    "iterations keep_more") != std::string::npos);
   CHECK(check(after.trace, {"--baseline", file, "--tolerance", "10MiB"}).exit_code == 0);

@@ -52,7 +52,8 @@ TEST_CASE("export: a traced job's memviz snapshot, chrome timeline and folded st
 
   const std::string pickle = dir.path + "/snap.pickle";
   REQUIRE(run({cli(), "export", "--format", "memviz", trace, "-o", pickle}).exit_code == 0);
-  const Result py = run({"/usr/bin/python3", std::string(CUMEMTRACE_SOURCE_DIR) + "/test/analysis/memviz_load.py", pickle});
+  const Result py =
+      run({"/usr/bin/python3", std::string(CUMEMTRACE_SOURCE_DIR) + "/test/analysis/memviz_load.py", pickle});
   REQUIRE(py.exit_code == 0);
   const auto snap = nlohmann::json::parse(py.out)["snapshot"];
   uint64_t live = 0;
@@ -61,8 +62,9 @@ TEST_CASE("export: a traced job's memviz snapshot, chrome timeline and folded st
   CHECK(live == 72351744);
   std::map<std::string, int> actions;
   for (const auto& e : snap["device_traces"][0]) actions[e["action"].get<std::string>()] += 1;
-  CHECK(actions == std::map<std::string, int>{{"segment_alloc", 11}, {"alloc", 11}, {"free_requested", 5},
-                                             {"free_completed", 5}, {"segment_free", 5}});
+  CHECK(actions ==
+        std::map<std::string, int>{
+            {"segment_alloc", 11}, {"alloc", 11}, {"free_requested", 5}, {"free_completed", 5}, {"segment_free", 5}});
   bool main_named = false;
   for (const auto& fr : snap["device_traces"][0][0]["frames"]) main_named |= fr["name"] == "main";
   CHECK(main_named);

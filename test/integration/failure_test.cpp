@@ -33,7 +33,8 @@ TEST_CASE("a failed allocation is reported with its size, stack, live bytes and 
   CHECK(f.at("diagnosis").at("cause") == "exceeds-device");
   CHECK(f.at("diagnosis").at("figures") == nlohmann::json{{"request", 8589934593}, {"device_total", 8589934592}});
   bool in_scenario = false;
-  for (const auto& frame : f.at("frames")) in_scenario |= frame.value("function", "").find("scenario_oom") != std::string::npos;
+  for (const auto& frame : f.at("frames"))
+    in_scenario |= frame.value("function", "").find("scenario_oom") != std::string::npos;
   CHECK(in_scenario);
   CHECK(device(r, 0).at("counts").at("failed") == 1);
 }
@@ -95,8 +96,9 @@ TEST_CASE("cumemtrace run passes the exit status through and symbolizes a killed
   CHECK(bad.exit_code == run({program("prog_runtime"), "no-such-scenario"}).exit_code);
   // SIGTERM to `cumemtrace run` reaches the child; its trace is still symbolized.
   TempDir killed;
-  const Result k = run({cli(), "run", "-o", killed.path + "/k-%p.trace", "--", program("prog_runtime"), "frag2", "10000"},
-                       {}, 800, SIGTERM);
+  const Result k =
+      run({cli(), "run", "-o", killed.path + "/k-%p.trace", "--", program("prog_runtime"), "frag2", "10000"}, {}, 800,
+          SIGTERM);
   CHECK(k.exit_code == 128 + SIGTERM);
   const auto traces = killed.files("k-");
   REQUIRE(traces.size() == 1);

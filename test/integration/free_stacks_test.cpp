@@ -54,7 +54,9 @@ TEST_CASE("a free that fails keeps its stack when frees have none") {
   // host_register.c: its second cudaHostUnregister of the same range fails; that free is
   // recorded twice (the free of unknown memory, then the record that it failed: flags 5).
   TempDir dir;
-  REQUIRE(traced(dir, {std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/host_register"}, {{"CUMEMTRACE_DEPTH", "8"}}).exit_code == 0);
+  REQUIRE(
+      traced(dir, {std::string(CUMEMTRACE_TEST_LIBS_DIR) + "/host_register"}, {{"CUMEMTRACE_DEPTH", "8"}}).exit_code ==
+      0);
   const Result d = run({cli(), "dump", only_trace(dir)});
   REQUIRE(d.exit_code == 0);
   static const std::regex failed_free(R"( event .* free .* stack=(\d+) .* result=(\d+) flags=5 )");

@@ -55,10 +55,11 @@ TEST_CASE("graph memory: 3 x 1 GiB freed inside the capture reserve 1 GiB at lau
   // The three allocations were captured (flags 8), their frees too.
   CHECK(t.events(R"(alloc async-pool dev=0 [^\n]* size=1073741824 [^\n]* flags=(8|24) )") == 3);
   const Result text = run({cli(), "report", t.trace});
-  CHECK(text.out.find("graph memory pool (held in no allocation; read from the driver): reserved") != std::string::npos);
-  CHECK(text.out.find("highest read 1.00 GiB (1,073,741,824 B)") != std::string::npos);
-  CHECK(text.out.find("graph allocation nodes (virtual addresses of graphs, not live device bytes): 3 nodes of 3.00 GiB (3,221,225,472 B)") !=
+  CHECK(text.out.find("graph memory pool (held in no allocation; read from the driver): reserved") !=
         std::string::npos);
+  CHECK(text.out.find("highest read 1.00 GiB (1,073,741,824 B)") != std::string::npos);
+  CHECK(text.out.find("graph allocation nodes (virtual addresses of graphs, not live device bytes): 3 nodes of 3.00 "
+                      "GiB (3,221,225,472 B)") != std::string::npos);
 }
 
 TEST_CASE("graph memory: a capture that is its thread's first allocation gets the device its context was made on") {
@@ -73,7 +74,8 @@ TEST_CASE("graph memory: a capture that is its thread's first allocation gets th
   CHECK(t.events(R"(alloc async-pool dev=-1 )") == 0);
 }
 
-TEST_CASE("graph memory: a capture on a thread with no device of its own takes the process's, not a device a call named") {
+TEST_CASE(
+    "graph memory: a capture on a thread with no device of its own takes the process's, not a device a call named") {
   // The capturing thread made no CUDA call before: the main thread's device 0 stands in.
   GraphMemoryRun other("other-thread");
   CHECK(other.events(R"(alloc async-pool dev=0 [^\n]* size=1073741824 [^\n]* flags=24 )") == 3);

@@ -40,8 +40,8 @@ Result traced(const TempDir& dir, const std::vector<std::string>& argv, Env env 
 // The traces in `dir` (exactly one expected unless said otherwise).
 std::string only_trace(const TempDir& dir);
 
-nlohmann::json report(const std::string& trace);               // cumemtrace report --json
-nlohmann::json live_at_end(const std::string& trace);          // cumemtrace live --at <max> --json
+nlohmann::json report(const std::string& trace);       // cumemtrace report --json
+nlohmann::json live_at_end(const std::string& trace);  // cumemtrace live --at <max> --json
 // Event lines of `cumemtrace dump TRACE` (uncompressed traces show every record) that match `pattern`.
 size_t dump_events(const std::string& trace, const std::string& pattern);
 // A program built beside the integration tests (test/integration/NAME.c).

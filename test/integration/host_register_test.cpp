@@ -24,7 +24,7 @@ TEST_CASE("registered host memory is host-pinned bytes, counted once, and failed
   const auto& by_api = host.at("counts_by_api");
   CHECK(by_api.at("cudaHostRegister").at("allocs") == 2);
   CHECK(by_api.at("cudaHostUnregister").at("frees") == 1);  // the failed call is not a free (report-json.md)
-  CHECK(host.at("counts").at("unknown_frees") == 1);         // ... but is a free of unknown memory
+  CHECK(host.at("counts").at("unknown_frees") == 1);        // ... but is a free of unknown memory
   uint64_t leaked = 0;
   for (const auto& leak : j.at("leaks")) leaked += leak.at("bytes").get<uint64_t>();
   CHECK(leaked == 3145728);

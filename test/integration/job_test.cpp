@@ -24,10 +24,14 @@ struct Job {
     for (size_t r = 0; r < ranks.size(); ++r) {
       std::vector<std::string> argv{here("job_ranks")};
       argv.insert(argv.end(), ranks[r].begin(), ranks[r].end());
-      const Env env{{"SIMCUDA_DEVICES", "2"},         {"SIMCUDA_CAPACITY", std::to_string(384 * MiB)},
-                    {"SIMCUDA_CONTEXT_BYTES", "1048576"}, {"RANK", std::to_string(r)},
-                    {"LOCAL_RANK", std::to_string(r)}, {"WORLD_SIZE", "3"},
-                    {"SLURM_JOB_ID", "777"},          {"SLURM_STEP_ID", "0"}};
+      const Env env{{"SIMCUDA_DEVICES", "2"},
+                    {"SIMCUDA_CAPACITY", std::to_string(384 * MiB)},
+                    {"SIMCUDA_CONTEXT_BYTES", "1048576"},
+                    {"RANK", std::to_string(r)},
+                    {"LOCAL_RANK", std::to_string(r)},
+                    {"WORLD_SIZE", "3"},
+                    {"SLURM_JOB_ID", "777"},
+                    {"SLURM_STEP_ID", "0"}};
       REQUIRE(traced(dir, argv, env).exit_code == 0);
     }
     REQUIRE(dir.files("trace-").size() == 3);

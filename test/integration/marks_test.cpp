@@ -119,7 +119,8 @@ TEST_CASE("without marks the loop is found from its stacks, and the kept 1 MiB p
   CHECK(run({cli(), "check", only_trace(dir), "--max-growth", "1MiB"}).exit_code == 0);
 }
 
-TEST_CASE("a profiler's NVTX injection set before cumemtrace run is chained: it sees every call, marks reach the trace") {
+TEST_CASE(
+    "a profiler's NVTX injection set before cumemtrace run is chained: it sees every call, marks reach the trace") {
   TempDir dir;
   const Env tool{{"NVTX_INJECTION64_PATH", here("libnvtx_tool.so")}};
   const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_marks")}, tool);

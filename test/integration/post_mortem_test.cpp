@@ -84,18 +84,21 @@ TEST_CASE("neither free memory nor the pool's slack alone, the two together: poo
                                           {"pool_reserved", 6 * GiB},
                                           {"pool_live", 0}});
   const nlohmann::json holders = {
-      {{"holder", "pool_slack"}, {"name", "the stream-ordered pool's slack"}, {"bytes", 6 * GiB}, {"count", 0},
+      {{"holder", "pool_slack"},
+       {"name", "the stream-ordered pool's slack"},
+       {"bytes", 6 * GiB},
+       {"count", 0},
        {"releasable", true}},
       {{"holder", "contexts"}, {"name", "contexts"}, {"bytes", 512 * MiB}, {"count", 0}, {"releasable", true}}};
   CHECK(d.at("holders") == holders);
   CHECK(d.at("would_have_fit") ==
-        nlohmann::json::array({{{"holders", {"pool_slack"}}, {"released", 6 * GiB},
-                                {"free_plus_released", 16 * GiB - 512 * MiB}}}));
+        nlohmann::json::array(
+            {{{"holders", {"pool_slack"}}, {"released", 6 * GiB}, {"free_plus_released", 16 * GiB - 512 * MiB}}}));
 }
 
 TEST_CASE("out of memory because another process holds the GPU: other-processes, and who") {
-  const auto f = failure("other", {{"SIMCUDA_OTHER_PROCESS_BYTES", std::to_string(10 * GiB)},
-                                   {"SIMCUDA_OTHER_PROCESS_PID", "31337"}});
+  const auto f = failure(
+      "other", {{"SIMCUDA_OTHER_PROCESS_BYTES", std::to_string(10 * GiB)}, {"SIMCUDA_OTHER_PROCESS_PID", "31337"}});
   const auto& d = f.at("diagnosis");
   CHECK(d.at("cause") == "other-processes");
   CHECK(d.at("figures") == nlohmann::json{{"request", 8 * GiB},

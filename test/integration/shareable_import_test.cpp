@@ -55,7 +55,8 @@ TEST_CASE("an imported VMM handle is another process's memory: listed with its m
   uint64_t import_leak = 0, device_leak = 0;
   for (const auto& leak : j.at("leaks")) {
     if (leak.at("kind") == "ipc-import") import_leak += leak.at("bytes").get<uint64_t>();
-    if (leak.at("kind") == "device" || leak.at("kind") == "vmm-physical") device_leak += leak.at("bytes").get<uint64_t>();
+    if (leak.at("kind") == "device" || leak.at("kind") == "vmm-physical")
+      device_leak += leak.at("bytes").get<uint64_t>();
   }
   CHECK(import_leak == 4194304);
   CHECK(device_leak == 0);

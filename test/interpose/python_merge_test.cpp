@@ -33,12 +33,16 @@ std::vector<std::string> names(const std::vector<Frame>& fs) {
 
 TEST_CASE("each evaluation-loop frame is replaced by the Python frames it ran, up to its entry frame") {
   // 3.11+: the inner loop (called from C by list()) ran gen; the outer one ran main and f.
-  const std::vector<Frame> n = {native("cudaMalloc"), native("ffi_call"), native("_PyEval_EvalFrameDefault"),
-                                native("list_extend"), native("_PyEval_EvalFrameDefault"), native("Py_RunMain"),
+  const std::vector<Frame> n = {native("cudaMalloc"),
+                                native("ffi_call"),
+                                native("_PyEval_EvalFrameDefault"),
+                                native("list_extend"),
+                                native("_PyEval_EvalFrameDefault"),
+                                native("Py_RunMain"),
                                 native("main")};
   const std::vector<Frame> p = {py("gen", true), py("f", false), py("main", false), py("<module>", true)};
-  CHECK(names(merge_stacks(n, p)) == std::vector<std::string>{"cudaMalloc", "ffi_call", "py:gen", "list_extend",
-                                                              "py:f", "py:main", "py:<module>", "Py_RunMain", "main"});
+  CHECK(names(merge_stacks(n, p)) == std::vector<std::string>{"cudaMalloc", "ffi_call", "py:gen", "list_extend", "py:f",
+                                                              "py:main", "py:<module>", "Py_RunMain", "main"});
 }
 
 TEST_CASE("Python frames beyond a native stack cut short go after its last frame") {

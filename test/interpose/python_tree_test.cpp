@@ -28,8 +28,8 @@ std::string fake_string(uint64_t p) {
 int32_t fake_line(const PyRawFrame& f) { return f.offset / 2 + 1; }
 
 struct Written {
-  std::vector<std::string> strings;                // PyStringRecords, in order
-  std::vector<format::PyFrameRecord> frames;       // PyFrameRecords, in order
+  std::vector<std::string> strings;           // PyStringRecords, in order
+  std::vector<format::PyFrameRecord> frames;  // PyFrameRecords, in order
   std::map<uint32_t, std::string> by_id;
 };
 Written parse(const std::string& out) {

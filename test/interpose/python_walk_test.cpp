@@ -25,10 +25,10 @@ namespace {
 //
 //       return (x,
 //               y)
-const std::vector<uint8_t> kTable = {
-    128, 0,   216, 8,   9,   136, 65,  137, 5,   128, 65,  216, 7,  8,   136, 49,  130, 117, 128, 117, 216, 12, 33,
-    208, 12,  33,  157, 5,   152, 97,  153, 8,   156, 8,   208, 12, 33,  209, 12,  33,  212, 12,  33,  136, 1,  136,
-    1,   224, 12,  16,  136, 1,   224, 12,  13,  216, 12,  13,  240, 3,  1,   12,  15,  240, 0,   1,   5,   15};
+const std::vector<uint8_t> kTable = {128, 0,   216, 8,   9,   136, 65,  137, 5,  128, 65, 216, 7,   8,   136, 49,  130,
+                                     117, 128, 117, 216, 12,  33,  208, 12,  33, 157, 5,  152, 97,  153, 8,   156, 8,
+                                     208, 12,  33,  209, 12,  33,  212, 12,  33, 136, 1,  136, 1,   224, 12,  16,  136,
+                                     1,   224, 12,  13,  216, 12,  13,  240, 3,  1,   12, 15,  240, 0,   1,   5,   15};
 struct Range {
   int start, end, line;
 };
@@ -200,8 +200,15 @@ TEST_CASE("random damage to frames, code objects, names and tables never crashes
   std::mt19937_64 rng(9);
   // Values a torn pointer might hold: unmapped, kernel, misaligned, another object, random.
   FakePython base = three_frames();
-  const std::vector<uint64_t> values = {0, 1, 0x10000, 0xffff800000000000ull, base.innermost() + 3, addr(base.frames[1]),
-                                        addr(base.objects[0]), ~0ull, 0x7fffffffe000ull};
+  const std::vector<uint64_t> values = {0,
+                                        1,
+                                        0x10000,
+                                        0xffff800000000000ull,
+                                        base.innermost() + 3,
+                                        addr(base.frames[1]),
+                                        addr(base.objects[0]),
+                                        ~0ull,
+                                        0x7fffffffe000ull};
   int walked = 0;
   for (int round = 0; round < 3000; ++round) {
     FakePython p = three_frames();

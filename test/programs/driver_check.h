@@ -5,8 +5,8 @@
 
 #include <cuda.h>
 
-#define CHECK_CU(call)                                   \
-    do {                                                 \
-        CUresult check_cu_result_ = (call);              \
-        if (check_cu_result_ != CUDA_SUCCESS) die(#call, check_cu_result_); \
-    } while (0)
+#define CHECK_CU(call)                                                  \
+  do {                                                                  \
+    CUresult check_cu_result_ = (call);                                 \
+    if (check_cu_result_ != CUDA_SUCCESS) die(#call, check_cu_result_); \
+  } while (0)

@@ -5,11 +5,11 @@
 
 #include <cuda_runtime_api.h>
 
-#define CHECK_RT(call)                                   \
-    do {                                                 \
-        cudaError_t check_rt_result_ = (call);           \
-        if (check_rt_result_ != cudaSuccess) die(#call, check_rt_result_); \
-    } while (0)
+#define CHECK_RT(call)                                                 \
+  do {                                                                 \
+    cudaError_t check_rt_result_ = (call);                             \
+    if (check_rt_result_ != cudaSuccess) die(#call, check_rt_result_); \
+  } while (0)
 
 // Scenarios: each returns the process exit status.
 int scenario_basic();

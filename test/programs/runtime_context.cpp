@@ -4,20 +4,20 @@
 #include "runtime_common.h"
 
 int scenario_context() {
-    int count = 0;
-    CHECK_RT(cudaGetDeviceCount(&count));
-    if (count < 2) {
-        std::printf("needs SIMCUDA_DEVICES>=2, have %d\n", count);
-        return 77;
-    }
-    CHECK_RT(cudaSetDevice(1));
-    void *p;
-    CHECK_RT(cudaMalloc(&p, 1 << 20));
-    report_alloc("cudaMalloc", p, 1 << 20);
-    int device = -1;
-    CHECK_RT(cudaGetDevice(&device));
-    std::printf("device %d\n", device);
-    CHECK_RT(cudaFree(p));
-    report_free("cudaFree", p);
-    return 0;
+  int count = 0;
+  CHECK_RT(cudaGetDeviceCount(&count));
+  if (count < 2) {
+    std::printf("needs SIMCUDA_DEVICES>=2, have %d\n", count);
+    return 77;
+  }
+  CHECK_RT(cudaSetDevice(1));
+  void* p;
+  CHECK_RT(cudaMalloc(&p, 1 << 20));
+  report_alloc("cudaMalloc", p, 1 << 20);
+  int device = -1;
+  CHECK_RT(cudaGetDevice(&device));
+  std::printf("device %d\n", device);
+  CHECK_RT(cudaFree(p));
+  report_free("cudaFree", p);
+  return 0;
 }

@@ -4,11 +4,11 @@
 #include "runtime_common.h"
 
 int scenario_async_ptsz() {
-    void *p;
-    CHECK_RT(cudaMallocAsync(&p, 4096, cudaStreamPerThread));
-    report_alloc("cudaMallocAsync_ptsz", p, 4096);
-    CHECK_RT(cudaFreeAsync(p, cudaStreamPerThread));
-    report_free("cudaFreeAsync_ptsz", p);
-    CHECK_RT(cudaStreamSynchronize(cudaStreamPerThread));
-    return 0;
+  void* p;
+  CHECK_RT(cudaMallocAsync(&p, 4096, cudaStreamPerThread));
+  report_alloc("cudaMallocAsync_ptsz", p, 4096);
+  CHECK_RT(cudaFreeAsync(p, cudaStreamPerThread));
+  report_free("cudaFreeAsync_ptsz", p);
+  CHECK_RT(cudaStreamSynchronize(cudaStreamPerThread));
+  return 0;
 }

@@ -29,7 +29,8 @@ void OomWatch::poll() {
   size_t start = 0;
   for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
     const std::string_view line(partial_.data() + start, nl - start);
-    if (line.starts_with(format::kManifestOomPrefix)) traces.emplace(manifest::unescape_path(line.substr(format::kManifestOomPrefix.size())));
+    if (line.starts_with(format::kManifestOomPrefix))
+      traces.emplace(manifest::unescape_path(line.substr(format::kManifestOomPrefix.size())));
   }
   partial_.erase(0, start);
   for (const auto& t : traces) write_post_mortem(t);

@@ -62,11 +62,21 @@ constexpr int kDescendantWaitSeconds = 30;
 // SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT), which only `run`'s own bugs raise.
 bool forwarded(int sig) {
   switch (sig) {
-    case SIGKILL: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGCONT: case SIGCHLD:
-    case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP: case SIGSYS: case SIGABRT:
-      return false;
-    default:
-      return sig < 32 || sig >= SIGRTMIN;  // glibc keeps 32 and 33 for itself
+    case SIGKILL:
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+    case SIGCONT:
+    case SIGCHLD:
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGFPE:
+    case SIGILL:
+    case SIGTRAP:
+    case SIGSYS:
+    case SIGABRT: return false;
+    default: return sig < 32 || sig >= SIGRTMIN;  // glibc keeps 32 and 33 for itself
   }
 }
 
@@ -178,8 +188,7 @@ void send_tag(int sock, char tag, int fd = -1) {
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
   }
-  while (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {
-  }
+  while (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR) {}
 }
 
 // The tag read, with any descriptor passed along in `fd`; 0 at end of file.
@@ -193,8 +202,7 @@ char receive_tag(int sock, int& fd) {
   msg.msg_control = control;
   msg.msg_controllen = sizeof control;
   ssize_t n;
-  while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-  }
+  while ((n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
   if (n <= 0) return 0;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
     if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
@@ -216,8 +224,7 @@ char receive_tag(int sock, int& fd) {
   if (started) {
     std::cerr << "cumemtrace run was killed; its watchdog lists the traces when the command ends\n";
     pollfd p{pidfd, POLLIN, 0};
-    while (pidfd >= 0 && ::poll(&p, 1, -1) < 0 && errno == EINTR) {
-    }
+    while (pidfd >= 0 && ::poll(&p, 1, -1) < 0 && errno == EINTR) {}
     list_traces(m);
   }
   remove_manifest(m);
@@ -240,8 +247,7 @@ int start_watchdog(const Manifest& m) {
     ::close(sv[0]);
     return -1;
   }
-  while (::waitpid(middle, nullptr, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(middle, nullptr, 0) < 0 && errno == EINTR) {}
   return sv[0];
 }
 
@@ -364,12 +370,12 @@ int run_traced(const RunOptions& opt) {
 
   g_child = child;
   std::vector<std::pair<int, struct sigaction>> saved_sa;
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int s = 1; s < NSIG; ++s) {
-    struct sigaction before{};
+    struct sigaction before {};
     if (forwarded(s) && ::sigaction(s, &sa, &before) == 0) saved_sa.emplace_back(s, before);
   }
   ::sigprocmask(SIG_SETMASK, &saved, nullptr);
@@ -403,7 +409,6 @@ int run_traced(const RunOptions& opt) {
   return rc;
 }
 
-
 // `run --help`, in the shape CLI11 gives every other command's help (it is parsed by
 // hand: see parse_run).
 constexpr const char* kRunHelp =
@@ -421,7 +426,8 @@ constexpr const char* kRunHelp =
     "  -o,--output PATTERN         Trace file pattern (%p pid, %h host, %r rank; a missing folder is created)\n"
     "  --depth N                   Native frames per stack (default 32)\n"
     "  --torch-oom                 Record PyTorch's block map at an out-of-memory error (docs/cli.md)\n";
-constexpr const char* kRunUsage = "usage: cumemtrace run [-o|--output PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...\n";
+constexpr const char* kRunUsage =
+    "usage: cumemtrace run [-o|--output PATTERN] [--depth N] [--torch-oom] [--] CMD ARGS...\n";
 
 // Options of `run` end at `--` or at the first word that is not one of ours: all that
 // follows is the command, verbatim.

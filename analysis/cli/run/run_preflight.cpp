@@ -15,7 +15,7 @@ namespace {
 
 // Why `path` cannot be executed, or "" when it can.
 std::string why_not_executable(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::strerror(errno);
   if (S_ISDIR(st.st_mode)) return "is a directory";
   if (::access(path.c_str(), X_OK) != 0) return std::strerror(errno);

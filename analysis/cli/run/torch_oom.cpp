@@ -12,7 +12,8 @@ std::string torch_oom_python_dir() {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const fs::path& dir : {exe_dir / ".." / "share" / "cumemtrace" / "python", fs::path(CUMEMTRACE_SOURCE_PYTHON_DIR)})
+  for (const fs::path& dir :
+       {exe_dir / ".." / "share" / "cumemtrace" / "python", fs::path(CUMEMTRACE_SOURCE_PYTHON_DIR)})
     if (fs::is_regular_file(dir / "sitecustomize.py", ec) && fs::is_directory(dir / "cumemtrace", ec))
       return fs::weakly_canonical(dir, ec).string();
   return {};

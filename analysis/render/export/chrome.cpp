@@ -119,13 +119,18 @@ void ChromeWriter::add(const Trace& t, const EventSource& events) {
   for (const Snapshot& s : t.snapshots)
     for (const DeviceSnapshot& d : s.devices) {
       if (d.device < 0 || d.nvml_process_used == format::kUnknown64 || !pid.count(d.device)) continue;
-      rs.put(json{{"name", "nvml"}, {"ph", "C"}, {"pid", pid.at(d.device)},
+      rs.put(json{{"name", "nvml"},
+                  {"ph", "C"},
+                  {"pid", pid.at(d.device)},
                   {"args", {{"process_used_bytes", d.nvml_process_used}}}},
              &s.time_ns);
     }
   for (const Mark& m : t.marks)
     for (const auto& [d, p] : pid)
-      rs.put(json{{"name", m.name}, {"ph", "i"}, {"s", "p"}, {"pid", p},
+      rs.put(json{{"name", m.name},
+                  {"ph", "i"},
+                  {"s", "p"},
+                  {"pid", p},
                   {"args", {{"tid", m.tid}, {"source", mark_source_name(m.source)}}}},
              &m.time_ns);
 }

@@ -131,52 +131,91 @@ JsonlTables::~JsonlTables() = default;
 void JsonlTables::add(const Trace& t, const EventSource& events) {
   Tables& out = *tables_;
   const size_t p = added_++;
-  json proc = {{"process", p}, {"path", t.path}, {"format", std::to_string(t.version_major) + "." +
-                                                               std::to_string(t.version_minor)}};
+  json proc = {{"process", p},
+               {"path", t.path},
+               {"format", std::to_string(t.version_major) + "." + std::to_string(t.version_minor)}};
   if (t.process) {
     const ProcessInfo& i = *t.process;
-    proc.update(json{{"pid", i.pid}, {"ppid", i.ppid}, {"rank", i.rank}, {"hostname", i.hostname},
-                     {"argv", i.argv}, {"start_monotonic_ns", i.start_monotonic_ns},
-                     {"start_realtime_ns", i.start_realtime_ns}, {"granule_bytes", i.granule_bytes},
-                     {"stack_depth", i.stack_depth}, {"tool_version", i.tool_version}});
+    proc.update(json{{"pid", i.pid},
+                     {"ppid", i.ppid},
+                     {"rank", i.rank},
+                     {"hostname", i.hostname},
+                     {"argv", i.argv},
+                     {"start_monotonic_ns", i.start_monotonic_ns},
+                     {"start_realtime_ns", i.start_realtime_ns},
+                     {"granule_bytes", i.granule_bytes},
+                     {"stack_depth", i.stack_depth},
+                     {"tool_version", i.tool_version}});
   }
   proc["clean_end"] = t.end.has_value();
   proc["damaged_ranges"] = t.damage.size();
   out.processes->row(proc);
   for (const DeviceInfo& d : t.devices)
-    out.devices->row({{"process", p}, {"device", d.ordinal}, {"nvml_index", d.nvml_index},
-                      {"total_bytes", d.total_bytes}, {"uuid", uuid_text(d.uuid)}, {"name", d.name}});
+    out.devices->row({{"process", p},
+                      {"device", d.ordinal},
+                      {"nvml_index", d.nvml_index},
+                      {"total_bytes", d.total_bytes},
+                      {"uuid", uuid_text(d.uuid)},
+                      {"name", d.name}});
   std::set<std::pair<uint32_t, uint32_t>> stacks;
   events.scan([&](const Event& e, size_t i) {
-    out.events->row({{"process", p}, {"seq", i}, {"time_ns", e.time_ns}, {"op", op_name(e.op)},
-                     {"kind", std::string(format::kind_name(e.kind))}, {"api", t.api_name(e.api)},
-                     {"device", e.device}, {"address", e.address}, {"size", e.size}, {"stream", e.stream},
-                     {"handle", e.handle}, {"tid", e.tid}, {"result", e.result}, {"flags", e.flags},
-                     {"stack_id", e.stack_id}, {"python_stack_id", e.python_stack_id}});
+    out.events->row({{"process", p},
+                     {"seq", i},
+                     {"time_ns", e.time_ns},
+                     {"op", op_name(e.op)},
+                     {"kind", std::string(format::kind_name(e.kind))},
+                     {"api", t.api_name(e.api)},
+                     {"device", e.device},
+                     {"address", e.address},
+                     {"size", e.size},
+                     {"stream", e.stream},
+                     {"handle", e.handle},
+                     {"tid", e.tid},
+                     {"result", e.result},
+                     {"flags", e.flags},
+                     {"stack_id", e.stack_id},
+                     {"python_stack_id", e.python_stack_id}});
     if (e.stack_id || e.python_stack_id) stacks.insert({e.stack_id, e.python_stack_id});
   });
   for (const Snapshot& s : t.snapshots)
     for (const DeviceSnapshot& d : s.devices)
-      out.snapshots->row({{"process", p}, {"time_ns", s.time_ns}, {"reason", snapshot_reason_name(s.reason)},
-                          {"device", d.device}, {"device_bytes", d.device_bytes},
-                          {"peak_device_bytes", d.peak_device_bytes}, {"live_count", d.live_count},
-                          {"arena_bytes", d.arena_bytes}, {"gap_bytes", d.gap_bytes}, {"largest_gap", d.largest_gap},
+      out.snapshots->row({{"process", p},
+                          {"time_ns", s.time_ns},
+                          {"reason", snapshot_reason_name(s.reason)},
+                          {"device", d.device},
+                          {"device_bytes", d.device_bytes},
+                          {"peak_device_bytes", d.peak_device_bytes},
+                          {"live_count", d.live_count},
+                          {"arena_bytes", d.arena_bytes},
+                          {"gap_bytes", d.gap_bytes},
+                          {"largest_gap", d.largest_gap},
                           {"nvml_process_used", measured(d.nvml_process_used)},
                           {"nvml_device_free", measured(d.nvml_device_free)},
                           {"nvml_device_total", measured(d.nvml_device_total)},
                           {"pool_reserved_bytes", measured(d.pool_reserved_bytes)},
                           {"events_dropped", s.events_dropped}});
   for (const Mark& m : t.marks)
-    out.marks->row({{"process", p}, {"time_ns", m.time_ns}, {"tid", m.tid}, {"source", mark_source_name(m.source)},
+    out.marks->row({{"process", p},
+                    {"time_ns", m.time_ns},
+                    {"tid", m.tid},
+                    {"source", mark_source_name(m.source)},
                     {"name", m.name}});
   ExportFrames named(t);
   for (const auto& [stack, python] : stacks) {
     const auto& fs = named.of(stack, python);
     for (size_t depth = 0; depth < fs.size(); ++depth) {
       const Frame& f = fs[depth];
-      out.frames->row({{"process", p}, {"stack_id", stack}, {"python_stack_id", python}, {"depth", depth},
-                       {"python", f.python}, {"function", f.function}, {"file", f.file}, {"line", f.line},
-                       {"module", f.module}, {"ip", f.python ? 0 : f.ip}, {"label", frame_label(f)}});
+      out.frames->row({{"process", p},
+                       {"stack_id", stack},
+                       {"python_stack_id", python},
+                       {"depth", depth},
+                       {"python", f.python},
+                       {"function", f.function},
+                       {"file", f.file},
+                       {"line", f.line},
+                       {"module", f.module},
+                       {"ip", f.python ? 0 : f.ip},
+                       {"label", frame_label(f)}});
     }
   }
 }
@@ -184,7 +223,8 @@ void JsonlTables::add(const Trace& t, const EventSource& events) {
 JsonlCounts JsonlTables::close() {
   Tables& t = *tables_;
   JsonlCounts c;
-  for (auto* f : {t.processes.get(), t.devices.get(), t.events.get(), t.snapshots.get(), t.marks.get(), t.frames.get()}) {
+  for (auto* f :
+       {t.processes.get(), t.devices.get(), t.events.get(), t.snapshots.get(), t.marks.get(), t.frames.get()}) {
     c.rows += f->close();
     ++c.files;
   }

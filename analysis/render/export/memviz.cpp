@@ -45,8 +45,7 @@ void write_frames(PickleWriter& w, MemvizCounts& counts, const std::vector<Frame
   if (w.recall(list_key)) return;
   w.begin_list();
   for (const Frame& f : frames) {
-    const std::string filename =
-        f.python ? f.file : (!f.file.empty() ? f.file : (f.module.empty() ? "??" : f.module));
+    const std::string filename = f.python ? f.file : (!f.file.empty() ? f.file : (f.module.empty() ? "??" : f.module));
     const std::string name = f.function.empty() ? hex(f.ip) : f.function;
     const std::string frame_key = "f" + filename + '\0' + std::to_string(f.line) + '\0' + name;
     if (!w.recall(frame_key)) {
@@ -109,8 +108,8 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
     const uint64_t us = time_us(e.time_ns);
     if (e.op == Op::kAlloc && e.result != 0) {
       max_device = std::max(max_device, e.device);
-      traces[e.device].push_back({"oom", device_free_after(trace, e.device, e.time_ns), e.size, e.stream, us,
-                                  e.stack_id, e.python_stack_id});
+      traces[e.device].push_back(
+          {"oom", device_free_after(trace, e.device, e.time_ns), e.size, e.stream, us, e.stack_id, e.python_stack_id});
     } else if (e.op == Op::kAlloc && e.address != 0 && !live.count(e.address)) {
       max_device = std::max(max_device, e.device);
       live[e.address] = {e.size, e.stream, e.device, e.stack_id, e.python_stack_id};

@@ -32,8 +32,8 @@
 namespace cumemtrace {
 
 struct MemvizCounts {
-  uint64_t events = 0;    // trace entries written, all devices
-  uint64_t segments = 0;  // live at the end
+  uint64_t events = 0;       // trace entries written, all devices
+  uint64_t segments = 0;     // live at the end
   uint64_t frame_lists = 0;  // distinct frame lists written out (every other use refers to one)
   uint64_t frames = 0;       // distinct frames written out
 };

@@ -51,9 +51,10 @@ void measure(const char* label, size_t size, long n, int reps) {
   }
   std::vector<double> sorted = per_pair;
   std::sort(sorted.begin(), sorted.end());
-  std::printf("{\"label\":\"%s\",\"size\":%zu,\"pairs\":%ld,\"reps\":%d,\"median_ns_per_pair\":%.1f,"
-              "\"min_ns_per_pair\":%.1f,\"ns_per_pair\":[",
-              label, size, n, reps, sorted[sorted.size() / 2], sorted.front());
+  std::printf(
+      "{\"label\":\"%s\",\"size\":%zu,\"pairs\":%ld,\"reps\":%d,\"median_ns_per_pair\":%.1f,"
+      "\"min_ns_per_pair\":%.1f,\"ns_per_pair\":[",
+      label, size, n, reps, sorted[sorted.size() / 2], sorted.front());
   for (size_t i = 0; i < per_pair.size(); ++i) std::printf("%s%.1f", i ? "," : "", per_pair[i]);
   std::printf("]}\n");
   std::fflush(stdout);

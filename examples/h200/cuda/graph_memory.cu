@@ -10,13 +10,13 @@
 #include <cstdio>
 #include <cstring>
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                             \
-      std::printf("FAILED %s: %s\n", #call, cudaGetErrorName(e_));                       \
-      return 1;                                                                          \
-    }                                                                                    \
+#define CHECK(call)                                                \
+  do {                                                             \
+    cudaError_t e_ = (call);                                       \
+    if (e_ != cudaSuccess) {                                       \
+      std::printf("FAILED %s: %s\n", #call, cudaGetErrorName(e_)); \
+      return 1;                                                    \
+    }                                                              \
   } while (0)
 
 static void figures(const char* step) {
@@ -27,8 +27,9 @@ static void figures(const char* step) {
   cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemHigh, &reserved_high);
   size_t free_bytes = 0, total = 0;
   cudaMemGetInfo(&free_bytes, &total);
-  std::printf("%-12s graph pool: reserved %llu MiB, used %llu MiB (high: reserved %llu, used %llu); device free %zu MiB\n",
-              step, reserved >> 20, used >> 20, reserved_high >> 20, used_high >> 20, free_bytes >> 20);
+  std::printf(
+      "%-12s graph pool: reserved %llu MiB, used %llu MiB (high: reserved %llu, used %llu); device free %zu MiB\n",
+      step, reserved >> 20, used >> 20, reserved_high >> 20, used_high >> 20, free_bytes >> 20);
 }
 
 int main(int argc, char** argv) {

@@ -32,8 +32,8 @@ __attribute__((noinline)) void* reserve_workspace(size_t bytes) {
 
 __attribute__((noinline)) cudaError_t allocate_weights(size_t bytes, void** out) {
   cudaError_t e = cudaMalloc(out, bytes);
-  std::printf("allocate_weights: cudaMalloc(%zu) -> %d (%s) at %llu ns\n", bytes, int(e),
-              cudaGetErrorName(e), monotonic_ns());
+  std::printf("allocate_weights: cudaMalloc(%zu) -> %d (%s) at %llu ns\n", bytes, int(e), cudaGetErrorName(e),
+              monotonic_ns());
   return e;
 }
 
@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (e == cudaSuccess) cudaFree(big);
-  std::fprintf(stderr, "FAILED: request of %zu bytes returned %d, expected cudaErrorMemoryAllocation (2)\n",
-               request, int(e));
+  std::fprintf(stderr, "FAILED: request of %zu bytes returned %d, expected cudaErrorMemoryAllocation (2)\n", request,
+               int(e));
   return 1;
 }

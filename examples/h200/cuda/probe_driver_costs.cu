@@ -38,7 +38,8 @@ int main() {
       }
       attr = ns_since(t0, n);
     }
-    std::printf("size %zu: pair %.1f ns, pair + cuPointerGetAttribute %.1f ns (+%.1f)\n", size, plain, attr, attr - plain);
+    std::printf("size %zu: pair %.1f ns, pair + cuPointerGetAttribute %.1f ns (+%.1f)\n", size, plain, attr,
+                attr - plain);
   }
   const int n = 200000;
   auto t0 = Clock::now();

@@ -124,8 +124,8 @@ class AddressMap {
 
   std::vector<uint64_t> keys_;  // kEmpty where free
   std::vector<V> values_;
-  size_t mask_ = 0;             // keys_.size() - 1
-  size_t size_ = 0;             // entries in the arrays (the kEmpty key's not counted)
+  size_t mask_ = 0;  // keys_.size() - 1
+  size_t size_ = 0;  // entries in the arrays (the kEmpty key's not counted)
   bool has_empty_key_ = false;
   V empty_key_value_{};
 };

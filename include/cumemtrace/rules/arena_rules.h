@@ -13,7 +13,8 @@ namespace cumemtrace {
 // the hook (docs/performance.md).
 class Granule {
  public:
-  explicit Granule(uint64_t bytes) : bytes_(bytes ? bytes : 1), mask_((bytes_ & (bytes_ - 1)) == 0 ? ~(bytes_ - 1) : 0) {}
+  explicit Granule(uint64_t bytes)
+      : bytes_(bytes ? bytes : 1), mask_((bytes_ & (bytes_ - 1)) == 0 ? ~(bytes_ - 1) : 0) {}
   uint64_t bytes() const { return bytes_; }
   uint64_t floor(uint64_t a) const { return mask_ ? a & mask_ : a / bytes_ * bytes_; }
   uint64_t ceil(uint64_t a) const { return floor(a + bytes_ - 1); }

@@ -28,16 +28,14 @@
 namespace cumemtrace {
 
 struct FragmentationFigures {
-  uint64_t live_bytes = 0;     // sum of sizes of the allocations indexed
+  uint64_t live_bytes = 0;  // sum of sizes of the allocations indexed
   uint64_t live_count = 0;
-  uint64_t arena_bytes = 0;    // granule-rounded footprint: live_bytes + gap_bytes
+  uint64_t arena_bytes = 0;  // granule-rounded footprint: live_bytes + gap_bytes
   uint64_t arena_count = 0;
   uint64_t gap_bytes = 0;
   uint64_t largest_gap = 0;
   double gap_ratio() const { return arena_bytes ? double(gap_bytes) / double(arena_bytes) : 0.0; }
-  double external_fragmentation() const {
-    return gap_bytes ? 1.0 - double(largest_gap) / double(gap_bytes) : 0.0;
-  }
+  double external_fragmentation() const { return gap_bytes ? 1.0 - double(largest_gap) / double(gap_bytes) : 0.0; }
 };
 
 // The figures of `live_count` allocations of `live_bytes` whose gaps are `gaps` (a GapTally).

@@ -64,8 +64,8 @@ struct Entry {
 };
 template <class E>
 Entry entry_of(const E& e) {
-  return {format::Op(e.op), format::Kind(e.kind), int32_t(e.result), uint32_t(e.flags),
-          e.address,        e.size,                e.handle,           int32_t(e.device)};
+  return {format::Op(e.op), format::Kind(e.kind), int32_t(e.result), uint32_t(e.flags), e.address, e.size,
+          e.handle,         int32_t(e.device)};
 }
 
 enum class Step : uint8_t {

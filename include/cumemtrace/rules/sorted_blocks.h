@@ -5,10 +5,9 @@
 // allocation and free, and the red-black tree's node per entry and pointer chasing were
 // a quarter of `report`'s time (docs/performance.md). Here the entries sit in blocks of
 // at most kMaxBlock, each sorted, the blocks in key order: a lookup is a binary search
-// over the blocks' last keys (kept in an array of their own) then one inside a block, an insert or erase moves at most a
-// block's entries (2 KiB), and neighbours are usually in the same cache lines.
-// No block is ever empty; a block that would pass kMaxBlock is split in two.
-// A position (Pos) is valid until the next insert or erase.
+// over the blocks' last keys (kept in an array of their own) then one inside a block, an insert or erase moves at most
+// a block's entries (2 KiB), and neighbours are usually in the same cache lines. No block is ever empty; a block that
+// would pass kMaxBlock is split in two. A position (Pos) is valid until the next insert or erase.
 #pragma once
 
 #include <algorithm>

@@ -16,10 +16,15 @@ namespace {
 
 uint64_t channel_bytes(CUarray_format f) {
     switch (f) {
-    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: return 4;
-    default: return 0;
+        case CU_AD_FORMAT_UNSIGNED_INT8:
+        case CU_AD_FORMAT_SIGNED_INT8: return 1;
+        case CU_AD_FORMAT_UNSIGNED_INT16:
+        case CU_AD_FORMAT_SIGNED_INT16:
+        case CU_AD_FORMAT_HALF: return 2;
+        case CU_AD_FORMAT_UNSIGNED_INT32:
+        case CU_AD_FORMAT_SIGNED_INT32:
+        case CU_AD_FORMAT_FLOAT: return 4;
+        default: return 0;
     }
 }
 

@@ -58,8 +58,9 @@ CUresult status(CUstream s, CUstreamCaptureStatus *out, cuuint64_t *id) {
     if (CUresult r = check_init()) return r;
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     const Capture *cap = special(s) ? nullptr : capture_of(s);
-    *out = !cap ? CU_STREAM_CAPTURE_STATUS_NONE
-                : cap->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    *out = !cap               ? CU_STREAM_CAPTURE_STATUS_NONE
+           : cap->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                              : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     if (id && cap) *id = cap->id;
     return CUDA_SUCCESS;
 }
@@ -81,8 +82,8 @@ SIM_API CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *ou
     if (ndeps) *ndeps = 0;
     return status(s, out, id);
 }
-SIM_API CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream s, CUstreamCaptureStatus *out, cuuint64_t *id,
-                                                CUgraph *graph, const CUgraphNode **deps, size_t *ndeps) {
+SIM_API CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream s, CUstreamCaptureStatus *out, cuuint64_t *id, CUgraph *graph,
+                                                const CUgraphNode **deps, size_t *ndeps) {
     return cuStreamGetCaptureInfo_v2(s, out, id, graph, deps, ndeps);
 }
 
@@ -91,9 +92,9 @@ SIM_API CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *ou
     if (edges) *edges = nullptr;
     return cuStreamGetCaptureInfo_v2(s, out, id, graph, deps, ndeps);
 }
-SIM_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *out, cuuint64_t *id,
-                                                CUgraph *graph, const CUgraphNode **deps,
-                                                const CUgraphEdgeData **edges, size_t *ndeps) {
+SIM_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *out, cuuint64_t *id, CUgraph *graph,
+                                                const CUgraphNode **deps, const CUgraphEdgeData **edges,
+                                                size_t *ndeps) {
     return cuStreamGetCaptureInfo_v3(s, out, id, graph, deps, edges, ndeps);
 }
 

@@ -152,10 +152,8 @@ SIM_API CUresult cuCtxSetCurrent(CUcontext ctx) {
         return CUDA_SUCCESS;
     }
     if (!valid_ctx(from_handle(ctx))) return CUDA_ERROR_INVALID_CONTEXT;
-    if (stack.empty())
-        stack.push(from_handle(ctx));
-    else
-        stack.set_top(from_handle(ctx));
+    if (stack.empty()) stack.push(from_handle(ctx));
+    else stack.set_top(from_handle(ctx));
     return CUDA_SUCCESS;
 }
 

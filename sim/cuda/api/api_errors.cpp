@@ -9,7 +9,8 @@ struct ErrorText {
     const char *name;
     const char *text;
 };
-#define SIM_ERR(code, text) {code, #code, text}
+#define SIM_ERR(code, text) \
+    { code, #code, text }
 constexpr ErrorText kErrors[] = {
     SIM_ERR(CUDA_SUCCESS, "no error"),
     SIM_ERR(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
@@ -26,7 +27,8 @@ constexpr ErrorText kErrors[] = {
     SIM_ERR(CUDA_ERROR_ILLEGAL_STATE, "the operation cannot be performed in the present state"),
     SIM_ERR(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing"),
     SIM_ERR(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "operation failed due to a previous error during capture"),
-    SIM_ERR(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "attempt to terminate a thread-local capture sequence from another thread"),
+    SIM_ERR(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+            "attempt to terminate a thread-local capture sequence from another thread"),
     SIM_ERR(CUDA_ERROR_UNKNOWN, "unknown error"),
 };
 #undef SIM_ERR

@@ -36,10 +36,8 @@ Footprint footprint(const std::vector<GraphOp> &ops) {
 std::map<uint64_t, uint64_t> escaping(const std::vector<GraphOp> &ops) {
     std::map<uint64_t, uint64_t> live;
     for (const GraphOp &op : ops) {
-        if (op.alloc)
-            live[op.address] = granules_of(op.size) * kGranule;
-        else
-            live.erase(op.address);
+        if (op.alloc) live[op.address] = granules_of(op.size) * kGranule;
+        else live.erase(op.address);
     }
     return live;
 }
@@ -148,8 +146,8 @@ SIM_API CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const 
     SIM_LOCKED;
     if (CUresult r = check_init()) return r;
     Graph *g = find_graph(graph);
-    if (!node || !g || !params || params->bytesize == 0 || params->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
-        !valid_device(params->poolProps.location.id))
+    if (!node || !g || !params || params->bytesize == 0 ||
+        params->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE || !valid_device(params->poolProps.location.id))
         return CUDA_ERROR_INVALID_VALUE;
     if (g->ops.empty()) g->device = params->poolProps.location.id;
     params->dptr = graph_alloc(params->bytesize);

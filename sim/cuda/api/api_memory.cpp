@@ -65,20 +65,17 @@ SIM_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
     auto where = locate(dptr);
     if (!where || where->start != dptr) return CUDA_ERROR_INVALID_VALUE;
     switch (where->kind) {
-    case Kind::Heap:
-        s.devices[where->device]->heap.release(dptr);
-        return CUDA_SUCCESS;
-    case Kind::Pool:  // cuMemFree accepts stream-ordered memory too (cuda.h)
-        where->pool->release(dptr);
-        maybe_erase_destroyed(where->pool);
-        return CUDA_SUCCESS;
-    case Kind::Managed:
-        host_unmap(reinterpret_cast<void *>(dptr), where->size);
-        s.host.erase(dptr);
-        return CUDA_SUCCESS;
-    case Kind::Vmm:
-    case Kind::Pinned:
-        break;
+        case Kind::Heap: s.devices[where->device]->heap.release(dptr); return CUDA_SUCCESS;
+        case Kind::Pool:  // cuMemFree accepts stream-ordered memory too (cuda.h)
+            where->pool->release(dptr);
+            maybe_erase_destroyed(where->pool);
+            return CUDA_SUCCESS;
+        case Kind::Managed:
+            host_unmap(reinterpret_cast<void *>(dptr), where->size);
+            s.host.erase(dptr);
+            return CUDA_SUCCESS;
+        case Kind::Vmm:
+        case Kind::Pinned: break;
     }
     return CUDA_ERROR_INVALID_VALUE;
 }
@@ -169,38 +166,27 @@ SIM_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute
     if (!where) return CUDA_ERROR_INVALID_VALUE;
     bool host = where->kind == Kind::Pinned;
     switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *static_cast<CUcontext *>(data) = to_handle(where->ctx);
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-        *static_cast<unsigned int *>(data) = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        *static_cast<CUdeviceptr *>(data) = ptr;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-        if (where->kind != Kind::Pinned && where->kind != Kind::Managed) return CUDA_ERROR_INVALID_VALUE;
-        *static_cast<void **>(data) = reinterpret_cast<void *>(ptr);
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-        *static_cast<bool *>(data) = where->kind == Kind::Managed;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        *static_cast<int *>(data) = where->device;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-        *static_cast<CUdeviceptr *>(data) = where->start;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-        *static_cast<size_t *>(data) = where->size;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_MAPPED:
-        *static_cast<bool *>(data) = true;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-        *static_cast<CUmemoryPool *>(data) = reinterpret_cast<CUmemoryPool>(where->pool);
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_INVALID_VALUE;
+        case CU_POINTER_ATTRIBUTE_CONTEXT: *static_cast<CUcontext *>(data) = to_handle(where->ctx); return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *static_cast<unsigned int *>(data) = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+            return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *static_cast<CUdeviceptr *>(data) = ptr; return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+            if (where->kind != Kind::Pinned && where->kind != Kind::Managed) return CUDA_ERROR_INVALID_VALUE;
+            *static_cast<void **>(data) = reinterpret_cast<void *>(ptr);
+            return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            *static_cast<bool *>(data) = where->kind == Kind::Managed;
+            return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int *>(data) = where->device; return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+            *static_cast<CUdeviceptr *>(data) = where->start;
+            return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *static_cast<size_t *>(data) = where->size; return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_MAPPED: *static_cast<bool *>(data) = true; return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+            *static_cast<CUmemoryPool *>(data) = reinterpret_cast<CUmemoryPool>(where->pool);
+            return CUDA_SUCCESS;
+        default: return CUDA_ERROR_INVALID_VALUE;
     }
 }

@@ -222,17 +222,15 @@ SIM_API CUresult cuMemPoolGetAttribute(CUmemoryPool handle, CUmemPool_attribute 
     if (!pool || !value) return CUDA_ERROR_INVALID_VALUE;
     auto *u64 = static_cast<cuuint64_t *>(value);
     switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-        *static_cast<int *>(value) = 1;
-        return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *u64 = pool->release_threshold; return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *u64 = pool->reserved_bytes(); return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *u64 = pool->reserved_high; return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *u64 = pool->used_bytes(); return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *u64 = pool->used_high; return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
+        case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+        case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+        case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: *static_cast<int *>(value) = 1; return CUDA_SUCCESS;
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *u64 = pool->release_threshold; return CUDA_SUCCESS;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *u64 = pool->reserved_bytes(); return CUDA_SUCCESS;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *u64 = pool->reserved_high; return CUDA_SUCCESS;
+        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *u64 = pool->used_bytes(); return CUDA_SUCCESS;
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *u64 = pool->used_high; return CUDA_SUCCESS;
+        default: return CUDA_ERROR_INVALID_VALUE;
     }
 }
 
@@ -243,20 +241,20 @@ SIM_API CUresult cuMemPoolSetAttribute(CUmemoryPool handle, CUmemPool_attribute 
     if (!pool || !value) return CUDA_ERROR_INVALID_VALUE;
     cuuint64_t u64 = *static_cast<cuuint64_t *>(value);
     switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-        return CUDA_SUCCESS;  // accepted; reuse policy is not modelled
-    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: pool->release_threshold = u64; return CUDA_SUCCESS;
-    // The high watermarks can only be reset, to the current value (cuda.h).
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-        if (u64 != 0) return CUDA_ERROR_INVALID_VALUE;
-        pool->reserved_high = pool->reserved_bytes();
-        return CUDA_SUCCESS;
-    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-        if (u64 != 0) return CUDA_ERROR_INVALID_VALUE;
-        pool->used_high = pool->used_bytes();
-        return CUDA_SUCCESS;
-    default: return CUDA_ERROR_INVALID_VALUE;
+        case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+        case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+        case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+            return CUDA_SUCCESS;  // accepted; reuse policy is not modelled
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: pool->release_threshold = u64; return CUDA_SUCCESS;
+        // The high watermarks can only be reset, to the current value (cuda.h).
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+            if (u64 != 0) return CUDA_ERROR_INVALID_VALUE;
+            pool->reserved_high = pool->reserved_bytes();
+            return CUDA_SUCCESS;
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+            if (u64 != 0) return CUDA_ERROR_INVALID_VALUE;
+            pool->used_high = pool->used_bytes();
+            return CUDA_SUCCESS;
+        default: return CUDA_ERROR_INVALID_VALUE;
     }
 }

@@ -25,8 +25,10 @@ struct Row {
 };
 
 #define FN(f) reinterpret_cast<void *>(&f)
-#define ROW(name, version, f) {name, version, FN(f), nullptr}
-#define ROW_PTSZ(name, version, f) {name, version, FN(f), FN(f##_ptsz)}
+#define ROW(name, version, f) \
+    { name, version, FN(f), nullptr }
+#define ROW_PTSZ(name, version, f) \
+    { name, version, FN(f), FN(f##_ptsz) }
 
 const Row kRows[] = {
     ROW("cuInit", 2000, cuInit),

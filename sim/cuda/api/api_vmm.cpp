@@ -125,7 +125,8 @@ SIM_API CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGene
     State &s = state();
     auto h = s.handles.find(handle);
     if (h == s.handles.end() || h->second.refs == 0) return CUDA_ERROR_INVALID_HANDLE;
-    if (flags != 0 || size == 0 || size % kGranule || offset % kGranule || ptr % kGranule) return CUDA_ERROR_INVALID_VALUE;
+    if (flags != 0 || size == 0 || size % kGranule || offset % kGranule || ptr % kGranule)
+        return CUDA_ERROR_INVALID_VALUE;
     if (offset > h->second.size || size > h->second.size - offset) return CUDA_ERROR_INVALID_VALUE;
     if (!reservation_holding(ptr, size)) return CUDA_ERROR_INVALID_VALUE;
     auto next = s.mappings.lower_bound(ptr);

@@ -13,21 +13,23 @@
 #include "trace_builder.h"
 
 using cumemtrace::nearest_command;
+using cumemtrace::test::kCli;
 using cumemtrace::test::shell;
 using cumemtrace::test::TraceBuilder;
-using cumemtrace::test::kCli;
 
 namespace {
 
 const std::string kLib = std::string("CUMEMTRACE_LIBRARY=") + CUMEMTRACE_TEST_PRELOAD + " ";
 
-std::string tmp(const char* tag) { return "/tmp/cumemtrace-cli-surface-" + std::string(tag) + "-" + std::to_string(getpid()); }
+std::string tmp(const char* tag) {
+  return "/tmp/cumemtrace-cli-surface-" + std::string(tag) + "-" + std::to_string(getpid());
+}
 
 }  // namespace
 
 TEST_CASE("the nearest command: fewest edits, neighbours swapped, a prefix, or none") {
-  const std::vector<std::string> names = {"run", "report", "live", "index", "symbolize", "check",
-                                          "baseline", "diff", "export", "html", "dump"};
+  const std::vector<std::string> names = {"run",      "report", "live",   "index", "symbolize", "check",
+                                          "baseline", "diff",   "export", "html",  "dump"};
   CHECK(nearest_command("reprot", names) == "report");  // two neighbours swapped: one edit
   CHECK(nearest_command("raport", names) == "report");
   CHECK(nearest_command("chek", names) == "check");
@@ -90,10 +92,11 @@ TEST_CASE("run refuses a command it cannot run with 127, before starting anythin
 TEST_CASE("run -o into a missing folder creates it (parents too), and one it cannot create exits 2") {
   const std::string top = tmp("out");
   const std::string folder = top + "/a/b";
-  auto r = shell(kLib + kCli + " run -o '" + folder + "/t-%p.trace' -- sh -c 'echo \"$CUMEMTRACE_OUTPUT\"' 2>/dev/null");
+  auto r =
+      shell(kLib + kCli + " run -o '" + folder + "/t-%p.trace' -- sh -c 'echo \"$CUMEMTRACE_OUTPUT\"' 2>/dev/null");
   CHECK(r.status == 0);
   CHECK(r.out == folder + "/t-%p.trace\n");
-  struct stat st{};
+  struct stat st {};
   CHECK(::stat(folder.c_str(), &st) == 0);
   CHECK(S_ISDIR(st.st_mode));
   // A regular file where the folder should be: nothing is run.
@@ -109,12 +112,12 @@ TEST_CASE("run -o into a missing folder creates it (parents too), and one it can
 TEST_CASE("one rule for output folders: run -o and export -o DIR go through ordinary links, never a magic one") {
   // Before, run -o followed every link (std::filesystem) and export -o DIR refused every one.
   const std::string top = tmp("links");
-  shell("mkdir -p " + top + "/real && ln -s " + top + "/real " + top + "/link && ln -s /proc/self/root" + top +
-        " " + top + "/magic");
+  shell("mkdir -p " + top + "/real && ln -s " + top + "/real " + top + "/link && ln -s /proc/self/root" + top + " " +
+        top + "/magic");
   const std::string trace = std::string(CUMEMTRACE_FAILING_TRACES) + "/huge-alloc-min.trace";
   auto r = shell(kLib + kCli + " run -o '" + top + "/link/r/t-%p.trace' -- true 2>/dev/null");
   CHECK(r.status == 0);
-  struct stat st{};
+  struct stat st {};
   CHECK(::stat((top + "/real/r").c_str(), &st) == 0);
   auto e = shell(kCli + " export --format jsonl -o " + top + "/link/j " + trace + " 2>&1");
   CHECK(e.status == 0);
@@ -159,8 +162,8 @@ TEST_CASE("live --at outside the trace answers with a warning that says which si
   const std::string early = std::to_string(start - 500'000'000);
   auto before = shell(kCli + " live " + trace + " --at " + early + " 2>&1 >/dev/null");
   CHECK(before.status == 0);
-  CHECK(before.out ==
-        "cumemtrace live: warning: --at " + early + " is before the trace started (0.500 s before it): nothing was live yet\n");
+  CHECK(before.out == "cumemtrace live: warning: --at " + early +
+                          " is before the trace started (0.500 s before it): nothing was live yet\n");
   auto after = shell(kCli + " live " + trace + " --at 99s 2>&1 >/dev/null");
   CHECK(after.status == 0);
   CHECK(after.out ==

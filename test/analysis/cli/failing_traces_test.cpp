@@ -161,7 +161,8 @@ TEST_CASE("a trace file reported from its mapping, events read again at each pas
   std::ifstream in(path, std::ios::binary);
   const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const uint64_t end = last_moment(whole), start = whole.process->start_monotonic_ns;
-  const auto lives = cumemtrace::test::live_both(bytes, {end, start + (end - start) / 2, start, *peak_moment_of(replay(whole))});
+  const auto lives =
+      cumemtrace::test::live_both(bytes, {end, start + (end - start) / 2, start, *peak_moment_of(replay(whole))});
   CHECK(lives[0].events_applied == whole.events.size());
   CHECK(lives[2].events_applied == 0);
 }

@@ -16,11 +16,11 @@
 #include "temp_dir.h"
 #include "trace_builder.h"
 
+using cumemtrace::test::kCli;
 using cumemtrace::test::read_file;
 using cumemtrace::test::shell;
 using cumemtrace::test::TempDir;
 using cumemtrace::test::TraceBuilder;
-using cumemtrace::test::kCli;
 
 namespace {
 
@@ -48,10 +48,10 @@ Built build() {
   return out;
 }
 
-
 }  // namespace
 
-TEST_CASE("check DIR: a trace with a damaged magic and a 0-byte .trace are said, not skipped: exit 2 as for DIR/*.trace") {
+TEST_CASE(
+    "check DIR: a trace with a damaged magic and a 0-byte .trace are said, not skipped: exit 2 as for DIR/*.trace") {
   TempDir d;
   const Built t = build();
   REQUIRE(::mkdir((d.path + "/run-1").c_str(), 0700) == 0);
@@ -61,7 +61,8 @@ TEST_CASE("check DIR: a trace with a damaged magic and a 0-byte .trace are said,
   write_bytes(d.path + "/bad.trace", bad);
   write_bytes(d.path + "/empty.trace", "");
   const std::string said = "cumemtrace check: " + d.path + "/bad.trace: bad magic at byte 0: not a cumemtrace trace\n" +
-                           "cumemtrace check: " + d.path + "/empty.trace: bad magic at byte 0: not a cumemtrace trace\n";
+                           "cumemtrace check: " + d.path +
+                           "/empty.trace: bad magic at byte 0: not a cumemtrace trace\n";
   for (const std::string& args : {d.path, d.path + "/*.trace " + d.path + "/run-1/good.trace"}) {
     INFO(args);
     const auto r = shell(kCli + " check " + args + " --max-peak 1GiB 2>&1");
@@ -108,10 +109,12 @@ TEST_CASE("check on a half trace and on a trace with 4 bytes overwritten: exit 3
   write_bytes(d.path + "/half.trace", t.bytes.substr(0, half));
   auto r = shell(kCli + " check " + d.path + "/half.trace --max-peak 4MiB --max-leaked 1MiB 2>/dev/null");
   CHECK(r.status == 3);
-  CHECK(r.out == "INCOMPLETE " + d.path + "/half.trace: figures-complete: figures are incomplete (1 damaged or unread "
-                 "byte range, the first at byte " + std::to_string(cut_chunk) +
-                 "; no End record (the process was killed, or the trace was cut short)): no limit judged "
-                 "(--allow-incomplete judges them on incomplete figures)\n");
+  CHECK(r.out == "INCOMPLETE " + d.path +
+                     "/half.trace: figures-complete: figures are incomplete (1 damaged or unread "
+                     "byte range, the first at byte " +
+                     std::to_string(cut_chunk) +
+                     "; no End record (the process was killed, or the trace was cut short)): no limit judged "
+                     "(--allow-incomplete judges them on incomplete figures)\n");
 
   // 4 bytes of the third allocation's record overwritten: its chunk fails its checksum, and
   // the End record counts 6 events where 5 were read.
@@ -125,7 +128,8 @@ TEST_CASE("check on a half trace and on a trace with 4 bytes overwritten: exit 3
   CHECK(r.status == 3);
   CHECK(r.out == "INCOMPLETE " + d.path + "/hit.trace: figures-complete: figures are incomplete (" + why +
                      "): no limit judged (--allow-incomplete judges them on incomplete figures)\n"
-                     "::error title=cumemtrace figures-complete::figures are incomplete (" + why +
+                     "::error title=cumemtrace figures-complete::figures are incomplete (" +
+                     why +
                      "): no limit judged (--allow-incomplete judges them on incomplete figures)\n"
                      "cumemtrace check: figures incomplete: no verdict on those traces (exit 3)\n");
 
@@ -142,21 +146,30 @@ TEST_CASE("check on a half trace and on a trace with 4 bytes overwritten: exit 3
   const std::string xml = d.path + "/j.xml";
   r = shell(kCli + " check " + d.path + "/hit.trace --max-peak 4MiB --junit " + xml + " 2>/dev/null");
   CHECK(r.status == 3);
-  const std::string msg = "figures are incomplete (" + why + "): no limit judged (--allow-incomplete judges them on "
+  const std::string msg = "figures are incomplete (" + why +
+                          "): no limit judged (--allow-incomplete judges them on "
                           "incomplete figures)";
-  CHECK(read_file(xml) == "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                          "<testsuites name=\"cumemtrace check\" tests=\"1\" failures=\"1\">\n"
-                          "  <testsuite name=\"" + d.path + "/hit.trace\" tests=\"1\" failures=\"1\" errors=\"0\" "
-                          "skipped=\"0\">\n"
-                          "    <testcase classname=\"cumemtrace.check\" name=\"figures-complete\">\n"
-                          "      <failure message=\"" + msg + "\" type=\"incomplete\">" + msg + "</failure>\n"
-                          "    </testcase>\n"
-                          "  </testsuite>\n"
-                          "</testsuites>\n");
-  r = shell(kCli + " check " + d.path + "/hit.trace --max-peak 4MiB --allow-incomplete --junit " + xml + " 2>/dev/null");
+  CHECK(read_file(xml) ==
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<testsuites name=\"cumemtrace check\" tests=\"1\" failures=\"1\">\n"
+        "  <testsuite name=\"" +
+            d.path +
+            "/hit.trace\" tests=\"1\" failures=\"1\" errors=\"0\" "
+            "skipped=\"0\">\n"
+            "    <testcase classname=\"cumemtrace.check\" name=\"figures-complete\">\n"
+            "      <failure message=\"" +
+            msg + "\" type=\"incomplete\">" + msg +
+            "</failure>\n"
+            "    </testcase>\n"
+            "  </testsuite>\n"
+            "</testsuites>\n");
+  r = shell(kCli + " check " + d.path + "/hit.trace --max-peak 4MiB --allow-incomplete --junit " + xml +
+            " 2>/dev/null");
   CHECK(r.status == 0);
   CHECK(read_file(xml).find("    <testcase classname=\"cumemtrace.check\" name=\"max-peak d0\">\n"
-                            "      <system-out>on incomplete figures (" + why + ")</system-out>\n"
+                            "      <system-out>on incomplete figures (" +
+                            why +
+                            ")</system-out>\n"
                             "    </testcase>\n") != std::string::npos);
 
   // The whole trace, untouched, still passes: the gate is not simply closed.
@@ -179,7 +192,8 @@ TEST_CASE("check: a trace cut at a chunk boundary (no End record) and one with n
   CHECK(r.out.find("figures are incomplete (no device seen)") != std::string::npos);
 }
 
-TEST_CASE("baseline on a cut trace and diff on a damaged one: exit 3 and why, and --allow-incomplete goes on, saying so") {
+TEST_CASE(
+    "baseline on a cut trace and diff on a damaged one: exit 3 and why, and --allow-incomplete goes on, saying so") {
   TempDir d;
   const Built t = build();
   const uint64_t cut = t.starts[5] + 7;  // inside the fourth allocation's chunk

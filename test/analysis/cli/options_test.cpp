@@ -18,7 +18,6 @@ using cumemtrace::test::TraceBuilder;
 
 namespace {
 
-
 // 1 MiB at 10 ns, 3 MiB more at 2 s (the peak, 4 MiB), the first freed at 3 s, End at 4 s.
 TraceBuilder moments() {
   TraceBuilder b;

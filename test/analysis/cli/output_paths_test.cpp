@@ -62,13 +62,15 @@ std::vector<std::pair<std::string, std::string>> writers(const std::string& trac
 bool html_built() {
   TempDir d;
   write_trace(d.path + "/t.trace");
-  return shell(std::string(CUMEMTRACE_CLI) + " html " + d.path + "/t.trace -o " + d.path + "/p.html 2>&1").out.find(
-             "built without") == std::string::npos;
+  return shell(std::string(CUMEMTRACE_CLI) + " html " + d.path + "/t.trace -o " + d.path + "/p.html 2>&1")
+             .out.find("built without") == std::string::npos;
 }
 
 }  // namespace
 
-TEST_CASE("output files: -o at a symlink to /proc/self/root/<path>: every writing command refuses it, exit 1, the target untouched") {
+TEST_CASE(
+    "output files: -o at a symlink to /proc/self/root/<path>: every writing command refuses it, exit 1, the target "
+    "untouched") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", victim = d.path + "/victim", link = d.path + "/out";
   write_trace(trace);
@@ -94,7 +96,9 @@ TEST_CASE("output files: -o at a symlink to /proc/self/root/<path>: every writin
                      "/proc/self/root/... reaches any file); name it by its real path\n");
 }
 
-TEST_CASE("output files: -o through /proc/self/root is refused, nothing lands, and an ordinary folder link is followed, as for traces") {
+TEST_CASE(
+    "output files: -o through /proc/self/root is refused, nothing lands, and an ordinary folder link is followed, as "
+    "for traces") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", real = d.path + "/real";
   write_trace(trace);
@@ -124,7 +128,9 @@ TEST_CASE("output files: -o through /proc/self/root is refused, nothing lands, a
             .status == 1);
 }
 
-TEST_CASE("output files: -o at a FIFO that no one reads is refused at once (no command waits), and with --force one that is read works") {
+TEST_CASE(
+    "output files: -o at a FIFO that no one reads is refused at once (no command waits), and with --force one that is "
+    "read works") {
   TempDir d;
   const std::string trace = d.path + "/t.trace", fifo = d.path + "/fifo", link = d.path + "/fifo-link";
   write_trace(trace);
@@ -143,10 +149,12 @@ TEST_CASE("output files: -o at a FIFO that no one reads is refused at once (no c
               " 2>/dev/null")
             .status == 1);  // the link to it: a link, refused
   // --force: the command waits for the reader started beside it, and writes through the FIFO.
-  const auto r = shell("cat " + fifo + " > " + d.path + "/got & timeout 60 " + CUMEMTRACE_CLI +
-                       " export --format folded --force " + trace + " -o " + fifo + " 2>/dev/null; s=$?; wait; echo $s");
+  const auto r =
+      shell("cat " + fifo + " > " + d.path + "/got & timeout 60 " + CUMEMTRACE_CLI +
+            " export --format folded --force " + trace + " -o " + fifo + " 2>/dev/null; s=$?; wait; echo $s");
   CHECK(r.out == "0\n");
-  const std::string folded = shell(std::string(CUMEMTRACE_CLI) + " export --format folded " + trace + " 2>/dev/null").out;
+  const std::string folded =
+      shell(std::string(CUMEMTRACE_CLI) + " export --format folded " + trace + " 2>/dev/null").out;
   CHECK(folded == "cuda:0;[no stack] 1048576\n");  // the peak: the 1 MiB allocation, no stack recorded
   CHECK(read_file(d.path + "/got") == folded);
   CHECK(shell("test -p " + fifo).status == 0);

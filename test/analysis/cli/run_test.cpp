@@ -34,14 +34,17 @@ TEST_CASE("run preloads the library, reads the manifest, and exits with the prog
   const std::string err = tmp("stderr");
   // The program records its trace in the manifest (as libcumemtrace.so does), prints the
   // environment it saw to stdout, and exits 3.
-  const std::string prog = "echo '" + trace + "' >> \"$CUMEMTRACE_MANIFEST\"; "
+  const std::string prog = "echo '" + trace +
+                           "' >> \"$CUMEMTRACE_MANIFEST\"; "
                            "echo \"preload=$LD_PRELOAD depth=$CUMEMTRACE_DEPTH out=$CUMEMTRACE_OUTPUT\"; exit 3";
-  const std::string cmd = std::string("CUMEMTRACE_LIBRARY=") + CUMEMTRACE_TEST_PRELOAD + " LD_PRELOAD= " +
-                          CUMEMTRACE_CLI + " run --depth 12 -o 'x-%p.trace' -- /bin/sh -c '" + [&] {
+  const std::string cmd = std::string("CUMEMTRACE_LIBRARY=") + CUMEMTRACE_TEST_PRELOAD +
+                          " LD_PRELOAD= " + CUMEMTRACE_CLI + " run --depth 12 -o 'x-%p.trace' -- /bin/sh -c '" +
+                          [&] {
                             std::string q;
                             for (char c : prog) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
                             return q;
-                          }() + "' 2>" + err;
+                          }() +
+                          "' 2>" + err;
   Result r = shell(cmd);
   CHECK(r.status == 3);
   CHECK(r.out == std::string("preload=") + CUMEMTRACE_TEST_PRELOAD + " depth=12 out=x-%p.trace\n");
@@ -72,16 +75,12 @@ TEST_CASE("report on a truncated trace warns with the offset and still exits 0, 
   const uint64_t end_chunk = b.bytes().size();  // the End record's chunk loses its seal's last bytes
   b.end(2);
   const std::string full = b.bytes();
-  {
-    std::ofstream(trace, std::ios::binary) << full.substr(0, full.size() - 3);
-  }
+  { std::ofstream(trace, std::ios::binary) << full.substr(0, full.size() - 3); }
   Result r = shell(std::string(CUMEMTRACE_CLI) + " report " + trace + " 2>&1 >/dev/null");
   CHECK(r.status == 0);
   CHECK(r.out.find("warning: 1 damaged or unread byte range(s), the first at byte " + std::to_string(end_chunk) +
                    "; figures from this trace are incomplete") != std::string::npos);
-  {
-    std::ofstream(trace, std::ios::binary) << "not a trace at all";
-  }
+  { std::ofstream(trace, std::ios::binary) << "not a trace at all"; }
   Result g = shell(std::string(CUMEMTRACE_CLI) + " report " + trace + " 2>&1 >/dev/null");
   CHECK(g.status == 1);
   CHECK(g.out.find("bad magic") != std::string::npos);

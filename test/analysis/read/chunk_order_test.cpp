@@ -182,17 +182,16 @@ TEST_CASE("1.10: a chunk spliced in from another trace is found and set aside") 
     REQUIRE(t.damage.size() == 2);
     CHECK(t.damage[0].byte_offset == offset_of(mixed, order, 2));
     CHECK(t.damage[0].bytes == other[2].size());
-    CHECK(has(t.damage[0].message, "belongs to another trace (trace id " +
-                                       std::to_string(TraceBuilder::kTraceId + 1) + ", this one's is " +
-                                       std::to_string(TraceBuilder::kTraceId) + "): set aside"));
+    CHECK(has(t.damage[0].message, "belongs to another trace (trace id " + std::to_string(TraceBuilder::kTraceId + 1) +
+                                       ", this one's is " + std::to_string(TraceBuilder::kTraceId) + "): set aside"));
     CHECK(has(t.damage[1].message, "chunk 2 missing before"));
     CHECK(t.events.size() == 2);
     CHECK(report_of(t)["integrity"]["figures_complete"] == false);
   }
   // Added between two of ours: one of another 1.10 trace, one of a 1.9 trace (no number).
   const auto old = five_chunks(9);
-  for (const auto& [extra, why] : {std::pair{other[3], "belongs to another trace"},
-                                   std::pair{old[3], "has no sequence number"}}) {
+  for (const auto& [extra, why] :
+       {std::pair{other[3], "belongs to another trace"}, std::pair{old[3], "has no sequence number"}}) {
     INFO(why);
     std::vector<std::string> mixed = c;
     mixed.push_back(extra);

@@ -13,8 +13,8 @@
 #include "sizes.h"
 
 using namespace cumemtrace;
-using cumemtrace::test::span_of;
 using cumemtrace::test::report_both;
+using cumemtrace::test::span_of;
 using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 

@@ -43,8 +43,8 @@ TEST_CASE("a mapped file cut short under the reader reads as zeros past its new 
     CHECK_FALSE(file.cut());
     REQUIRE(ftruncate(fd, 1 << 16) == 0);  // 64 KiB left
     const auto bytes = file.bytes();
-    CHECK(bytes[100] == 0xAB);              // still in the file
-    CHECK(bytes[(1 << 20) - 1] == 0);       // past the new end: a zero page, no SIGBUS
+    CHECK(bytes[100] == 0xAB);         // still in the file
+    CHECK(bytes[(1 << 20) - 1] == 0);  // past the new end: a zero page, no SIGBUS
     CHECK(bytes[(1 << 19)] == 0);
     CHECK(file.cut());
   }
@@ -60,7 +60,7 @@ TEST_CASE("events written over in place between passes are noticed: the file cha
   size_t seen = 0;
   file.events().scan([&](const Event&, size_t) { ++seen; });
   CHECK(seen == 64);
-  CHECK_FALSE(file.changed());  // the same bytes read again
+  CHECK_FALSE(file.changed());      // the same bytes read again
   bytes[bytes.size() / 2] ^= 0xFF;  // inside one sealed event's chunk: it no longer reads
   (void)build_report(file.trace(), file.events(), ReportOptions{});
   CHECK(file.changed());
@@ -149,7 +149,8 @@ TEST_CASE("a trace of format 1.1 (no chunks) read event by event gives its pages
   {
     const MappedFile file(path);
     uint64_t seen = 0;
-    const Trace t = parse_trace_events(file.bytes(), path, [&](const Event&) { ++seen; }, true, &file);
+    const Trace t = parse_trace_events(
+        file.bytes(), path, [&](const Event&) { ++seen; }, true, &file);
     CHECK_FALSE(t.error);
     CHECK(seen == n);
     // Given back up to a page boundary within the last 64 MiB step before the end.
@@ -209,7 +210,8 @@ TEST_CASE("a file written over in place (same size, later mtime) changed, one ap
   unlink(path.c_str());
 }
 
-TEST_CASE("not_as_checked tells a file replaced, cut or written in place since its check, and one appended to is the same") {
+TEST_CASE(
+    "not_as_checked tells a file replaced, cut or written in place since its check, and one appended to is the same") {
   const std::vector<uint8_t> bytes = small_trace_bytes();
   const std::string path = write_temp(bytes, "checked");
   FileStamp checked;

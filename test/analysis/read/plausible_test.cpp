@@ -24,10 +24,10 @@
 #include "sizes.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::load_with_python;
 using cumemtrace::test::read_file;
 using cumemtrace::test::span_of;
 using cumemtrace::test::TraceBuilder;
-using cumemtrace::test::load_with_python;
 using json = nlohmann::json;
 namespace fmt = cumemtrace::format;
 
@@ -82,8 +82,8 @@ TEST_CASE("an event of device ordinal 2147483647 is set aside by the reader and 
   CHECK(out.str().size() < 4096);
   const std::string trace_path = plausible_path("crafted.trace"), pickle = plausible_path("crafted.pickle");
   write_file(trace_path, bytes);
-  const auto r = test::shell(std::string(CUMEMTRACE_CLI) + " export --format memviz " + trace_path + " -o " + pickle +
-                             " 2>&1");
+  const auto r =
+      test::shell(std::string(CUMEMTRACE_CLI) + " export --format memviz " + trace_path + " -o " + pickle + " 2>&1");
   CHECK(r.status == 0);
   const json got = load_with_python(pickle);
   CHECK(got["snapshot"]["device_traces"].size() == 1);
@@ -146,8 +146,8 @@ TEST_CASE("a Device record, snapshot entry or GPU list of an impossible ordinal 
   const Trace t = parse_trace(span_of(b.bytes()));
   REQUIRE(t.damage.size() == 2);
   CHECK(t.damage[0].byte_offset == device_at);
-  CHECK(t.damage[0].message == "a Device record of ordinal 2147483647 at byte " + std::to_string(device_at) +
-                                   ": no device has it; set aside");
+  CHECK(t.damage[0].message ==
+        "a Device record of ordinal 2147483647 at byte " + std::to_string(device_at) + ": no device has it; set aside");
   CHECK(t.damage[1].byte_offset == snapshot_at);
   CHECK(t.damage[1].message.find("a snapshot entry of device ordinal 2147483647") == 0);
   REQUIRE(t.devices.size() == 1);

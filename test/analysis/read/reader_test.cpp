@@ -76,7 +76,8 @@ TEST_CASE("a format 1.1 trace cut at any byte never crashes and names the offset
       continue;
     }
     CHECK(t.header_ok);
-    const bool at_boundary = std::find(starts.begin(), starts.end(), cut) != starts.end() || cut == sizeof(fmt::FileHeader);
+    const bool at_boundary =
+        std::find(starts.begin(), starts.end(), cut) != starts.end() || cut == sizeof(fmt::FileHeader);
     if (at_boundary) {
       CHECK_FALSE(t.error);
       CHECK(t.records_end == cut);

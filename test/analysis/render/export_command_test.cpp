@@ -17,8 +17,8 @@ TEST_CASE("export command: a trace over 32 MiB, read in passes, gives the same f
     for (int i = 0; i < 33; ++i) tail << block;
   }
   const std::string cli = std::string(CUMEMTRACE_CLI) + " export ";
-  for (const char* args : {"--format folded", "--format folded --at end", "--format folded --at 1000001500",
-                           "--format chrome"}) {
+  for (const char* args :
+       {"--format folded", "--format folded --at end", "--format folded --at 1000001500", "--format chrome"}) {
     INFO(args);
     const auto a = test::shell(cli + args + " " + small + " 2>/dev/null");
     const auto b = test::shell(cli + args + " " + big + " 2>/dev/null");
@@ -74,7 +74,8 @@ TEST_CASE("export command: --at peak, end and ns for folded, and usage errors") 
   const std::string tables = tmp_path("cli_tables");  // made by the command
   CHECK(test::shell(cli + "--format jsonl --zstd " + path + " -o " + tables + " 2>/dev/null").status == 0);
   CHECK(test::shell("LC_ALL=C ls " + tables).out ==
-        "devices.jsonl.zst\nevents.jsonl.zst\nframes.jsonl.zst\nmarks.jsonl.zst\nprocesses.jsonl.zst\nsnapshots.jsonl.zst\n");
+        "devices.jsonl.zst\nevents.jsonl.zst\nframes.jsonl.zst\nmarks.jsonl.zst\nprocesses.jsonl.zst\nsnapshots.jsonl."
+        "zst\n");
   test::shell("rm -r " + tables);
   std::remove(path.c_str());
   std::remove(copy.c_str());
@@ -88,7 +89,7 @@ TEST_CASE("export and html output files: a symlink is refused not followed, an i
   REQUIRE(test::shell("printf keep > " + victim + " && ln -sf " + victim + " " + link).status == 0);
   auto r = test::shell(cli + "--format folded " + path + " -o " + link + " 2>&1");
   CHECK(r.status == 1);
-  CHECK(read_file(victim) == "keep");  // the link's target is untouched ...
+  CHECK(read_file(victim) == "keep");                 // the link's target is untouched ...
   CHECK(test::shell("test -L " + link).status == 0);  // ... and the link left as it was
   r = test::shell(cli + "--format folded " + path + " -o " + mine + " 2>&1");
   CHECK(r.status == 0);
@@ -111,7 +112,9 @@ TEST_CASE("export and html output files: a symlink is refused not followed, an i
   // /dev/null itself when run as root); through a symlink: refused, as any link; a failed
   // write is an error; a directory is refused.
   const std::string to_null = tmp_path("null-link"), to_full = tmp_path("full-link"), a_dir = tmp_path("a-dir");
-  REQUIRE(test::shell("ln -sf /dev/null " + to_null + " && ln -sf /dev/full " + to_full + " && mkdir -p " + a_dir).status == 0);
+  REQUIRE(
+      test::shell("ln -sf /dev/null " + to_null + " && ln -sf /dev/full " + to_full + " && mkdir -p " + a_dir).status ==
+      0);
   CHECK(test::shell(cli + "--format folded " + path + " -o /dev/null >/dev/null 2>&1").status == 0);
   CHECK(test::shell("test -c /dev/null").status == 0);
   CHECK(test::shell(cli + "--format folded " + path + " -o " + to_null + " >/dev/null 2>&1").status == 1);
@@ -138,7 +141,6 @@ TEST_CASE("export and html output files: a symlink is refused not followed, an i
   CHECK(test::shell(cli + "--format folded " + empty + " 2>/dev/null").status == 2);  // alone: nothing to draw
   for (const auto& f : {path, victim, link, empty, mine}) std::remove(f.c_str());
 }
-
 
 TEST_CASE("jsonl: one row per process, device, event, snapshot entry, mark and stack frame, plain or zstd") {
   const Trace t = read_back(chrome_trace());
@@ -180,8 +182,8 @@ TEST_CASE("jsonl: one row per process, device, event, snapshot entry, mark and s
   CHECK(s0["nvml_device_free"] == nullptr);  // not measured
   CHECK(json::parse(snapshots[1])["device"] == 1);
 
-  CHECK(table("marks") == std::vector<std::string>{
-                              R"({"process":0,"time_ns":1000002200,"tid":1,"source":"api","name":"step 1"})"});
+  CHECK(table("marks") ==
+        std::vector<std::string>{R"({"process":0,"time_ns":1000002200,"tid":1,"source":"api","name":"step 1"})"});
 
   const auto frames = table("frames");
   REQUIRE(frames.size() == 4);  // the failed allocation's stack, merged: the only stack named
@@ -228,7 +230,10 @@ TEST_CASE("jsonl and memviz: bytes of the trace that are not UTF-8 are escaped a
   b.api(1, "cudaMalloc");
   b.module(0, 0x400000, 0x500000, "/usr/bin/prog");
   b.stack(1, 0, 0x400100);
-  b.symbol(0x400100, "main", "li\xff" "c-start.c", 10);
+  b.symbol(0x400100, "main",
+           "li\xff"
+           "c-start.c",
+           10);
   auto e = TraceBuilder::ev(1000, fmt::Op::kAlloc, fmt::Kind::kDevice, 0x7f0000000000, 4096, 0, 0, 1);
   e.stack_id = 1;
   b.event(e).end(2000);
@@ -253,11 +258,11 @@ TEST_CASE("jsonl and memviz: bytes of the trace that are not UTF-8 are escaped a
   CHECK(got.dump().find("li\\\\xffc-start.c") != std::string::npos);
 }
 
-
 TEST_CASE("export: SIGTERM or SIGINT while the tables are written leaves no temporaries, and ends the CLI by it") {
   TraceBuilder b;
   b.process().device(0, 80ull << 30);
-  for (uint64_t i = 0; i < 300000; ++i) b.alloc(10 * i, 0x100000 + 4096 * i, 4096).free(10 * i + 5, 0x100000 + 4096 * i);
+  for (uint64_t i = 0; i < 300000; ++i)
+    b.alloc(10 * i, 0x100000 + 4096 * i, 4096).free(10 * i + 5, 0x100000 + 4096 * i);
   b.end(10 * 300000);
   const std::string trace = tmp_path("signal.trace");
   b.write(trace);

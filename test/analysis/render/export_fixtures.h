@@ -31,16 +31,17 @@
 namespace cumemtrace::test::exports {
 
 using namespace cumemtrace;
+using cumemtrace::test::load_with_python;
 using cumemtrace::test::read_file;
 using cumemtrace::test::span_of;
 using cumemtrace::test::TraceBuilder;
-using cumemtrace::test::load_with_python;
 using json = nlohmann::json;
-
 
 namespace fmt = cumemtrace::format;
 
-inline std::string tmp_path(const std::string& name) { return "/tmp/cumemtrace_export_test_" + std::to_string(getpid()) + "_" + name; }
+inline std::string tmp_path(const std::string& name) {
+  return "/tmp/cumemtrace_export_test_" + std::to_string(getpid()) + "_" + name;
+}
 
 // A process with Python frames and a native stack through the interpreter:
 //   node 1 main (python.c:10) <- node 2 _PyEval_EvalFrameDefault <- node 3 my_alloc (ext.c:20)
@@ -81,13 +82,11 @@ inline json frame(const std::string& file, int line, const std::string& name) {
 
 // my_alloc, then the two Python frames in place of the evaluation loop, then main.
 inline const json kStack = json::array({frame("ext.c", 20, "my_alloc"), frame("train.py", 42, "forward"),
-                                 frame("train.py", 5, "<module>"), frame("python.c", 10, "main")});
+                                        frame("train.py", 5, "<module>"), frame("python.c", 10, "main")});
 
 inline json entry(const std::string& action, uint64_t addr, uint64_t size, uint64_t time_us, const json& frames) {
   return {{"action", action}, {"addr", addr}, {"size", size}, {"stream", 0}, {"time_us", time_us}, {"frames", frames}};
 }
-
-
 
 // Device 0 and 1 of one process; what the chrome export of it must hold, in file order.
 inline TraceBuilder chrome_trace() {
@@ -102,8 +101,6 @@ inline TraceBuilder chrome_trace() {
   b.snapshot(3500, fmt::SnapshotReason::kPeriodic, {{.device = 0, .nvml_used = 123456}, {.device = 1}});
   return b;
 }
-
-
 
 // Stack 4 (my_alloc, with Python frames) and stack 5 (other;alloc) on device 0:
 //   t=1000 a1 1000 B (4)   t=2000 a2 2000 B (5)   t=3000 a3 500 B (4): peak 3500 B
@@ -122,7 +119,8 @@ inline TraceBuilder folded_trace() {
   return b;
 }
 
-inline const std::string kMine = "cuda:0;main [python3.12];<module> (train.py:5);forward (train.py:42);my_alloc [python3.12]";
+inline const std::string kMine =
+    "cuda:0;main [python3.12];<module> (train.py:5);forward (train.py:42);my_alloc [python3.12]";
 inline const std::string kOther = "cuda:0;main [python3.12];other,alloc [python3.12]";
 
 // `t` is folded_trace() read back. Both ways a command reads it: held whole, and with its
@@ -142,16 +140,12 @@ inline std::string folded_at(const Trace& t, uint64_t at) {
   return out.str();
 }
 
-
-
 inline std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
 }
-
-
 
 // Names in `dir` that contain ".tmp.".
 inline std::vector<std::string> temporaries_in(const std::string& dir) {

@@ -12,8 +12,8 @@
 #include "parse_built.h"
 
 using namespace cumemtrace;
-using cumemtrace::test::TraceBuilder;
 using cumemtrace::test::parse;
+using cumemtrace::test::TraceBuilder;
 using Json = nlohmann::ordered_json;
 
 namespace {

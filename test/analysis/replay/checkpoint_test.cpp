@@ -27,7 +27,9 @@ using format::Op;
 
 namespace {
 
-std::string temp(const std::string& name) { return "/tmp/cumemtrace-checkpoint-" + std::to_string(getpid()) + "-" + name; }
+std::string temp(const std::string& name) {
+  return "/tmp/cumemtrace-checkpoint-" + std::to_string(getpid()) + "-" + name;
+}
 
 // XORs the byte at `offset` of the file at `path` with `mask`, in place.
 void flip_byte(const std::string& path, uint64_t offset, char mask) {
@@ -222,7 +224,10 @@ TEST_CASE("the checkpoints hold the live state: a moment after the last checkpoi
   // checkpoint every 2 events: before event 0, after event 2 (time 20), after event 4 (40).
   TraceBuilder b;
   b.process().device(0, 80ull << 30);
-  b.alloc(10, 0x7000000000, MiB).alloc(20, 0x7000200000, 2 * MiB).free(30, 0x7000000000).alloc(40, 0x7000400000, 4 * MiB);
+  b.alloc(10, 0x7000000000, MiB)
+      .alloc(20, 0x7000200000, 2 * MiB)
+      .free(30, 0x7000000000)
+      .alloc(40, 0x7000400000, 4 * MiB);
   Indexed x = index_of(b, "small", 2);
   REQUIRE(x.error.empty());
   REQUIRE(x.index.checkpoints.size() == 3);
@@ -239,7 +244,8 @@ TEST_CASE("the checkpoints hold the live state: a moment after the last checkpoi
   CHECK(r->devices().at(0).frag.figures().live_bytes == 3 * MiB);
   Trace meta = x.index.meta;
   meta.path = x.path;
-  const auto at35 = build_live_indexed(x.path, MappedFile(x.path).bytes(), x.index, meta, {TraceBuilder::kStart + 35}, why);
+  const auto at35 =
+      build_live_indexed(x.path, MappedFile(x.path).bytes(), x.index, meta, {TraceBuilder::kStart + 35}, why);
   REQUIRE(at35);
   CHECK((*at35)[0].events_applied == 3);
   CHECK((*at35)[0].devices.at(0).device_bytes == 2 * MiB);
@@ -315,7 +321,8 @@ TEST_CASE("read chunk by chunk: every event handed over once, in order, at the c
   const Trace streamed = parse_trace_streaming(file.bytes(), path, [&](const Trace& t, const ChunkEnd& end) {
     seen.push_back(end);
     most_at_once = std::max(most_at_once, t.events.size());
-    for (size_t k = 0; k < t.events.size(); ++k) times.push_back(t.events[k].time_ns), addresses.push_back(t.events[k].address);
+    for (size_t k = 0; k < t.events.size(); ++k)
+      times.push_back(t.events[k].time_ns), addresses.push_back(t.events[k].address);
   });
   CHECK(streamed.events.size() == 0);
   CHECK(most_at_once == 1);  // TraceBuilder seals every record on its own
@@ -334,7 +341,8 @@ TEST_CASE("read chunk by chunk: every event handed over once, in order, at the c
   std::remove(path.c_str());
 }
 
-TEST_CASE("a byte changed anywhere in the trace, past its first 64 KiB and between checkpoints, makes the index stale") {
+TEST_CASE(
+    "a byte changed anywhere in the trace, past its first 64 KiB and between checkpoints, makes the index stale") {
   const RandomJob job(11, 3000);  // ~300 KB: one sealed chunk per record
   Indexed x = index_of(job.b, "middle", 200);
   REQUIRE(x.error.empty());
@@ -396,7 +404,8 @@ TEST_CASE("cumemtrace index, then live: the same output, and a stale index is sa
 
   { std::ofstream(trace, std::ios::app) << "x"; }  // the trace changed after it was indexed
   const auto stale = test::shell(cli + " live " + trace + moments + " 2>&1 >/dev/null");
-  CHECK(stale.out.find("cumemtrace live: not using " + trace + ".idx: it is the index of another version of the "
+  CHECK(stale.out.find("cumemtrace live: not using " + trace +
+                       ".idx: it is the index of another version of the "
                        "trace (re-run `cumemtrace index`); reading the whole trace") != std::string::npos);
   const auto refused = test::shell(cli + " index " + trace + " 2>&1");
   CHECK(refused.status == 1);

@@ -137,7 +137,7 @@ struct Run {
   interpose::TrackerLedger tracer{kGranule};
   Replayer replay{kGranule};
   size_t index = 0;
-  uint64_t tracer_unknown = 0;  // frees, unmaps and reserve frees the tracer flagged unknown
+  uint64_t tracer_unknown = 0;   // frees, unmaps and reserve frees the tracer flagged unknown
   uint64_t spanning_unmaps = 0;  // unmaps that took more than one mapping
   std::string failure;
 
@@ -198,7 +198,7 @@ void step(Generator& g, Run& run) {
       ev.address = ev.result ? 0 : g.address();
       ev.size = 1 + g.pick(6 * kMiB);
       ev.device = k == Kind::kHostPinned ? -1 : g.device();
-      if (k == Kind::kAsyncPool) ev.handle = 100 + g.pick(2);  // its pool
+      if (k == Kind::kAsyncPool) ev.handle = 100 + g.pick(2);   // its pool
       if (k == Kind::kIpcImport) ev.handle = g.pick(3) * 4242;  // the exporter's pid, 0: unknown
       if (g.chance(8)) ev.flags |= format::kEventCaptured;
       run.feed(ev);

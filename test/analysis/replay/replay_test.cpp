@@ -4,8 +4,8 @@
 #include "parse_built.h"
 
 using namespace cumemtrace;
-using cumemtrace::test::TraceBuilder;
 using cumemtrace::test::parse;
+using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 using fmt::Kind;
 using fmt::Op;
@@ -14,10 +14,10 @@ TEST_CASE("the peak is the first moment tracked device bytes are highest, per de
   TraceBuilder b;
   b.process()
       .alloc(100, 0xA000, 1000)
-      .alloc(200, 0xB000, 3000)           // 4000 at t=200: the peak
-      .free(300, 0xA000)                  // 3000
-      .alloc(400, 0xC000, 1000)           // 4000 again: not a new peak
-      .alloc(450, 0xF000, 9999, 0, 1)     // device 1, alone
+      .alloc(200, 0xB000, 3000)                       // 4000 at t=200: the peak
+      .free(300, 0xA000)                              // 3000
+      .alloc(400, 0xC000, 1000)                       // 4000 again: not a new peak
+      .alloc(450, 0xF000, 9999, 0, 1)                 // device 1, alone
       .alloc(500, 0xD000, 777, 0, 0, Kind::kManaged)  // managed: not device bytes
       .alloc(600, 0xE000, 555, 0, -1, Kind::kHostPinned);
   const Replayer r = replay(parse(b));
@@ -62,12 +62,12 @@ TEST_CASE("vmm physical memory is gone only after release and the last unmap") {
   auto at = [&](uint64_t ns) { return replay_until(t, TraceBuilder::kStart + ns).devices().at(0); };
   CHECK(at(1).device_bytes == (2u << 20));
   CHECK(at(2).reserved_bytes == (8u << 20));
-  CHECK(at(2).device_bytes == (2u << 20));  // a reservation is not device memory
+  CHECK(at(2).device_bytes == (2u << 20));               // a reservation is not device memory
   CHECK(at(4).frag.figures().live_bytes == (4u << 20));  // both mappings are laid out
   CHECK(at(4).device_bytes == (2u << 20));               // ... but one handle's memory
-  CHECK(at(5).device_bytes == (2u << 20));  // released, still mapped twice
-  CHECK(at(6).device_bytes == (2u << 20));  // still mapped once
-  CHECK(at(7).device_bytes == 0);           // now gone
+  CHECK(at(5).device_bytes == (2u << 20));               // released, still mapped twice
+  CHECK(at(6).device_bytes == (2u << 20));               // still mapped once
+  CHECK(at(7).device_bytes == 0);                        // now gone
   CHECK(at(7).frag.figures().arena_bytes == 0);
   CHECK(at(8).reserved_bytes == 0);
   const Replayer r = replay(t);

@@ -22,7 +22,8 @@ namespace {
 Report pytorch_like() {
   TraceBuilder b;
   b.process().device(0, 1024 * MiB);
-  b.module(0, 0x1000, 0x2000, "/opt/torch/lib/libc10_cuda.so").module(0, 0x2000, 0x3000, "/opt/torch/lib/libtorch_cuda.so");
+  b.module(0, 0x1000, 0x2000, "/opt/torch/lib/libc10_cuda.so")
+      .module(0, 0x2000, 0x3000, "/opt/torch/lib/libtorch_cuda.so");
   b.module(0, 0x3000, 0x4000, "/opt/torch/lib/libtorch_cpu.so").module(0, 0x4000, 0x5000, "/usr/bin/train");
   b.stack(1, 0, 0x4100).stack(2, 1, 0x3100).stack(3, 2, 0x2100).stack(4, 3, 0x1100);
   b.symbol(0x1100, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(AllocParams&)", "", 0);
@@ -48,13 +49,15 @@ TEST_CASE("allocator frames: the call site is the program's frame past PyTorch's
   CHECK(sites[0].frames[0].function == "main");
   CHECK(sites[0].frames[0].line == 12);
   set_call_site_rule(CallSiteRule::kInnermost, {});  // innermost: the allocator's own frame
-  CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function.starts_with("c10::cuda::CUDACachingAllocator"));
+  CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function.starts_with(
+      "c10::cuda::CUDACachingAllocator"));
   set_call_site_rule(CallSiteRule::kUser, {});
 }
 
 TEST_CASE("allocator frames: --no-allocator-skip keeps the allocator's frame, --allocator-frames adds patterns") {
   set_allocator_frames({}, false);
-  CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function.starts_with("c10::cuda::CUDACachingAllocator"));
+  CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function.starts_with(
+      "c10::cuda::CUDACachingAllocator"));
   set_allocator_frames({"^at::native::addmm"}, true);
   CHECK(pytorch_like().devices.at(0).top_sites.at(0).frames.at(0).function == "main");
   CHECK_THROWS_AS(set_allocator_frames({"("}, true), std::invalid_argument);

@@ -53,8 +53,9 @@ void torch_stacks(TraceBuilder& b) {
   b.symbol(0x500000, "train_step(int)", "train.cpp", 12).symbol(0x510000, "eval_step()", "train.cpp", 30);
   b.symbol(0x600000, "at::(anonymous namespace)::wrapper_CUDA__empty_strided(c10::ArrayRef<long>, c10::ArrayRef<long>)",
            "", 0);
-  b.symbol(0x700000, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long)",
-           "", 0);
+  b.symbol(0x700000,
+           "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long)", "",
+           0);
 }
 
 const GrowthSite* by_function(const Growth& g, const std::string& function) {
@@ -100,8 +101,13 @@ namespace {
 // torch (site-packages) and the standard library's contextlib.
 void python_stacks(TraceBuilder& b) {
   b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000);
-  const char* names[] = {"/home/u/train.py", "step", "<module>", "/usr/lib/python3/dist-packages/torch/nn/linear.py",
-                         "forward", "/usr/lib/python3.11/contextlib.py", "inner"};
+  const char* names[] = {"/home/u/train.py",
+                         "step",
+                         "<module>",
+                         "/usr/lib/python3/dist-packages/torch/nn/linear.py",
+                         "forward",
+                         "/usr/lib/python3.11/contextlib.py",
+                         "inner"};
   for (uint32_t id = 1; id <= 7; ++id) {
     std::string p = TraceBuilder::pod(fmt::PyStringRecord{id});
     TraceBuilder::str(p, names[id - 1]);
@@ -137,7 +143,8 @@ TEST_CASE("call-site rule: a Python program's growth sites are its own lines, no
   CHECK(once.python_frames.at(0).line == 14);
 }
 
-TEST_CASE("call-site rule: --user-package torch makes torch's own line the site, --call-site=native sets Python aside") {
+TEST_CASE(
+    "call-site rule: --user-package torch makes torch's own line the site, --call-site=native sets Python aside") {
   SECTION("user package") {
     const Rule torch(CallSiteRule::kUser, {"torch"});
     TraceBuilder b;
@@ -164,7 +171,8 @@ TEST_CASE("template arguments are elided in text, operators stay whole") {
   CHECK(elide_templates("std::vector<int, std::allocator<int> >::push_back(int const&)") ==
         "std::vector<…>::push_back(int const&)");
   CHECK(elide_templates("a<b<c>>::d<e>(f<g>)") == "a<…>::d<…>(f<…>)");
-  CHECK(elide_templates("bool operator< <Key>(Key const&, Key const&)") == "bool operator< <…>(Key const&, Key const&)");
+  CHECK(elide_templates("bool operator< <Key>(Key const&, Key const&)") ==
+        "bool operator< <…>(Key const&, Key const&)");
   CHECK(elide_templates("std::ostream& operator<<(std::ostream&, Foo const&)") ==
         "std::ostream& operator<<(std::ostream&, Foo const&)");
   CHECK(elide_templates("auto operator<=>(X const&) const") == "auto operator<=>(X const&) const");
@@ -201,8 +209,9 @@ TEST_CASE("check names the user's own Python line for leaks and growth, as the r
   CHECK(leaked.find("4.00 MiB from ? (/home/u/train.py:12 in step)") != std::string::npos);
   CHECK(leaked.find("4.00 MiB from ? (/home/u/train.py:14 in step)") != std::string::npos);
   const std::string growth = check_message(Limit::What::kGrowth, "0");
-  CHECK(growth == "growth per iteration on device 0: 1.00 MiB (1,048,576 B), limit 0 B; leaking from ? "
-                  "(/home/u/train.py:12 in step)");
+  CHECK(growth ==
+        "growth per iteration on device 0: 1.00 MiB (1,048,576 B), limit 0 B; leaking from ? "
+        "(/home/u/train.py:12 in step)");
   SECTION("--call-site=native sets the Python lines aside") {
     const Rule native(CallSiteRule::kNative);
     CHECK(check_message(Limit::What::kGrowth, "0").find("train.py") == std::string::npos);
@@ -224,7 +233,8 @@ std::string summary_of(const TraceBuilder& b) {
 
 }  // namespace
 
-TEST_CASE("the text report starts with its answer: the peak and what held it, failures, growth, what was live at exit") {
+TEST_CASE(
+    "the text report starts with its answer: the peak and what held it, failures, growth, what was live at exit") {
   SECTION("a Python loop that keeps 1 MiB per iteration at its own line") {
     TraceBuilder b;
     python_stacks(b);
@@ -250,13 +260,14 @@ TEST_CASE("the text report starts with its answer: the peak and what held it, fa
     b.alloc(1 * ms, 0x7f0000000000, 600 * MiB, 1);
     b.failed(2 * ms, 600 * MiB, 2, 1);
     const std::string s = summary_of(b);  // no End record: cut
-    CHECK(s == "Summary\n"
-               "  peak on device 0: 600.00 MiB (629,145,600 B) at 0.001 s; held by 600.00 MiB from load_weights() at "
-               "model.cpp:77\n"
-               "  failed allocations: 1; the first 600.00 MiB (629,145,600 B) on device 0 at 0.002 s from "
-               "load_weights() at model.cpp:77: unknown\n"
-               "  growth per iteration: no iterations found\n"
-               "  at exit on device 0: unknown (the trace did not end cleanly); live when it stops 600.00 MiB "
-               "(629,145,600 B)\n");
+    CHECK(s ==
+          "Summary\n"
+          "  peak on device 0: 600.00 MiB (629,145,600 B) at 0.001 s; held by 600.00 MiB from load_weights() at "
+          "model.cpp:77\n"
+          "  failed allocations: 1; the first 600.00 MiB (629,145,600 B) on device 0 at 0.002 s from "
+          "load_weights() at model.cpp:77: unknown\n"
+          "  growth per iteration: no iterations found\n"
+          "  at exit on device 0: unknown (the trace did not end cleanly); live when it stops 600.00 MiB "
+          "(629,145,600 B)\n");
   }
 }

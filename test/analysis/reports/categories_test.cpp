@@ -345,10 +345,10 @@ TEST_CASE("categories: JAX and CuPy by their allocator, the pools' memory from N
   REQUIRE(x.devices.size() == 2);
   REQUIRE(x.devices[1].categories_at_end);
   CHECK(rows_of(*x.devices[1].categories_at_end) == std::vector<Row>{{"jax_xla", 1024 * MiB, 1, 1024 * MiB},
-                                                                    {"cupy", 72 * MiB, 2, 64 * MiB},
-                                                                    {"graph_memory_pool", 32 * MiB, -1, 0},
-                                                                    {"pool_slack", 32 * MiB, -1, 0},
-                                                                    {"untracked", 20 * MiB, -1, 0}});
+                                                                     {"cupy", 72 * MiB, 2, 64 * MiB},
+                                                                     {"graph_memory_pool", 32 * MiB, -1, 0},
+                                                                     {"pool_slack", 32 * MiB, -1, 0},
+                                                                     {"untracked", 20 * MiB, -1, 0}});
   CHECK(test::text_of(r).find("    cupy               72.00 MiB (75,497,472 B) in 2 allocations (64.00 MiB of it in 1 "
                               "segment: category inferred from the stack that grew it)\n") != std::string::npos);
 }

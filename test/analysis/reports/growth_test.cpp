@@ -176,7 +176,8 @@ TEST_CASE("growth: a mark after the loop ends the last iteration, and the short 
   CHECK(r.growth.by == IterationsBy::kMarks);
   CHECK(r.growth.iterations == 4);
   CHECK(r.growth.partial_left_out);
-  CHECK(r.growth.boundaries_ns == std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms, t0 + 40 * ms, t0 + 50 * ms});
+  CHECK(r.growth.boundaries_ns ==
+        std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms, t0 + 40 * ms, t0 + 50 * ms});
   const GrowthSite& leak = site(r.growth, 1);
   CHECK(leak.cls == GrowthSite::Class::kLeak);
   CHECK(leak.bytes_at == std::vector<uint64_t>{0, 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB});
@@ -221,7 +222,8 @@ TEST_CASE("growth: the stretch after the last mark counts when the trace ends cl
   }
 }
 
-TEST_CASE("growth over NVTX ranges: each range's end ends its iteration, an unended range and an inner range do not count") {
+TEST_CASE(
+    "growth over NVTX ranges: each range's end ends its iteration, an unended range and an inner range do not count") {
   // "step" pushed at 10, 20, 30, 40 ms and popped at 18, 28, 38 (the process stopped in the
   // fourth); "fwd" inside each of the first three (as many ranges, shorter in all). Stack 1
   // keeps 1 MiB in each step; stack 2 keeps 2 MiB once, between the first and second steps.

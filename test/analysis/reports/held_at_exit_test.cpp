@@ -41,7 +41,9 @@ TraceBuilder job(uint64_t cached, uint64_t leaked) {
   return b.end(9'000'000);
 }
 
-std::string held_path(const std::string& name) { return "/tmp/cumemtrace-held-" + std::to_string(getpid()) + "-" + name; }
+std::string held_path(const std::string& name) {
+  return "/tmp/cumemtrace-held-" + std::to_string(getpid()) + "-" + name;
+}
 
 std::string leaked_check(const TraceBuilder& b, const char* limit, bool* ok) {
   const Trace t = parse_trace(b.vec(), "t.trace");
@@ -149,8 +151,7 @@ TEST_CASE("the job view's leaked column counts possible leaks, the cache's bytes
   CHECK(j.processes[0].leaked_bytes == 2 * MiB);  // before: 1 GiB + 2 MiB
   CHECK(j.processes[0].held_by_cache_bytes == GiB);
   const auto json = job_to_json(j);
-  CHECK(json.dump().find("\"leaked_bytes\":2097152,\"held_by_cache_at_exit_bytes\":1073741824") !=
-        std::string::npos);
+  CHECK(json.dump().find("\"leaked_bytes\":2097152,\"held_by_cache_at_exit_bytes\":1073741824") != std::string::npos);
 }
 
 TEST_CASE("a library's handles at exit (cuBLAS, cuBLASLt workspaces) are held by design, not possible leaks") {

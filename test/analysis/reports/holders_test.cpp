@@ -12,16 +12,15 @@
 #include "sizes.h"
 
 using namespace cumemtrace;
-using cumemtrace::test::report_both;
-using cumemtrace::test::TraceBuilder;
 using cumemtrace::test::kSame;
+using cumemtrace::test::report_both;
 using cumemtrace::test::text_of;
+using cumemtrace::test::TraceBuilder;
 namespace fmt = cumemtrace::format;
 using fmt::SnapshotReason;
 using Figures = std::vector<std::pair<std::string, uint64_t>>;
 
 namespace {
-
 
 // A 16 GiB device whose process made a 512 MiB context at 1 ms.
 TraceBuilder device_with_context() {
@@ -54,8 +53,12 @@ TEST_CASE("two holders needed together: the pool's slack and the graph pool, nei
   CHECK(held(dg) == Figures{{"pool_slack", 3 * GiB}, {"graph_pool", 3 * GiB}, {"contexts", 512 * MiB}});
   REQUIRE(dg.fits.size() == 1);  // slack + context and graph + context are 3.5 GiB short of 5 GiB
   CHECK(dg.fits[0].released == 6 * GiB);
-  CHECK(dg.figures == Figures{{"request", 9 * GiB}, {"device_free", 4 * GiB}, {"pool_slack", 3 * GiB},
-                              {"graph_pool", 3 * GiB}, {"released", 6 * GiB}, {"free_plus_released", 10 * GiB}});
+  CHECK(dg.figures == Figures{{"request", 9 * GiB},
+                              {"device_free", 4 * GiB},
+                              {"pool_slack", 3 * GiB},
+                              {"graph_pool", 3 * GiB},
+                              {"released", 6 * GiB},
+                              {"free_plus_released", 10 * GiB}});
   CHECK(dg.advice.at(0).find("cudaMemPoolTrimTo") != std::string::npos);
   CHECK(dg.advice.back().find("cudaDeviceGraphMemTrim") != std::string::npos);
   CHECK(text_of(r).find("would have fit (1): free 4.00 GiB + the stream-ordered pool's slack 3.00 GiB + the CUDA "
@@ -93,9 +96,13 @@ TEST_CASE("free memory plus the pool's slack, neither alone: pool-reserve, the s
   CHECK(cause_name(dg.cause) == "pool-reserve");
   // The split at the failure: the slack in its own holder, nothing untracked.
   CHECK(held(dg) == Figures{{"pool_slack", 6 * GiB}, {"contexts", 512 * MiB}});
-  CHECK(dg.figures == Figures{{"request", 12 * GiB}, {"device_free", 9 * GiB + 512 * MiB}, {"pool_slack", 6 * GiB},
-                              {"released", 6 * GiB}, {"free_plus_released", 15 * GiB + 512 * MiB},
-                              {"pool_reserved", 6 * GiB}, {"pool_live", 0}});
+  CHECK(dg.figures == Figures{{"request", 12 * GiB},
+                              {"device_free", 9 * GiB + 512 * MiB},
+                              {"pool_slack", 6 * GiB},
+                              {"released", 6 * GiB},
+                              {"free_plus_released", 15 * GiB + 512 * MiB},
+                              {"pool_reserved", 6 * GiB},
+                              {"pool_live", 0}});
 }
 
 TEST_CASE("untracked memory alone: context-and-untracked, the context apart") {
@@ -108,9 +115,13 @@ TEST_CASE("untracked memory alone: context-and-untracked, the context apart") {
   const Diagnosis& dg = r.failed.at(0).diagnosis;
   CHECK(cause_name(dg.cause) == "context-and-untracked");
   CHECK(held(dg) == Figures{{"untracked", 4 * GiB}, {"contexts", 512 * MiB}});
-  CHECK(dg.figures == Figures{{"request", 14 * GiB}, {"device_free", 11 * GiB + 512 * MiB}, {"untracked", 4 * GiB},
-                              {"released", 4 * GiB}, {"free_plus_released", 15 * GiB + 512 * MiB},
-                              {"process_used", 4 * GiB + 512 * MiB}, {"tracked_footprint", 0}});
+  CHECK(dg.figures == Figures{{"request", 14 * GiB},
+                              {"device_free", 11 * GiB + 512 * MiB},
+                              {"untracked", 4 * GiB},
+                              {"released", 4 * GiB},
+                              {"free_plus_released", 15 * GiB + 512 * MiB},
+                              {"process_used", 4 * GiB + 512 * MiB},
+                              {"tracked_footprint", 0}});
 }
 
 TEST_CASE("a request larger than the device's total has its own cause") {
@@ -134,8 +145,10 @@ TEST_CASE("a request larger than the device's total less its contexts has its ow
   const Diagnosis& dg = r.failed.at(0).diagnosis;
   // Before: context-and-untracked (free + the context's 512 MiB >= request).
   CHECK(cause_name(dg.cause) == "exceeds-device-less-contexts");
-  CHECK(dg.figures == Figures{{"request", 15 * GiB + 768 * MiB}, {"device_total", 16 * GiB},
-                              {"contexts", 512 * MiB}, {"total_less_contexts", 15 * GiB + 512 * MiB}});
+  CHECK(dg.figures == Figures{{"request", 15 * GiB + 768 * MiB},
+                              {"device_total", 16 * GiB},
+                              {"contexts", 512 * MiB},
+                              {"total_less_contexts", 15 * GiB + 512 * MiB}});
 }
 
 TEST_CASE("demand: the live allocations are what is missing, listed by owner and call site") {
@@ -152,9 +165,13 @@ TEST_CASE("demand: the live allocations are what is missing, listed by owner and
   const Diagnosis& dg = f.diagnosis;
   CHECK(cause_name(dg.cause) == "demand");
   CHECK(held(dg) == Figures{{"live:trainer", 10 * GiB}, {"contexts", 512 * MiB}});
-  CHECK(dg.figures == Figures{{"request", 8 * GiB}, {"device_free", 5 * GiB + 512 * MiB}, {"live:trainer", 10 * GiB},
-                              {"released", 10 * GiB}, {"free_plus_released", 15 * GiB + 512 * MiB},
-                              {"shortfall", 2 * GiB + 512 * MiB}, {"tracked_live_bytes", 10 * GiB}});
+  CHECK(dg.figures == Figures{{"request", 8 * GiB},
+                              {"device_free", 5 * GiB + 512 * MiB},
+                              {"live:trainer", 10 * GiB},
+                              {"released", 10 * GiB},
+                              {"free_plus_released", 15 * GiB + 512 * MiB},
+                              {"shortfall", 2 * GiB + 512 * MiB},
+                              {"tracked_live_bytes", 10 * GiB}});
   REQUIRE(f.sites_at_failure.size() == 2);
   CHECK(f.sites_at_failure[0].bytes == 6 * GiB);
   CHECK(f.sites_at_failure[1].bytes == 4 * GiB);

@@ -13,9 +13,9 @@
 #include "sizes.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::parse;
 using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
-using cumemtrace::test::parse;
 namespace fmt = cumemtrace::format;
 using fmt::Kind;
 using fmt::Op;
@@ -56,7 +56,7 @@ TEST_CASE("an import is listed with its exporter, never in the peak, the live se
   const Report rep = report_both(importer());
   REQUIRE(rep.devices.size() == 1);
   const DeviceReport& d = rep.devices[0];
-  CHECK(d.peak_bytes == 14 * MiB);              // 2 MiB + the 12 MiB array; not the 8 MiB import
+  CHECK(d.peak_bytes == 14 * MiB);  // 2 MiB + the 12 MiB array; not the 8 MiB import
   CHECK(d.peak_time_ns == TraceBuilder::kStart + 30);
   CHECK(d.frag_at_peak.live_bytes == 2 * MiB);  // the array is no place in the address space
   CHECK(d.frag_at_peak.arena_bytes == 2 * MiB);

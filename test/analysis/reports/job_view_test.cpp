@@ -75,7 +75,8 @@ TEST_CASE("job: of two ranks only the heavier is flagged, and its site is named 
   CHECK(build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10).findings.empty());
 }
 
-TEST_CASE("job: GPUs without a UUID merge by host and ordinal only, and oversubscription needs the sum past the total") {
+TEST_CASE(
+    "job: GPUs without a UUID merge by host and ordinal only, and oversubscription needs the sum past the total") {
   // Two processes on ordinal 0 of host h1 (600 + 500 MiB > 1 GiB), one on ordinal 0 of h2.
   const std::vector<Report> reps = {process(1, 0, 0, 600 * MiB), process(2, 1, 0, 500 * MiB),
                                     process(3, 2, 0, 600 * MiB, "h2")};
@@ -110,8 +111,9 @@ TEST_CASE("job: processes without a rank are not compared, and the findings line
   CHECK(j.findings.empty());
   std::ostringstream text;
   write_job_text(text, j);
-  CHECK(text.str().find("Findings (ranks not compared: 0 of 2 processes have a rank, RANK set by the launcher, 0 of them "
-                        "with device memory):\n  none\n") != std::string::npos);
+  CHECK(
+      text.str().find("Findings (ranks not compared: 0 of 2 processes have a rank, RANK set by the launcher, 0 of them "
+                      "with device memory):\n  none\n") != std::string::npos);
   CHECK(text.str().find("median peak") == std::string::npos);
   CHECK(job_to_json(j).at("median_peak_bytes").is_null());
   // Two ranks, one of them with a context only (no device memory): still no comparison.

@@ -8,14 +8,13 @@
 #include "sizes.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::kSame;
 using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
-using cumemtrace::test::kSame;
 namespace fmt = cumemtrace::format;
 using fmt::SnapshotReason;
 
 namespace {
-
 
 Report report_of(const TraceBuilder& b) { return report_both(b, "t.trace"); }
 
@@ -79,8 +78,8 @@ TEST_CASE("free memory at least the request, read right after the failure: addre
   const FailedRow& f = r.failed[0];
   CHECK(f.snapshot_at_failure);
   CHECK(f.diagnosis.cause == Cause::kAddressSpace);
-  CHECK(f.diagnosis.figures == std::vector<std::pair<std::string, uint64_t>>{{"request", 3 * GiB},
-                                                                             {"device_free", 3 * GiB + 2 * MiB}});
+  CHECK(f.diagnosis.figures ==
+        std::vector<std::pair<std::string, uint64_t>>{{"request", 3 * GiB}, {"device_free", 3 * GiB + 2 * MiB}});
 }
 
 TEST_CASE("the same free memory from a reading NOT at the failure never claims address-space") {
@@ -114,8 +113,7 @@ TEST_CASE("a failure that is no out-of-memory is refused, named by its error, wh
   // 20 MiB refused with CUDA_ERROR_NOT_PERMITTED (800), free memory plenty at that moment.
   TraceBuilder b;
   b.process().device(0, 16 * GiB).failed(2'000'000, 20 * MiB, 800);
-  b.snapshot(2'100'000, SnapshotReason::kFailedAllocation,
-             {{0, 0, 0, 512 * MiB, 15 * GiB, 16 * GiB, 0, 0, kSame}});
+  b.snapshot(2'100'000, SnapshotReason::kFailedAllocation, {{0, 0, 0, 512 * MiB, 15 * GiB, 16 * GiB, 0, 0, kSame}});
   const Report r = report_of(b);
   REQUIRE(r.failed.size() == 1);
   const Diagnosis& d = r.failed[0].diagnosis;

@@ -10,9 +10,9 @@
 #include "sizes.h"
 
 using namespace cumemtrace;
+using cumemtrace::test::parse;
 using cumemtrace::test::report_both;
 using cumemtrace::test::TraceBuilder;
-using cumemtrace::test::parse;
 namespace fmt = cumemtrace::format;
 using fmt::Kind;
 using fmt::Op;
@@ -225,8 +225,14 @@ TEST_CASE("what an async pool keeps for reuse is named in the NVML split, not le
   b.event(TraceBuilder::ev(50, Op::kContextCreate, Kind::kContext, 0, 500 * MiB))
       .event(TraceBuilder::ev(100, Op::kAlloc, Kind::kAsyncPool, 0x100000000, 256 * MiB, 0, 4))
       .snapshot(110, fmt::SnapshotReason::kPeriodic,
-                {{.device = 0, .device_bytes = 256 * MiB, .arena_bytes = 256 * MiB, .nvml_used = 1588 * MiB,
-                  .nvml_free = 70 * GiB, .nvml_total = 80 * GiB, .pool_reserved = GiB, .async_live = 256 * MiB}})
+                {{.device = 0,
+                  .device_bytes = 256 * MiB,
+                  .arena_bytes = 256 * MiB,
+                  .nvml_used = 1588 * MiB,
+                  .nvml_free = 70 * GiB,
+                  .nvml_total = 80 * GiB,
+                  .pool_reserved = GiB,
+                  .async_live = 256 * MiB}})
       .end(200);
   const Report rep = report_both(b);
   const DeviceReport& d = rep.devices.back();
@@ -257,8 +263,14 @@ TraceBuilder graph_scenario() {
       .event(launch)
       .alloc(6'000'000, 0x100000000, 256 * MiB, 7)
       .snapshot(6'000'100, fmt::SnapshotReason::kSampledPeak,
-                {{.device = 0, .device_bytes = 256 * MiB, .arena_bytes = 256 * MiB, .nvml_used = 1844 * MiB,
-                  .nvml_free = 70 * GiB, .nvml_total = 80 * GiB, .moment = fmt::kMomentSame, .graph_reserved = GiB}})
+                {{.device = 0,
+                  .device_bytes = 256 * MiB,
+                  .arena_bytes = 256 * MiB,
+                  .nvml_used = 1844 * MiB,
+                  .nvml_free = 70 * GiB,
+                  .nvml_total = 80 * GiB,
+                  .moment = fmt::kMomentSame,
+                  .graph_reserved = GiB}})
       .event(trim)
       .end(9'000'000);
   return b;
@@ -290,9 +302,10 @@ TEST_CASE("the graph memory pool: readings with their moments, its own part of N
   std::ostringstream out;
   write_text(out, rep);
   const std::string s = out.str();
-  CHECK(s.find("graph memory pool (held in no allocation; read from the driver): reserved 1.00 GiB (1,073,741,824 B) "
-               "at the peak (read at 0.001 s, 5.000 ms before the peak), 0 B at the end (read at 0.008 s), highest read "
-               "1.00 GiB (1,073,741,824 B) (at 0.001 s); 1 graph launch, 1 trim") != std::string::npos);
+  CHECK(
+      s.find("graph memory pool (held in no allocation; read from the driver): reserved 1.00 GiB (1,073,741,824 B) "
+             "at the peak (read at 0.001 s, 5.000 ms before the peak), 0 B at the end (read at 0.008 s), highest read "
+             "1.00 GiB (1,073,741,824 B) (at 0.001 s); 1 graph launch, 1 trim") != std::string::npos);
   CHECK(s.find("+ graph memory pool 1.00 GiB + untracked 64.00 MiB") != std::string::npos);
   CHECK(s.find("graph allocation nodes (virtual addresses of graphs, not live device bytes): 1 node of 1.00 GiB") !=
         std::string::npos);

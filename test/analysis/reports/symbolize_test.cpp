@@ -27,7 +27,8 @@ int g_call_line = 0;
 }
 
 [[gnu::noinline]] uint64_t known_function(int salt) {
-  uint64_t ra = return_address(); g_call_line = __LINE__;
+  uint64_t ra = return_address();
+  g_call_line = __LINE__ - 1;  // the line of the call above
   asm volatile("" : "+r"(ra));
   return ra + uint64_t(salt) * 0;
 }

@@ -15,8 +15,8 @@
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
-typedef int (*segments_fn)(const char *, int32_t, const struct cumemtrace_segment *, size_t,
-                           const struct cumemtrace_block *, size_t);
+typedef int (*segments_fn)(const char*, int32_t, const struct cumemtrace_segment*, size_t,
+                           const struct cumemtrace_block*, size_t);
 
 int main(void) {
   void *p = NULL, *q = NULL;
@@ -26,7 +26,7 @@ int main(void) {
   struct cumemtrace_block blocks[37];
   for (int i = 0; i < 36; ++i) {
     blocks[i].size = 256 * MiB;
-    blocks[i].state = i == 0 ? CUMEMTRACE_BLOCK_ACTIVE_PENDING_FREE
+    blocks[i].state = i == 0       ? CUMEMTRACE_BLOCK_ACTIVE_PENDING_FREE
                       : i % 6 == 5 ? CUMEMTRACE_BLOCK_INACTIVE
                                    : CUMEMTRACE_BLOCK_ACTIVE_ALLOCATED;
     blocks[i].reserved = 0;

@@ -21,17 +21,17 @@
 #include <string.h>
 
 #undef cuIpcOpenMemHandle
-CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
+CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags);
 
-typedef CUresult (*mipmapped_create_fn)(CUmipmappedArray *, const CUDA_ARRAY3D_DESCRIPTOR *, unsigned);
+typedef CUresult (*mipmapped_create_fn)(CUmipmappedArray*, const CUDA_ARRAY3D_DESCRIPTOR*, unsigned);
 typedef CUresult (*mipmapped_destroy_fn)(CUmipmappedArray);
-typedef CUresult (*array_create_fn)(CUarray *, const CUDA_ARRAY_DESCRIPTOR *);
+typedef CUresult (*array_create_fn)(CUarray*, const CUDA_ARRAY_DESCRIPTOR*);
 typedef CUresult (*array_destroy_fn)(CUarray);
-typedef CUresult (*ipc_get_fn)(CUipcMemHandle *, CUdeviceptr);
-typedef CUresult (*ipc_open_fn)(CUdeviceptr *, CUipcMemHandle, unsigned);
+typedef CUresult (*ipc_get_fn)(CUipcMemHandle*, CUdeviceptr);
+typedef CUresult (*ipc_open_fn)(CUdeviceptr*, CUipcMemHandle, unsigned);
 
-static void *proc(const char *name, int version) {
-  void *p = NULL;
+static void* proc(const char* name, int version) {
+  void* p = NULL;
   CUdriverProcAddressQueryResult status;
   if (cuGetProcAddress(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) return NULL;
   return p;

@@ -30,16 +30,16 @@
 #define MiB (1ull << 20)
 
 static int failures;
-#define CHECK(call)                                              \
-  do {                                                           \
-    int r_ = (int)(call);                                        \
-    if (r_) {                                                    \
-      printf("FAILED %s: %d\n", #call, r_);                      \
-      ++failures;                                                \
-    }                                                            \
+#define CHECK(call)                         \
+  do {                                      \
+    int r_ = (int)(call);                   \
+    if (r_) {                               \
+      printf("FAILED %s: %d\n", #call, r_); \
+      ++failures;                           \
+    }                                       \
   } while (0)
 
-static void figures(const char *step) {
+static void figures(const char* step) {
   cuuint64_t reserved = 0, used = 0;
   CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &reserved));
   CHECK(cuDeviceGetGraphMemAttribute(0, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &used));
@@ -54,7 +54,7 @@ static unsigned long long violations(void) {
 
 static void captured(int free_inside, int trim) {
   cudaStream_t s;
-  void *p[3] = {0};
+  void* p[3] = {0};
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CHECK(cudaStreamCreate(&s));
@@ -86,7 +86,7 @@ static void captured(int free_inside, int trim) {
    whose graph B is then launched: B holds A's nodes, so the pool reserves 1 GiB. */
 static void nested(void) {
   cudaStream_t s, t;
-  void *p = NULL;
+  void* p = NULL;
   cudaGraph_t a, b;
   cudaGraphExec_t exec_a, exec_b;
   CHECK(cudaStreamCreate(&s));
@@ -105,8 +105,8 @@ static void nested(void) {
   figures("launched");
 }
 
-typedef CUresult (*AddAlloc)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
-typedef CUresult (*AddFree)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr);
+typedef CUresult (*AddAlloc)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUDA_MEM_ALLOC_NODE_PARAMS*);
+typedef CUresult (*AddFree)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUdeviceptr);
 typedef CUresult (*Launch)(CUgraphExec, CUstream);
 typedef CUresult (*ExecDestroy)(CUgraphExec);
 typedef CUresult (*Trim)(CUdevice);
@@ -121,7 +121,7 @@ struct GraphApi {
 
 /* Two 256 MiB allocation nodes, the first freed in the graph: the pool reserves 512 MiB
    at launch; the second escapes (256 MiB used) until the program frees it. */
-static void nodes(const struct GraphApi *api, const char *how) {
+static void nodes(const struct GraphApi* api, const char* how) {
   CUgraph graph;
   CUgraphExec exec;
   CUgraphNode a, b, f;
@@ -144,7 +144,7 @@ static void nodes(const struct GraphApi *api, const char *how) {
   CHECK(api->launch(exec, (CUstream)s));
   snprintf(step, sizeof step, "%s launched", how);
   figures(step);
-  CHECK(cudaFreeAsync((void *)second, s));
+  CHECK(cudaFreeAsync((void*)second, s));
   CHECK(api->exec_destroy(exec));
   CHECK(cuGraphDestroy(graph));
   CHECK(api->trim(0));
@@ -152,15 +152,15 @@ static void nodes(const struct GraphApi *api, const char *how) {
   figures(step);
 }
 
-static void *capture_inside(void *unused) {
+static void* capture_inside(void* unused) {
   (void)unused;
   captured(1, 1);
   return NULL;
 }
 
-int main(int argc, char **argv) {
-  const char *mode = argc > 1 ? argv[1] : "";
-  void *warm = NULL;
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  void* warm = NULL;
   if (strcmp(mode, "cold") != 0) CHECK(cudaMalloc(&warm, 2 * MiB)); /* a context, a device the trace knows */
   if (strcmp(mode, "inside") == 0 || strcmp(mode, "cold") == 0) {
     captured(1, 1);
@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "escape") == 0) {
     captured(0, 1);
   } else if (strcmp(mode, "held") == 0) {
-    void *peak = NULL;
+    void* peak = NULL;
     captured(1, 0);
     CHECK(cudaMalloc(&peak, 64 * MiB));
     CHECK(cudaFree(peak));
@@ -191,19 +191,19 @@ int main(int argc, char **argv) {
                                     cuDeviceGraphMemTrim};
     nodes(&linked, "symbol");
     if (strcmp(mode, "paths") == 0) {
-      void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-      const struct GraphApi by_dlsym = {(AddAlloc)dlsym(lib, "cuGraphAddMemAllocNode"),
-                                        (AddFree)dlsym(lib, "cuGraphAddMemFreeNode"), (Launch)dlsym(lib, "cuGraphLaunch"),
-                                        (ExecDestroy)dlsym(lib, "cuGraphExecDestroy"),
-                                        (Trim)dlsym(lib, "cuDeviceGraphMemTrim")};
+      void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+      const struct GraphApi by_dlsym = {
+          (AddAlloc)dlsym(lib, "cuGraphAddMemAllocNode"), (AddFree)dlsym(lib, "cuGraphAddMemFreeNode"),
+          (Launch)dlsym(lib, "cuGraphLaunch"), (ExecDestroy)dlsym(lib, "cuGraphExecDestroy"),
+          (Trim)dlsym(lib, "cuDeviceGraphMemTrim")};
       nodes(&by_dlsym, "dlsym");
       struct GraphApi by_proc;
       CUdriverProcAddressQueryResult q;
-      CHECK(cuGetProcAddress_v2("cuGraphAddMemAllocNode", (void **)&by_proc.add_alloc, 12000, 0, &q));
-      CHECK(cuGetProcAddress_v2("cuGraphAddMemFreeNode", (void **)&by_proc.add_free, 12000, 0, &q));
-      CHECK(cuGetProcAddress_v2("cuGraphLaunch", (void **)&by_proc.launch, 12000, 0, &q));
-      CHECK(cuGetProcAddress_v2("cuGraphExecDestroy", (void **)&by_proc.exec_destroy, 12000, 0, &q));
-      CHECK(cuGetProcAddress_v2("cuDeviceGraphMemTrim", (void **)&by_proc.trim, 12000, 0, &q));
+      CHECK(cuGetProcAddress_v2("cuGraphAddMemAllocNode", (void**)&by_proc.add_alloc, 12000, 0, &q));
+      CHECK(cuGetProcAddress_v2("cuGraphAddMemFreeNode", (void**)&by_proc.add_free, 12000, 0, &q));
+      CHECK(cuGetProcAddress_v2("cuGraphLaunch", (void**)&by_proc.launch, 12000, 0, &q));
+      CHECK(cuGetProcAddress_v2("cuGraphExecDestroy", (void**)&by_proc.exec_destroy, 12000, 0, &q));
+      CHECK(cuGetProcAddress_v2("cuDeviceGraphMemTrim", (void**)&by_proc.trim, 12000, 0, &q));
       nodes(&by_proc, "cuGetProcAddress");
     }
   } else {

@@ -10,12 +10,12 @@
 
 /* "grown": one more 2 MiB kept per iteration, from a call site of its own (the change a
    baseline must catch). */
-__attribute__((noinline)) static int keep_more(void **p) {
+__attribute__((noinline)) static int keep_more(void** p) {
   volatile int r = cudaMalloc(p, 2 * MiB); /* no tail call: keep_more stays on the stack */
   return r;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   const int grown = argc > 1 && strcmp(argv[1], "grown") == 0;
   void *base, *kept[5], *more[5], *scratch;
   if (cudaMalloc(&base, 64 * MiB)) return 1;

@@ -10,17 +10,17 @@
 
 #define MiB (1ull << 20)
 
-__attribute__((noinline)) void *alloc_a(size_t bytes) {
-  void *p = NULL;
+__attribute__((noinline)) void* alloc_a(size_t bytes) {
+  void* p = NULL;
   return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
 }
 
-__attribute__((noinline)) void *alloc_b(size_t bytes) {
-  void *p = NULL;
+__attribute__((noinline)) void* alloc_b(size_t bytes) {
+  void* p = NULL;
   return cudaMalloc(&p, bytes) == cudaSuccess ? p : NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 7) return 2;
   const int own = atoi(argv[1]), foreign = atoi(argv[4]);
   const size_t a = strtoull(argv[2], NULL, 10) * MiB, b = strtoull(argv[3], NULL, 10) * MiB;
@@ -29,11 +29,11 @@ int main(int argc, char **argv) {
   void *pa = alloc_a(a), *pb = b ? alloc_b(b) : NULL;
   if (!pa || (b && !pb)) return 4;
   if (fail) {
-    void *q = NULL;
+    void* q = NULL;
     if (cudaMalloc(&q, 1ull << 50) == cudaSuccess) return 5;
   }
   if (foreign >= 0) {
-    void *f = NULL;
+    void* f = NULL;
     if (cudaSetDevice(foreign) || cudaMalloc(&f, MiB) || cudaFree(f) || cudaSetDevice(own)) return 6;
   }
   if (cudaFree(pa)) return 7;

@@ -35,6 +35,6 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 }
 
 __attribute__((destructor)) static void say(void) {
-  fprintf(stderr, "tool: %d initializations, %d pushes, %d pops, %d marks, last push returned %d\n", g_inits,
-          g_pushes, g_pops, g_marks, g_last);
+  fprintf(stderr, "tool: %d initializations, %d pushes, %d pops, %d marks, last push returned %d\n", g_inits, g_pushes,
+          g_pops, g_marks, g_last);
 }

@@ -23,9 +23,9 @@
 
 #define GiB (1ull << 30)
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 2) return 2;
-  const char *c = argv[1];
+  const char* c = argv[1];
   void *p = NULL, *q = NULL;
   cudaError_t e;
   if (strcmp(c, "cached") == 0) {
@@ -47,8 +47,8 @@ int main(int argc, char **argv) {
     e = cudaMalloc(&q, 4 * GiB);
   } else if (strcmp(c, "hang") == 0) {
     e = cudaMalloc(&q, 32 * GiB);
-    const char *pattern = getenv("CUMEMTRACE_OUTPUT");
-    const char *at = pattern ? strstr(pattern, "%p") : NULL;
+    const char* pattern = getenv("CUMEMTRACE_OUTPUT");
+    const char* at = pattern ? strstr(pattern, "%p") : NULL;
     if (!at) return 4;
     char path[4096];
     snprintf(path, sizeof path, "%.*s%d%s.oom.txt", (int)(at - pattern), pattern, (int)getpid(), at + 2);

@@ -15,16 +15,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef CUresult (*import_fn)(CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType);
+typedef CUresult (*import_fn)(CUmemGenericAllocationHandle*, void*, CUmemAllocationHandleType);
 
 #define MiB (1024ull * 1024ull)
-#define CHECK(call) \
-  do {              \
-    if ((call) != 0) { fprintf(stderr, "failed: %s\n", #call); return 1; } \
+#define CHECK(call)                           \
+  do {                                        \
+    if ((call) != 0) {                        \
+      fprintf(stderr, "failed: %s\n", #call); \
+      return 1;                               \
+    }                                         \
   } while (0)
 
 int main(void) {
-  void *w = NULL;
+  void* w = NULL;
   CHECK(cudaMalloc(&w, 1 * MiB));
 
   CUmemAllocationProp prop = {0};
@@ -39,14 +42,14 @@ int main(void) {
   CHECK(cuMemCreate(&p, 4 * MiB, &prop, 0));
   int fd = 0;
   CHECK(cuMemExportToShareableHandle(&fd, p, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-  void *os_handle = (void *)(intptr_t)fd;  // a POSIX fd travels in the pointer
+  void* os_handle = (void*)(intptr_t)fd;  // a POSIX fd travels in the pointer
 
   CUmemGenericAllocationHandle i1 = 0, i2 = 0, i3 = 0;
   CHECK(cuMemImportFromShareableHandle(&i1, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
   import_fn by_dlsym = (import_fn)dlsym(RTLD_DEFAULT, "cuMemImportFromShareableHandle");
   if (!by_dlsym) return 2;
   CHECK(by_dlsym(&i2, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-  void *fn = NULL;
+  void* fn = NULL;
   CUdriverProcAddressQueryResult status;
   CHECK(cuGetProcAddress("cuMemImportFromShareableHandle", &fn, 10020, CU_GET_PROC_ADDRESS_DEFAULT, &status));
   CHECK(((import_fn)fn)(&i3, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));

@@ -15,8 +15,8 @@ namespace {
 const std::string kDir = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/pytest_cases";
 
 std::vector<std::string> pytest_argv() {
-  return {"/usr/bin/python3", "-m", "pytest", "-p", "cumemtrace.pytest_plugin", "-p", "no:cacheprovider",
-          "-q", "-rA", "--no-header", "--rootdir=" + kDir, kDir + "/test_cuda_memory.py"};
+  return {"/usr/bin/python3", "-m", "pytest", "-p",          "cumemtrace.pytest_plugin", "-p",
+          "no:cacheprovider", "-q", "-rA",    "--no-header", "--rootdir=" + kDir,        kDir + "/test_cuda_memory.py"};
 }
 
 Env env() {
@@ -57,7 +57,9 @@ TEST_CASE("pytest plugin: each cuda_memory limit passes at the limit and fails p
   // The leak's call site, by its module and exported symbol (dladdr).
   // Issue 25 §5: the site was "libcudart.so.13!cudaMalloc+0x.. <- libffi.so.8+0x..", frames no
   // user acts on; every native frame here is CUDA's or ctypes', so the site is the test's code.
-  CHECK(has(r.out, "3.00 MiB (3,145,728 B) in 2 live on device 0 from Python code run by test_cuda_memory.py::test_leaks (the trace has its line)\n"));
+  CHECK(has(r.out,
+            "3.00 MiB (3,145,728 B) in 2 live on device 0 from Python code run by test_cuda_memory.py::test_leaks (the "
+            "trace has its line)\n"));
   CHECK_FALSE(has(r.out, "libffi"));
   // Each test's start is a mark in the trace, from the first CUDA call on (the first
   // test's comes before it: there is no trace yet).
@@ -85,6 +87,7 @@ TEST_CASE("pytest plugin: no device seen is no pass, unless the marker allows in
   CHECK(has(r.out, "1 failed, 1 passed"));
   CHECK(outcome(r.out, "test_no_device_allowed", "test_no_device.py") == "PASSED");
   CHECK(outcome(r.out, "test_no_device", "test_no_device.py") == "FAILED");
-  CHECK(has(r.out, "cuda_memory: figures are incomplete (no device seen): no limit judged "
-                   "(allow_incomplete=True judges them on incomplete figures)"));
+  CHECK(has(r.out,
+            "cuda_memory: figures are incomplete (no device seen): no limit judged "
+            "(allow_incomplete=True judges them on incomplete figures)"));
 }

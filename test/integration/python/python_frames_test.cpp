@@ -70,14 +70,12 @@ TEST_CASE("Python frames: nested functions, a thread, a generator and a lambda n
   CHECK(frames[5].at("function") == "_bootstrap");
   for (int i = 3; i < 6; ++i) CHECK(std::string(frames[i].at("file")).ends_with("/threading.py"));
 
-  CHECK(triples(site_of(r, 3 << 20)) == std::vector<std::string>{"python_frames.py:15:alloc",
-                                                                "python_frames.py:33:generator",
-                                                                "python_frames.py:41:main",
-                                                                "python_frames.py:45:<module>"});
-  CHECK(triples(site_of(r, 4 << 20)) == std::vector<std::string>{"python_frames.py:15:alloc",
-                                                                "python_frames.py:42:<lambda>",
-                                                                "python_frames.py:42:main",
-                                                                "python_frames.py:45:<module>"});
+  CHECK(triples(site_of(r, 3 << 20)) ==
+        std::vector<std::string>{"python_frames.py:15:alloc", "python_frames.py:33:generator",
+                                 "python_frames.py:41:main", "python_frames.py:45:<module>"});
+  CHECK(triples(site_of(r, 4 << 20)) ==
+        std::vector<std::string>{"python_frames.py:15:alloc", "python_frames.py:42:<lambda>",
+                                 "python_frames.py:42:main", "python_frames.py:45:<module>"});
 }
 
 TEST_CASE("Python frames are merged into the native stack in place of the evaluation loop's frames") {
@@ -89,14 +87,14 @@ TEST_CASE("Python frames are merged into the native stack in place of the evalua
     std::vector<json> python_in_merged;
     int eval_frames_left = 0;
     for (const auto& f : site.at("merged_frames")) {
-      if (f.at("python")) python_in_merged.push_back({{"file", f.at("file")}, {"function", f.at("function")},
-                                                      {"line", f.at("line")}});
+      if (f.at("python"))
+        python_in_merged.push_back({{"file", f.at("file")}, {"function", f.at("function")}, {"line", f.at("line")}});
       else if (f.at("function").is_string() &&
                std::string(f.at("function")).find("_PyEval_EvalFrameDefault") != std::string::npos)
         ++eval_frames_left;
     }
     CHECK(json(python_in_merged) == site.at("python_frames"));
-    CHECK(eval_frames_left == 0);  // each one was replaced by the Python frames it ran
+    CHECK(eval_frames_left == 0);                           // each one was replaced by the Python frames it ran
     CHECK_FALSE(site.at("merged_frames")[0].at("python"));  // the runtime's caller: ctypes
   }
   // The generator runs in an evaluation loop of its own, called from C (list()): native

@@ -14,7 +14,7 @@ using namespace harness;
 namespace {
 
 bool exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0;
 }
 
@@ -47,8 +47,8 @@ TEST_CASE("pytest plugin: the wheel installs offline into a fresh venv and loads
                              "--rootdir=" + cases, cases + "/test_cuda_memory.py"});
     TempDir traces;
     // No PYTHONPATH: the plugin must come from the venv's site-packages.
-    const Result r = traced(traces, argv, {{"CUDART", std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13"},
-                                           {"COLUMNS", "1000"}});
+    const Result r =
+        traced(traces, argv, {{"CUDART", std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13"}, {"COLUMNS", "1000"}});
     INFO((named ? "with -p: " : "entry point only: ") << r.out << r.err);
     CHECK(r.exit_code == 1);  // the same outcomes as from a checkout (pytest_plugin_test.cpp)
     CHECK(has(r.out, "3 failed, 3 passed"));

@@ -40,7 +40,9 @@ TEST_CASE("another preload that forwards cudaMalloc, before or after ours: every
   }
 }
 
-TEST_CASE("another preload that serves cudaMalloc from the VMM API, before or after ours: the driver's memory, counted once") {
+TEST_CASE(
+    "another preload that serves cudaMalloc from the VMM API, before or after ours: the driver's memory, counted "
+    "once") {
   for (const bool other_first : {true, false}) {
     INFO("other preload first: " << other_first);
     Result t;

@@ -20,8 +20,8 @@ int check_leaked(const std::string& trace, uint64_t bytes) {
 void check_exec(const std::string& how, int count, const std::string& into) {
   INFO(how);
   TempDir dir;
-  const Result t = traced(dir, {here("exit_exec"), how, std::to_string(count)},
-                          {{"CUMEMTRACE_OUTPUT", dir.path + "/x.trace"}});
+  const Result t =
+      traced(dir, {here("exit_exec"), how, std::to_string(count)}, {{"CUMEMTRACE_OUTPUT", dir.path + "/x.trace"}});
   REQUIRE(t.exit_code == 0);
   const auto first = report(dir.path + "/x.trace");
   CHECK(first.at("trace").at("complete") == true);

@@ -54,7 +54,7 @@ TEST_CASE("exec keeps every event of the image it replaces") {
   // 100 allocations, then execv of itself, which makes 100 more and exits.
   const Result t = traced(dir, {here("exec_loses_events")}, {{"CUMEMTRACE_OUTPUT", dir.path + "/x.trace"}});
   REQUIRE(t.exit_code == 0);
-  const auto first = report(dir.path + "/x.trace");    // the image exec replaced: an exec End
+  const auto first = report(dir.path + "/x.trace");     // the image exec replaced: an exec End
   const auto second = report(dir.path + "/x.trace.1");  // same pid, so the next free name
   CHECK(device(first, 0).at("counts").at("allocs") == 100);
   CHECK(first.at("trace").at("complete") == true);
@@ -90,8 +90,10 @@ TEST_CASE("a fork while the writer's snapshot is inside NVML's loader work: chil
   // NVML loading a library does) and the writer snapshots every 1 ms, so nearly every
   // fork would catch it there; a child made then hung in its first unwind.
   const Result t = traced(dir, {here("fork_child_hang"), "10"},
-                          {{"CUMEMTRACE_FLUSH_MS", "1"}, {"CUMEMTRACE_SNAPSHOT_MS", "1"},
-                           {"SIMNVML_LOADER_US", "20000"}, {"CUMEMTRACE_OUTPUT", dir.path + "/f-%p.trace"}});
+                          {{"CUMEMTRACE_FLUSH_MS", "1"},
+                           {"CUMEMTRACE_SNAPSHOT_MS", "1"},
+                           {"SIMNVML_LOADER_US", "20000"},
+                           {"CUMEMTRACE_OUTPUT", dir.path + "/f-%p.trace"}});
   INFO(t.err);  // a hung child's stacks (fork_child_hang.c)
   CHECK(t.out == "0 of 10 children hung\n");
   CHECK(t.exit_code == 0);
@@ -104,8 +106,9 @@ TEST_CASE("a fork while another thread is inside the tracer's NVTX bookkeeping: 
   // A worker thread opens and ends NVTX ranges without pause while the main thread forks
   // 100 children, each opening a range and allocating. Before, 10 to 17 of 100 hung on
   // the open ranges' lock, held in the child by a thread it does not have.
-  const Result t = traced(dir, {here("fork_nvtx_threads"), "100"},
-                          {{"NVTX_INJECTION64_PATH", preload_library()}, {"CUMEMTRACE_OUTPUT", dir.path + "/n-%p.trace"}});
+  const Result t =
+      traced(dir, {here("fork_nvtx_threads"), "100"},
+             {{"NVTX_INJECTION64_PATH", preload_library()}, {"CUMEMTRACE_OUTPUT", dir.path + "/n-%p.trace"}});
 #if defined(CUMEMTRACE_ASAN_TREE)
   // GCC 12's AddressSanitizer allocator is not fork-safe: a child still hangs in it, about
   // 1 run in 6, when the writer's round (10^7 marks to compress) outlasts the 50 ms a fork

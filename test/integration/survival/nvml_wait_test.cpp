@@ -15,8 +15,8 @@ using namespace harness;
 namespace {
 
 struct Callers {
-  size_t queries = 0;       // NVML device queries made
-  size_t main_thread = 0;   // ... by the program's main thread (its tid is its pid)
+  size_t queries = 0;      // NVML device queries made
+  size_t main_thread = 0;  // ... by the program's main thread (its tid is its pid)
 };
 
 // SIMNVML_CALLERS' file: one "PID TID" line per NVML device query.
@@ -81,17 +81,17 @@ TEST_CASE("a hung NVML costs the job nothing: the program ends, its trace whole,
   CHECK(dump_events(trace, R"(\[dev=0 [^\]]* nvml_used=\?)") == entries);
   CHECK(d.at("nvml_readings_missed") == entries);
   const Result text = run({cli(), "report", trace});
-  CHECK(text.out.find("NVML: no figures: asked " + std::to_string(entries) +
-                      " times, it never answered in time") != std::string::npos);
+  CHECK(text.out.find("NVML: no figures: asked " + std::to_string(entries) + " times, it never answered in time") !=
+        std::string::npos);
 }
 
 TEST_CASE("a slow NVML: the peak's reading comes late, labelled with its own moment") {
   TempDir dir;
   // Each reading takes 300 ms; the program's thread waits 20 ms. frag2 frees the middle
   // block at once and holds 128 MiB for 3 s, snapshots every 200 ms meanwhile.
-  const Result t = traced(dir, {program("prog_runtime"), "frag2", "3000"},
-                          {{"SIMNVML_DELAY_US", "300000"}, {"CUMEMTRACE_NVML_WAIT_MS", "20"},
-                           {"CUMEMTRACE_SNAPSHOT_MS", "200"}});
+  const Result t =
+      traced(dir, {program("prog_runtime"), "frag2", "3000"},
+             {{"SIMNVML_DELAY_US", "300000"}, {"CUMEMTRACE_NVML_WAIT_MS", "20"}, {"CUMEMTRACE_SNAPSHOT_MS", "200"}});
   REQUIRE(t.exit_code == 0);
   const std::string trace = only_trace(dir);
   const auto r = report(trace);

@@ -84,12 +84,13 @@ TEST_CASE("run waits for processes that outlive the command and lists their trac
 
 TEST_CASE("run leaves no manifest in TMPDIR, and runs with a TMPDIR it cannot use") {
   TempDir tmp, dir;
-  const std::vector<std::string> cmd{cli(), "run", "-o", dir.path + "/trace-%p.trace", "--", "/bin/sh", "-c",
-                                     "echo \"$CUMEMTRACE_MANIFEST\"; exec " + program("prog_runtime") + " basic"};
+  const std::vector<std::string> cmd{
+      cli(), "run",     "-o", dir.path + "/trace-%p.trace",
+      "--",  "/bin/sh", "-c", "echo \"$CUMEMTRACE_MANIFEST\"; exec " + program("prog_runtime") + " basic"};
   const Result r = run(cmd, {{"TMPDIR", tmp.path}});
   CHECK(r.exit_code == 0);
   CHECK(r.out.starts_with(tmp.path + "/cumemtrace-run-"));  // it was there while the command ran
-  CHECK(tmp.files().empty());                                // and is gone
+  CHECK(tmp.files().empty());                               // and is gone
   CHECK(contains(r.err, "cumemtrace: trace written to " + only_trace(dir)));
 
   TempDir dir2;
@@ -119,7 +120,7 @@ TEST_CASE("run killed with SIGKILL: its watchdog lists the job's complete trace 
   kill(s.pid, SIGKILL);
   const int status = s.wait();
   CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
-  close(s.in), s.in = -1;  // the command ends; the watchdog takes over
+  close(s.in), s.in = -1;                       // the command ends; the watchdog takes over
   const std::string err = s.read_err_to_end();  // end of file: the watchdog is done too
   CHECK(contains(err, "cumemtrace run was killed; its watchdog lists the traces when the command ends"));
   const std::string trace = only_trace(dir);

@@ -35,13 +35,14 @@ TEST_CASE("_exit and _Exit right after the first allocation leave a complete tra
 }
 
 TEST_CASE("a fatal signal right after the first allocation: the trace holds it, the process dies of it") {
-  const std::pair<const char*, int> cases[] = {{"segv", SIGSEGV}, {"abort", SIGABRT}, {"bus", SIGBUS}, {"fault", SIGSEGV}};
+  const std::pair<const char*, int> cases[] = {
+      {"segv", SIGSEGV}, {"abort", SIGABRT}, {"bus", SIGBUS}, {"fault", SIGSEGV}};
   for (const auto& [how, sig] : cases) {
     INFO(how);
     TempDir dir;
     const Result t = traced(dir, {here("exit_early"), how});
     CHECK(t.exit_code == 128 + sig);  // re-raised with the default disposition
-    check_trace(dir, 1, false);        // no EndRecord: nothing ran after the signal
+    check_trace(dir, 1, false);       // no EndRecord: nothing ran after the signal
   }
 }
 

@@ -2,8 +2,8 @@
    "_exit", argv[2] the number of threads. Each thread allocates and frees 4 KiB through
    the driver API for ever, 200 frames deep (a driver hook decides to record before the
    call, then unwinds: with CUMEMTRACE_DEPTH=256 a call begun before tracing stopped is
-   still unwinding when the writer appends the EndRecord, now and then); main ends the process once every thread has made a pair, with
-   one 1 MiB block live. */
+   still unwinding when the writer appends the EndRecord, now and then); main ends the process once every thread has
+   made a pair, with one 1 MiB block live. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <cuda_runtime_api.h>

@@ -8,12 +8,16 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int forks = argc > 1 ? atoi(argv[1]) : 1500, hung = 0;
   cudaFree(0);
   for (int f = 0; f < forks; f++) {
     pid_t pid = fork();
-    if (pid == 0) { void *p; (void)cudaMalloc(&p, 1024); _exit(0); }
+    if (pid == 0) {
+      void* p;
+      (void)cudaMalloc(&p, 1024);
+      _exit(0);
+    }
     int st, k;
     for (k = 0; k < 500 && waitpid(pid, &st, WNOHANG) != pid; k++) usleep(10000);
     if (k == 500) {
@@ -21,7 +25,8 @@ int main(int argc, char **argv) {
          there is one, and each thread's kernel wait channel. */
       char cmd[512];
       snprintf(cmd, sizeof cmd,
-               "command -v gdb >/dev/null && gdb -p %d -batch -nx -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)' >&2;"
+               "command -v gdb >/dev/null && gdb -p %d -batch -nx -ex 'thread apply all bt' 2>&1 | grep -E "
+               "'^(Thread|#)' >&2;"
                " for t in /proc/%d/task/*; do echo \"$t $(cat $t/wchan) $(cut -d' ' -f1 $t/syscall)\" >&2; done",
                pid, pid);
       fprintf(stderr, "child %d hung\n", pid);

@@ -14,13 +14,14 @@
 
 static int g_stop; /* read and written with __atomic builtins */
 
-static void *worker(void *arg) {
+static void* worker(void* arg) {
   (void)arg;
-  while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED)) nvtxRangeEnd(nvtxRangeStartA("a worker's range with a name long enough to be copied"));
+  while (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
+    nvtxRangeEnd(nvtxRangeStartA("a worker's range with a name long enough to be copied"));
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int forks = argc > 1 ? atoi(argv[1]) : 200, hung = 0;
   if (cudaFree(0)) return 2;
   nvtxRangeEnd(nvtxRangeStartA("before the worker"));
@@ -29,7 +30,7 @@ int main(int argc, char **argv) {
   for (int f = 0; f < forks; f++) {
     pid_t pid = fork();
     if (pid == 0) {
-      void *p;
+      void* p;
       nvtxRangeId_t r = nvtxRangeStartA("child");
       (void)cudaMalloc(&p, 1024);
       nvtxRangeEnd(r);
@@ -37,7 +38,12 @@ int main(int argc, char **argv) {
     }
     int st, k;
     for (k = 0; k < 300 && waitpid(pid, &st, WNOHANG) != pid; k++) usleep(10000);
-    if (k == 300) { fprintf(stderr, "child %d hung\n", pid); hung++; kill(pid, SIGKILL); waitpid(pid, &st, 0); }
+    if (k == 300) {
+      fprintf(stderr, "child %d hung\n", pid);
+      hung++;
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+    }
   }
   __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
   pthread_join(t, NULL);

@@ -56,7 +56,7 @@ static int old_abi(int reset) {
   CUdeviceptr p;
   if (cuInit(0) || cuDevicePrimaryCtxRetain(&c, 0) || cuCtxSetCurrent(c) || cuMemAlloc(&p, (reset ? 4 : 3) * MiB))
     return 3;
-  void *fn = NULL;
+  void* fn = NULL;
   if (reset) {
     CUdriverProcAddressQueryResult status;
     if (cuGetProcAddress("cuDevicePrimaryCtxReset", &fn, 7000, CU_GET_PROC_ADDRESS_DEFAULT, &status)) return 4;
@@ -66,7 +66,7 @@ static int old_abi(int reset) {
   return !fn || ((device_fn)fn)(0) ? 5 : 0;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 2) return 2;
   if (strcmp(argv[1], "reset") == 0) return reset();
   if (strcmp(argv[1], "destroy") == 0) return destroy();

@@ -12,22 +12,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+extern char** environ;
 
-static int exec_true(void *unused) {
+static int exec_true(void* unused) {
   (void)unused;
-  execl("/bin/true", "true", (char *)NULL);
+  execl("/bin/true", "true", (char*)NULL);
   _exit(127);
 }
 
-static pid_t start(const char *how) {
+static pid_t start(const char* how) {
   if (strcmp(how, "vfork") == 0) {
     pid_t pid = vfork();
     if (pid == 0) exec_true(NULL);
     return pid;
   }
   if (strcmp(how, "posix_spawn") == 0) {
-    char *argv[] = {"true", NULL};
+    char* argv[] = {"true", NULL};
     pid_t pid;
     return posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) == 0 ? pid : -1;
   }
@@ -35,7 +35,7 @@ static pid_t start(const char *how) {
   return clone(exec_true, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   if (argc != 2) return 2;
   void *first = NULL, *p[5];
   if (cudaMalloc(&first, 1 << 20)) return 3;

@@ -4,8 +4,10 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 int go(void) {
-  void *p = 0; cudaError_t r = cudaMalloc(&p, 1000);
-  CUdeviceptr d = 0; CUresult r2 = cuMemAlloc(&d, 2000);
+  void* p = 0;
+  cudaError_t r = cudaMalloc(&p, 1000);
+  CUdeviceptr d = 0;
+  CUresult r2 = cuMemAlloc(&d, 2000);
   printf("cudaMalloc=%d p=%p cuMemAlloc=%d d=%llx\n", r, p, r2, (unsigned long long)d);
   return r;
 }

@@ -3,7 +3,14 @@
 # CTest (no GPU needed: the tests run against the simulated driver in sim/).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# Each stage's wall time, said on stderr when it ends (docs/architecture.md keeps a table).
+stage_start=$SECONDS
+stage_done() {
+  echo "test.sh: $1 took $((SECONDS - stage_start)) s" >&2
+  stage_start=$SECONDS
+}
 "$top/scripts/setup.sh"
+stage_done "set-up"
 build="${CUMEMTRACE_BUILD_DIR:-$top/build}"
 # Sources compile in batches (CMakeLists.txt, CUMEMTRACE_UNITY): about a third of the
 # time for a whole tree. CUMEMTRACE_UNITY=0 compiles file by file, for quick rebuilds.
@@ -11,6 +18,7 @@ unity="-DCUMEMTRACE_UNITY=$([[ "${CUMEMTRACE_UNITY:-1}" == 0 ]] && echo OFF || e
 cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUMEMTRACE_BROWSER_TEST=ON "$unity" >/dev/null
 ninja -C "$build"
 (cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@")
+stage_done "plain tree (build and tests)"
 
 # The same tests again, everything built with AddressSanitizer and UBSan (a UB report
 # fails the test). The preload library is loaded before the sanitizer runtime there, so
@@ -28,6 +36,7 @@ if [[ "${CUMEMTRACE_SKIP_SANITIZE:-0}" != 1 ]]; then
   ninja -C "$sanitize"
   (cd "$sanitize" && ASAN_OPTIONS=verify_asan_link_order=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --output-on-failure -j"$(nproc)" "$@")
+  stage_done "ASan+UBSan tree (build and tests)"
 fi
 
 # The threaded and forking parts once more, under ThreadSanitizer: the unit tests and
@@ -49,10 +58,12 @@ if [[ "${CUMEMTRACE_SKIP_TSAN:-0}" != 1 ]]; then
   tsan_options+=":handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0"
   (cd "$tsan" && TSAN_OPTIONS="$tsan_options" \
     ctest --output-on-failure --no-tests=error -j"$(nproc)" -R '^unit:|thread|fork|_exit|fatal signal|SIGKILL' -E 'Python|pytest' "$@")
+  stage_done "TSan tree (build and tests)"
 fi
 
 # A short fuzz run of the reader and the report builder (docs/fuzzing.md): 30 s each.
 # CUMEMTRACE_SKIP_FUZZ=1 skips it.
 if [[ "${CUMEMTRACE_SKIP_FUZZ:-0}" != 1 ]]; then
   "$top/scripts/fuzz.sh" 60
+  stage_done "fuzz (build and runs)"
 fi

@@ -76,6 +76,30 @@ struct cumemtrace_live_site {
    -1 as for cumemtrace_stats. */
 int cumemtrace_live_sites(struct cumemtrace_live_site* out, size_t capacity);
 
+#define CUMEMTRACE_SITE_PYTHON_FRAMES 16
+
+/* One Python frame of a live site, as the trace's PyFrameRecord names it. */
+struct cumemtrace_python_frame {
+  int32_t line;       /* line being run in that frame; -1 when unknown */
+  uint32_t reserved;  /* 0 */
+  char file[240];     /* co_filename, NUL-terminated, cut to fit */
+  char function[128]; /* co_qualname (co_name before 3.11), NUL-terminated, cut to fit */
+};
+
+/* A live site by native stack and Python stack together: two lines of Python that reach
+   the allocator through the same native frames are two sites here. */
+struct cumemtrace_live_site_python {
+  struct cumemtrace_live_site site; /* as cumemtrace_live_sites gives it */
+  uint32_t n_python;                /* entries of `python` in use (0: no Python frames) */
+  uint32_t reserved;                /* 0 */
+  struct cumemtrace_python_frame python[CUMEMTRACE_SITE_PYTHON_FRAMES]; /* innermost first */
+};
+
+/* As cumemtrace_live_sites, grouped by Python stack too, each with its innermost Python
+   frames (the pytest plugin names a test's own line from them). Returns n, or -1 as
+   for cumemtrace_stats. */
+int cumemtrace_live_sites_python(struct cumemtrace_live_site_python* out, size_t capacity);
+
 /* ---- A caching allocator's segment/block map (trace record AllocatorSegments) ---- */
 
 /* A block's state, as PyTorch's torch.cuda.memory_snapshot() names it. */

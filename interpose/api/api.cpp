@@ -4,6 +4,7 @@
 // argument is ignored with one warning: the program is never failed by a call to us.
 #include <cumemtrace/api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -119,6 +120,25 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_reset_peak(void
   return cumemtrace::interpose::reset_peak() ? 0 : -1;
 }
 
+namespace {
+
+cumemtrace_live_site site_of(const cumemtrace::interpose::LiveSite& l) {
+  cumemtrace_live_site o{};
+  o.device = l.device;
+  o.bytes = l.bytes;
+  o.count = l.count;
+  o.n_frames = cumemtrace::interpose::stack_frames(l.stack, o.frames, CUMEMTRACE_SITE_FRAMES);
+  return o;
+}
+
+// Copies `text` into `out` (`n` bytes), cut to fit, always NUL-terminated.
+void copy_text(char* out, size_t n, const std::string& text) {
+  const size_t k = std::min(n - 1, text.size());
+  std::memcpy(out, text.data(), k);
+  out[k] = '\0';
+}
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites(cumemtrace_live_site* out,
                                                                             size_t capacity) {
   using namespace cumemtrace::interpose;
@@ -126,13 +146,28 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites(cume
   try {
     std::vector<LiveSite> sites;
     if (!live_sites(sites)) return -1;
+    for (size_t i = 0; i < sites.size() && i < capacity; ++i) out[i] = site_of(sites[i]);
+    return int(sites.size());
+  } catch (...) { return -1; }
+}
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites_python(cumemtrace_live_site_python* out,
+                                                                                   size_t capacity) {
+  using namespace cumemtrace::interpose;
+  if (!out && capacity) return -1;
+  try {
+    std::vector<LiveSite> sites;
+    if (!live_sites(sites, /*by_python=*/true)) return -1;
     for (size_t i = 0; i < sites.size() && i < capacity; ++i) {
-      cumemtrace_live_site& o = out[i];
-      o = {};
-      o.device = sites[i].device;
-      o.bytes = sites[i].bytes;
-      o.count = sites[i].count;
-      o.n_frames = stack_frames(sites[i].stack, o.frames, CUMEMTRACE_SITE_FRAMES);
+      cumemtrace_live_site_python& o = out[i];
+      std::memset(&o, 0, sizeof o);
+      o.site = site_of(sites[i]);
+      for (const PythonFrameText& f : python_frames(sites[i].python_stack, CUMEMTRACE_SITE_PYTHON_FRAMES)) {
+        cumemtrace_python_frame& p = o.python[o.n_python++];
+        p.line = f.line;
+        copy_text(p.file, sizeof p.file, f.file);
+        copy_text(p.function, sizeof p.function, f.function);
+      }
     }
     return int(sites.size());
   } catch (...) { return -1; }

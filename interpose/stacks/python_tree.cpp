@@ -12,6 +12,7 @@ uint32_t PyStackTree::string_id(const std::string& s, std::string& out) {
   auto [it, fresh] = strings_.try_emplace(s, next_string_);
   if (fresh) {
     ++next_string_;
+    string_of_.push_back(&it->first);
     put_record(out, format::RecordType::kPyString, format::PyStringRecord{it->second}, s);
   }
   return it->second;
@@ -61,6 +62,7 @@ uint32_t PyStackTree::child(uint32_t parent, const PyRawFrame& f, std::string& o
   auto [it, fresh] = nodes_.try_emplace(NodeKey{parent, file, function, line, flags}, next_node_);
   if (fresh) {
     ++next_node_;
+    node_of_.push_back(&it->first);
     put_record(out, format::RecordType::kPyFrame,
                format::PyFrameRecord{it->second, parent, file, function, line, flags});
   }
@@ -81,6 +83,16 @@ uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out) {
 uint32_t PyStackTree::intern(const PyRawStack& s, std::string& out, Memo& memo) {
   return intern_with_memo(s.frames, s.count, memo.frame, memo.node,
                           [&](uint32_t parent, const PyRawFrame& f) { return child(parent, f, out); });
+}
+
+std::vector<PyStackTree::Frame> PyStackTree::frames(uint32_t id, size_t max) const {
+  std::vector<Frame> out;
+  for (uint32_t node = id; node != 0 && node < node_of_.size() && out.size() < max;) {
+    const auto& [parent, file, function, line, flags] = *node_of_[node];
+    out.push_back({string_of_[file], string_of_[function], line});
+    node = parent;
+  }
+  return out;
 }
 
 }  // namespace cumemtrace::interpose

@@ -43,6 +43,18 @@ class PyStackTree {
   // be another at a freed one's address (exec in a loop), so no walk stops early there.
   uint32_t intern(const PyRawStack& s, std::string& out, Memo& memo);
 
+  // One frame of an interned stack, as its PyFrameRecord names it; the strings live as
+  // long as the tree.
+  struct Frame {
+    const std::string* file;
+    const std::string* function;
+    int32_t line;  // -1 when unknown
+  };
+  // The frames of stack `id` (an id intern() returned), innermost first, at most `max`;
+  // none for 0 or an id it never gave. For cumemtrace_live_sites_python (api.h), which
+  // names a live site's Python line while the program runs.
+  std::vector<Frame> frames(uint32_t id, size_t max) const;
+
  private:
   // A code object, as far as its names go. Its address alone could be reused by another
   // code object after the first is freed, and exec or compile in a loop reuses the name
@@ -97,6 +109,9 @@ class PyStackTree {
   std::unordered_map<uint64_t, uint32_t> stacks_;
   std::unordered_map<std::string, uint32_t> strings_;
   std::unordered_map<NodeKey, uint32_t, NodeHash> nodes_;
+  // By id (index 0 unused): the keys above, which an unordered_map never moves.
+  std::vector<const std::string*> string_of_{nullptr};
+  std::vector<const NodeKey*> node_of_{nullptr};
   uint32_t next_string_ = 1, next_node_ = 1;
 };
 

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <cuda.h>
@@ -281,7 +282,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       s.pending.append(s.new_nodes);
       s.new_nodes.clear();
     }
-    s.apply(ev);
+    s.apply(ev, python_stack_id);
     if (context && s.created_contexts.count(context))
       if (Allocation* a = s.allocation(ev.address)) a->context = context;
     sample_peak = s.crosses_sampled_peak(ev);
@@ -498,21 +499,22 @@ bool device_stats(std::vector<DeviceStats>& out) {
   if (!s) return false;
   std::lock_guard lock(s->mu);
   for (const auto& [d, ds] : s->devices) out.push_back({d, ds.device_bytes, ds.peak, ds.peak_since_reset, 0, 0});
-  s->each_since_reset([&](int32_t device, uint32_t, uint64_t size) {
+  s->each_since_reset([&](const Allocation& a) {
     for (auto& o : out)
-      if (o.device == device) o.live_since_reset_bytes += size, ++o.live_since_reset_count;
+      if (o.device == a.device) o.live_since_reset_bytes += a.size, ++o.live_since_reset_count;
   });
   return true;
 }
 
-bool live_sites(std::vector<LiveSite>& out) {
+bool live_sites(std::vector<LiveSite>& out, bool by_python) {
   State* s = g_state.load(std::memory_order_acquire);
   if (!s) return false;
   std::lock_guard lock(s->mu);
-  std::map<std::pair<int32_t, uint32_t>, LiveSite> by_site;
-  s->each_since_reset([&](int32_t device, uint32_t stack, uint64_t size) {
-    LiveSite& l = by_site[{device, stack}];
-    l.device = device, l.stack = stack, l.bytes += size, ++l.count;
+  std::map<std::tuple<int32_t, uint32_t, uint32_t>, LiveSite> by_site;
+  s->each_since_reset([&](const Allocation& a) {
+    const uint32_t python = by_python ? a.python_stack : 0;
+    LiveSite& l = by_site[{a.device, a.stack, python}];
+    l.device = a.device, l.stack = a.stack, l.python_stack = python, l.bytes += a.size, ++l.count;
   });
   for (auto& [key, l] : by_site) out.push_back(l);
   std::stable_sort(out.begin(), out.end(), [](const LiveSite& a, const LiveSite& b) { return a.bytes > b.bytes; });
@@ -524,6 +526,15 @@ uint32_t stack_frames(uint32_t id, uint64_t* out, uint32_t max) {
   if (!s) return 0;
   std::lock_guard lock(s->mu);
   return s->stacks.frames(id, out, max);
+}
+
+std::vector<PythonFrameText> python_frames(uint32_t id, size_t max) {
+  std::vector<PythonFrameText> out;
+  State* s = g_state.load(std::memory_order_acquire);
+  if (!s) return out;
+  std::lock_guard lock(s->mu);
+  for (const PyStackTree::Frame& f : s->python_stacks.frames(id, max)) out.push_back({*f.file, *f.function, f.line});
+  return out;
 }
 
 bool reset_peak() {

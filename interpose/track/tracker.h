@@ -85,13 +85,21 @@ struct DeviceStats {
 };
 struct LiveSite {
   uint32_t stack = 0;
+  uint32_t python_stack = 0;  // 0 unless asked for by Python stack too
   int32_t device = -1;
   uint64_t bytes = 0, count = 0;
 };
+struct PythonFrameText {
+  std::string file, function;
+  int32_t line = -1;  // -1 when unknown
+};
 // False when no trace has started. Devices in ordinal order.
 bool device_stats(std::vector<DeviceStats>& out);
-// Live allocations holding device memory made since the last reset_peak(), by stack.
-bool live_sites(std::vector<LiveSite>& out);
+// Live allocations holding device memory made since the last reset_peak(), by stack
+// (native, and Python too when `by_python`).
+bool live_sites(std::vector<LiveSite>& out, bool by_python = false);
+// The frames of Python stack `id`, innermost first, at most `max` (none for 0).
+std::vector<PythonFrameText> python_frames(uint32_t id, size_t max);
 // The return addresses of stack `id`, innermost first; returns how many (0: unknown).
 uint32_t stack_frames(uint32_t id, uint64_t* out, uint32_t max);
 // Starts a new "since": peak_since_reset = live bytes now; later allocations are new.

@@ -49,9 +49,10 @@ struct Allocation {
   uint64_t size;  // bytes
   int32_t device;
   format::Kind kind;
-  uint32_t stack;        // for cumemtrace_live_sites (api.h)
-  uint32_t epoch;        // cumemtrace_reset_peak() calls before it was made
-  uint64_t context = 0;  // the cuCtxCreate context it was made in; 0: its device's primary
+  uint32_t stack;             // for cumemtrace_live_sites (api.h)
+  uint32_t epoch;             // cumemtrace_reset_peak() calls before it was made
+  uint64_t context = 0;       // the cuCtxCreate context it was made in; 0: its device's primary
+  uint32_t python_stack = 0;  // its Python stack (PyStackTree id), for cumemtrace_live_sites_python
 };
 
 class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDevice> {
@@ -66,7 +67,8 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
   TrackedDevice& device(int32_t d) { return devices.try_emplace(d, granule_).first->second; }
 
   // Updates the live picture and completes `ev` (device, kind, size of what it names).
-  void apply(format::EventRecord& ev) {
+  // `python_stack`: the event's Python stack, kept with what it allocates.
+  void apply(format::EventRecord& ev, uint32_t python_stack = 0) {
     using format::Kind;
     using format::Op;
     const auto op = Op(ev.op);
@@ -84,10 +86,9 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
     device(ev.device);  // even a failed call puts its device in the snapshots
     if (op == Op::kMap && ev.result == 0) ev.device = handle_device(ev.handle);
     now_ = ev.time_ns;
-    const ledger::Outcome o =
-        ledger::Ledger<TrackerLedger, Allocation, TrackedDevice>::apply(ledger::entry_of(ev), [&](Kind k) {
-          return Allocation{ev.size, ev.device, k, ev.stack_id, epoch};
-        });
+    const ledger::Outcome o = ledger::Ledger<TrackerLedger, Allocation, TrackedDevice>::apply(
+        ledger::entry_of(ev),
+        [&](Kind k) { return Allocation{ev.size, ev.device, k, ev.stack_id, epoch, 0, python_stack}; });
     switch (o.step) {
       case ledger::Step::kApplied:
         if (op == Op::kFree || op == Op::kRetain) complete(ev, o.named);
@@ -130,15 +131,15 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
     return doomed;
   }
 
-  // Calls f(device, stack, size) for each live allocation holding device memory made since
-  // the last reset_peak() (cumemtrace_stats and cumemtrace_live_sites count the same set).
+  // Calls f(allocation) for each live allocation holding device memory made since the
+  // last reset_peak() (cumemtrace_stats and cumemtrace_live_sites count the same set).
   template <class F>
   void each_since_reset(F f) const {
     allocations().for_each([&](uint64_t, const Allocation& a) {
-      if (a.epoch == epoch && format::holds_device_memory(a.kind)) f(a.device, a.stack, a.size);
+      if (a.epoch == epoch && format::holds_device_memory(a.kind)) f(a);
     });
     for (const auto& [handle, h] : handles())
-      if (h.alloc.epoch == epoch && !h.imported()) f(h.alloc.device, h.alloc.stack, h.alloc.size);
+      if (h.alloc.epoch == epoch && !h.imported()) f(h.alloc);
   }
 
   // The ledger's calls back (ledger.h).

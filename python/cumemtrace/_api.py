@@ -79,6 +79,27 @@ class LiveSite(ctypes.Structure):
     ]
 
 
+SITE_PYTHON_FRAMES = 16
+
+
+class PythonFrame(ctypes.Structure):
+    _fields_ = [
+        ("line", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+        ("file", ctypes.c_char * 240),
+        ("function", ctypes.c_char * 128),
+    ]
+
+
+class LiveSitePython(ctypes.Structure):
+    _fields_ = [
+        ("site", LiveSite),
+        ("n_python", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
+        ("python", PythonFrame * SITE_PYTHON_FRAMES),
+    ]
+
+
 class _DlInfo(ctypes.Structure):
     _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
                 ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
@@ -132,6 +153,25 @@ def live_sites(limit=10):
     out = (LiveSite * limit)()
     n = fn(out, limit)
     return None if n < 0 else list(out[:min(n, limit)])
+
+
+def live_sites_python(limit=10):
+    """As live_sites, grouped by Python stack too (api.h: cumemtrace_live_sites_python):
+    at most `limit` (LiveSite, [(file, line, function), ...]) pairs, Python frames innermost
+    first; None when not preloaded, not tracing, or the library predates the call."""
+    fn = _function("cumemtrace_live_sites_python", [ctypes.POINTER(LiveSitePython), ctypes.c_size_t])
+    if fn is None:
+        return None
+    out = (LiveSitePython * limit)()
+    n = fn(out, limit)
+    if n < 0:
+        return None
+    sites = []
+    for s in out[:min(n, limit)]:
+        frames = [(f.file.decode(errors="replace"), f.line, f.function.decode(errors="replace"))
+                  for f in s.python[:s.n_python]]
+        sites.append((s.site, frames))
+    return sites
 
 
 def frame_name(address):

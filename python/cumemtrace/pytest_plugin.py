@@ -32,6 +32,7 @@ Limits are inclusive (a test at exactly the limit passes), as ``cumemtrace check
 Sizes: a number of bytes, or with a unit, IEC (KiB, MiB, GiB, TiB) or SI (kB, MB, GB, TB).
 Every test's start is also recorded as a mark named "pytest <node id>".
 """
+import os
 import re
 
 import pytest
@@ -107,13 +108,44 @@ def _user_frames(names):
     return []
 
 
-def _top_sites(nodeid, limit=5):
+def _not_users_python():
+    """Folders whose Python code is never the user's: the standard library and installed
+    packages (site-packages, dist-packages), pytest and pluggy among them."""
+    import sysconfig
+    roots = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots if r)
+
+
+def _user_python(frames):
+    """The user's Python frames, innermost first (the call-site rule's Python part): none
+    in the standard library, installed packages or frozen modules."""
+    skip = _not_users_python()
+
+    def users(path):
+        return not (path.startswith("<") or os.path.realpath(path).startswith(skip) or "/site-packages/" in path
+                    or "/dist-packages/" in path)
+
+    return [f for f in frames if users(f[0])]
+
+
+def _python_text(frame, rootdir):
+    path, line, function = frame
+    if rootdir and path.startswith(os.path.join(str(rootdir), "")):
+        path = os.path.relpath(path, str(rootdir))
+    return "%s:%s in %s" % (path, line if line >= 0 else "?", function)
+
+
+def _top_sites(nodeid, rootdir=None, limit=5):
     lines = []
-    for site in _api.live_sites(limit) or []:
-        frames = _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
-        # Every native frame the interpreter's or a library's: the allocation came from the
-        # test's Python code (its line is in the trace's Python frames, not in these).
-        where = " <- ".join(frames[:4]) if frames else "Python code run by %s (the trace has its line)" % nodeid
+    with_python = _api.live_sites_python(limit)
+    sites = with_python if with_python is not None else [(s, []) for s in _api.live_sites(limit) or []]
+    for site, python in sites:
+        user_python = _user_python(python)
+        if user_python:  # the user's Python line and up to two of the user's frames calling it
+            where = " <- ".join(_python_text(f, rootdir) for f in user_python[:3])
+        else:
+            frames = _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
+            where = " <- ".join(frames[:4]) if frames else "Python code run by %s (the trace has its line)" % nodeid
         lines.append("  %s in %d live on device %d from %s" % (iec(site.bytes), site.count, site.device, where))
     return lines
 
@@ -150,13 +182,13 @@ def pytest_runtest_call(item):
         yield
     finally:
         _api._mark_observers.remove(watch.on_mark)
-    item.stash[_FAILURES] = _over_limits(limits, watch, item.nodeid, allow_incomplete)
+    item.stash[_FAILURES] = _over_limits(limits, watch, item.nodeid, allow_incomplete, item.config.rootpath)
 
 
 _FAILURES = pytest.StashKey()
 
 
-def _over_limits(limits, watch, nodeid, allow_incomplete=False):
+def _over_limits(limits, watch, nodeid, allow_incomplete=False, rootdir=None):
     """The failure message, or None when every limit holds."""
     stats = _api.stats() or []
     if limits and not allow_incomplete and not any(s.device >= 0 for s in stats):
@@ -180,7 +212,7 @@ def _over_limits(limits, watch, nodeid, allow_incomplete=False):
     if not failures:
         return None
     message = "CUDA memory over the cuda_memory limits:\n  " + "\n  ".join(failures)
-    sites = _top_sites(nodeid)
+    sites = _top_sites(nodeid, rootdir)
     if sites:
         message += "\nlive now, allocated during the test (top call sites):\n" + "\n".join(sites)
     return message

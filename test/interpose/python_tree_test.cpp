@@ -102,3 +102,33 @@ TEST_CASE("a code object at a freed one's address, with a new co_version, gets i
   CHECK(w.by_id[3] == "gen_1.py");
   CHECK(g_reads == 4);
 }
+
+TEST_CASE("an interned Python stack's frames come back innermost first, as its records name them") {
+  // main (train.py) calls step (train.py) calls alloc (mem.py); then step calls alloc from
+  // another line: two stacks sharing their two outer frames.
+  g_strings = {{0xa1, "train.py"}, {0xa2, "main"}, {0xa3, "step"}, {0xb1, "mem.py"}, {0xb2, "alloc"}};
+  PyStackTree tree({fake_string, fake_line});
+  std::string out;
+  PyRawStack s;
+  s.count = 3;                                               // innermost first; fake_line gives offset / 2 + 1
+  s.frames[0] = {0x1003, 0xb1, 0xb2, 0x2003, 1, 8, 0, 0};    // alloc, line 5
+  s.frames[1] = {0x1002, 0xa1, 0xa3, 0x2002, 1, 40, 0, 0};   // step, line 21
+  s.frames[2] = {0x1001, 0xa1, 0xa2, 0x2001, 1, 100, 0, 1};  // main, line 51
+  const uint32_t first = tree.intern(s, out);
+  s.frames[1].offset = 44;  // step, line 23
+  const uint32_t second = tree.intern(s, out);
+  REQUIRE(first != second);
+
+  const auto text = [](const std::vector<PyStackTree::Frame>& fs) {
+    std::vector<std::string> t;
+    for (const auto& f : fs) t.push_back(*f.file + ":" + std::to_string(f.line) + ":" + *f.function);
+    return t;
+  };
+  CHECK(text(tree.frames(first, 16)) ==
+        std::vector<std::string>{"mem.py:5:alloc", "train.py:21:step", "train.py:51:main"});
+  CHECK(text(tree.frames(second, 16)) ==
+        std::vector<std::string>{"mem.py:5:alloc", "train.py:23:step", "train.py:51:main"});
+  CHECK(text(tree.frames(second, 2)) == std::vector<std::string>{"mem.py:5:alloc", "train.py:23:step"});
+  CHECK(tree.frames(0, 16).empty());
+  CHECK(tree.frames(second + 100, 16).empty());  // an id it never gave
+}

@@ -54,13 +54,18 @@ TEST_CASE("pytest plugin: each cuda_memory limit passes at the limit and fails p
   CHECK(has(r.out, "peak on device 0: 8.00 MiB (8,389,120 B), limit 8.00 MiB (8,388,608 B)"));
   CHECK(has(r.out, "leaked on device 0: 3.00 MiB (3,145,728 B) in 2 allocations, limit 1.00 MiB (1,048,576 B)"));
   CHECK(has(r.out, "growth per iteration (marks 'iter') on device 0: 2.00 MiB (2,097,152 B), limit 1.00 MiB"));
-  // The leak's call site, by its module and exported symbol (dladdr).
-  // Issue 25 §5: the site was "libcudart.so.13!cudaMalloc+0x.. <- libffi.so.8+0x..", frames no
-  // user acts on; every native frame here is CUDA's or ctypes', so the site is the test's code.
+  // The leak's call sites in the user's terms (issue 25 §5): it was "libcudart.so.13!cudaMalloc+0x..
+  // <- libffi.so.8+0x..", frames no user acts on, then "Python code run by ..."; now the test
+  // file's lines from cumemtrace_live_sites_python: the helper's line 17 that called
+  // cudaMalloc, then the test's lines 43 and 44 that called it (pytest's and pluggy's
+  // frames outside them are installed packages', never the user's), largest first.
   CHECK(has(r.out,
-            "3.00 MiB (3,145,728 B) in 2 live on device 0 from Python code run by test_cuda_memory.py::test_leaks (the "
-            "trace has its line)\n"));
+            "  2.00 MiB (2,097,152 B) in 1 live on device 0 from test_cuda_memory.py:17 in malloc <- "
+            "test_cuda_memory.py:44 in test_leaks\n"
+            "  1.00 MiB (1,048,576 B) in 1 live on device 0 from test_cuda_memory.py:17 in malloc <- "
+            "test_cuda_memory.py:43 in test_leaks\n"));
   CHECK_FALSE(has(r.out, "libffi"));
+  CHECK_FALSE(has(r.out, "pluggy"));
   // Each test's start is a mark in the trace, from the first CUDA call on (the first
   // test's comes before it: there is no trace yet).
   const Result d = run({cli(), "dump", only_trace(dir)});

@@ -20,6 +20,14 @@ std::string since(const Report& r, uint64_t t) { return seconds(t > r.start_ns ?
 
 std::string device_label(int32_t d) { return d < 0 ? std::string("host") : "device " + std::to_string(d); }
 
+// Where a failed request was: a request for device memory without a device is one the
+// driver refused before any was known (no context current on the calling thread: H200 run
+// AM, PyTorch's autograd thread under cudaMallocAsync), not a host allocation.
+std::string failure_place(const FailedRow& f) {
+  return f.device < 0 && format::holds_device_memory(f.kind) ? std::string("no device (none current on its thread)")
+                                                             : device_label(f.device);
+}
+
 std::string wall_time(uint64_t realtime_ns) {
   const time_t secs = time_t(realtime_ns / 1000000000ull);
   struct tm tm;
@@ -364,7 +372,7 @@ void summary(std::ostream& out, const Report& rep) {
   } else {
     const FailedRow& f = rep.failed[0];
     out << "  failed allocations: " << rep.failed_total << "; the first " << iec_exact(f.size) << " on "
-        << device_label(f.device) << " at " << since(rep, f.time_ns) << " from "
+        << failure_place(f) << " at " << since(rep, f.time_ns) << " from "
         << site_name(f.frames, f.python_frames, f.library) << ": " << cause_name(f.diagnosis.cause) << "\n";
   }
   const Growth& g = rep.growth;
@@ -447,9 +455,8 @@ void write_text(std::ostream& out, const Report& rep) {
   for (size_t i = 0; i < rep.failed.size(); ++i) {
     const FailedRow& f = rep.failed[i];
     out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
-        << device_label(f.device) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result
-        << " " << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid
-        << ")\n";
+        << failure_place(f) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result << " "
+        << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid << ")\n";
     if (f.count > 1)
       out << "     failed " << f.count << " times alike, the last at " << since(rep, f.last_time_ns) << "\n";
     out << "     requested bytes live on the device then: " << iec_exact(f.live_device_bytes) << "\n";

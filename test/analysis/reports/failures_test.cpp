@@ -65,3 +65,27 @@ TEST_CASE("identical failed allocations are one row with a count, --top limits t
   CHECK(j["failed_allocations_total"] == 20002);
   CHECK(j["failed_allocations_omitted"] == 2);
 }
+
+TEST_CASE("a request for device memory refused before any device was known is on no device, not on the host") {
+  // H200 run AM: PyTorch's autograd thread asked cudaMallocAsync for 32 MiB with no context
+  // current; the driver said CUDA_ERROR_INVALID_CONTEXT (201) and named no device.
+  TraceBuilder b;
+  b.process().device(0, 80 * GiB).stack(1, 0, 0x1000);
+  auto e = TraceBuilder::ev(100, fmt::Op::kAlloc, fmt::Kind::kAsyncPool, 0, 32 * MiB, -1, 1, 1);
+  e.result = 201;
+  b.event(e);
+  b.failed(200, 4 * MiB, 2, 1, -1);  // a failed device allocation with no device, too
+  b.end(300);
+  const Report r = report_of(b, 10);
+  REQUIRE(r.failed.size() == 2);
+  std::ostringstream out;
+  write_text(out, r);
+  const std::string text = out.str();
+  INFO(text);
+  CHECK(text.find("failed allocations: 2; the first 32.00 MiB (33,554,432 B) on no device (none current on its "
+                  "thread) at ") != std::string::npos);
+  CHECK(text.find("1. 32.00 MiB (33,554,432 B) of async-pool memory on no device (none current on its thread) via ") !=
+        std::string::npos);
+  CHECK(text.find("result 201 CUDA_ERROR_INVALID_CONTEXT") != std::string::npos);
+  CHECK(text.find(" on host ") == std::string::npos);  // (the process header says "on host1,")
+}

@@ -1,3 +1,7 @@
+// The live picture and the trace's records of it: track() for every hooked call, the
+// snapshots, and the C API's queries (stats, live sites, marks). Over 600 lines because
+// they share one State, private to this file, so that nothing reads or changes it without
+// its lock; the accounting rules themselves are in rules/ledger.h (tracker_ledger.h).
 #include "track/tracker.h"
 
 #include <cerrno>

@@ -1,13 +1,16 @@
 // A job's worth of allocation events with a realistic mix, for the trace's bytes per
 // event and the analyzer's throughput (docs/performance.md):
-//   mixed_events [EVENTS] [CALL_SITES]      (default 1000000 events, 64 call sites)
+//   mixed_events [EVENTS] [CALL_SITES] [KEPT]   (default 1000000 events, 64 call sites, 0 kept)
 // cudaMalloc/cudaFree through the simulated runtime: sizes log-uniform from 512 B to
 // 64 MiB rounded to 512 B, a live set of about 2,000 that is freed in random order, each
 // allocation from one of CALL_SITES distinct call paths (a recursion whose depth picks
-// the path, so the stacks differ in their outer frames as a framework's do). Fixed seed:
-// the same events every run.
+// the path, so the stacks differ in their outer frames as a framework's do). KEPT more
+// allocations, spread evenly over the run and never freed, make the live set at the end
+// (512 B-64 KiB each, so that a million fit the simulated device): the analyzer's memory
+// per live allocation (bench/run_scale.sh). Fixed seed: the same events every run.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -33,11 +36,21 @@ __attribute__((noinline)) void* allocate(size_t size, int depth) {
 int main(int argc, char** argv) {
   const long events = argc > 1 ? std::atol(argv[1]) : 1000000;
   const int sites = argc > 2 ? std::atoi(argv[2]) : 64;
+  const long kept = argc > 3 ? std::atol(argv[3]) : 0;
+  const long keep_every = kept > 0 ? std::max(1L, events / kept) : 0;
+  std::uniform_real_distribution<double> log_kept(std::log(512.0), std::log(64.0 * 1024));
+  long made_kept = 0;
   std::uniform_real_distribution<double> log_size(std::log(512.0), std::log(64.0 * (1 << 20)));
   std::uniform_int_distribution<int> site(0, sites - 1);
   std::vector<void*> live;
   long made = 0;
   while (made < events) {
+    if (keep_every && made % keep_every == 0 && made_kept < kept) {
+      const size_t size = (size_t(std::exp(log_kept(rng))) + 511) / 512 * 512;
+      if (allocate(size, site(rng))) ++made_kept;
+      ++made;
+      continue;
+    }
     const bool grow = live.size() < 1000 || (live.size() < 3000 && rng() % 2 == 0);
     if (grow) {
       const size_t size = (size_t(std::exp(log_size(rng))) + 511) / 512 * 512;
@@ -51,6 +64,6 @@ int main(int argc, char** argv) {
     ++made;
   }
   for (void* p : live) cudaFree(p);
-  std::printf("%ld events, %d call sites\n", made + long(live.size()), sites);
+  std::printf("%ld events, %d call sites, %ld kept\n", made + long(live.size()), sites, made_kept);
   return 0;
 }

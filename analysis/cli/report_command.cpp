@@ -1,4 +1,5 @@
 // `cumemtrace report`: docs/cli.md.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -29,7 +30,8 @@ struct TraceReport {
   std::vector<DeviceInfo> devices;
 };
 
-TraceReport report_one(const std::string& path, size_t top, size_t frames, const CategoryRules* categories) {
+// `base`: what the command line asked for (top, frames, categories, ranges).
+TraceReport report_one(const std::string& path, const ReportOptions& base) {
   TraceReport out;
   TraceFile file(path);
   Trace& t = file.trace();
@@ -41,11 +43,8 @@ TraceReport report_one(const std::string& path, size_t top, size_t frames, const
   // be symbolized here when the module files exist on this machine.
   std::unordered_map<uint64_t, Symbol> extra;
   if (t.symbols.empty()) extra = resolve_symbols(t);
-  ReportOptions opt;
-  opt.top = top;
-  opt.frames = frames;
+  ReportOptions opt = base;
   opt.extra_symbols = &extra;
-  opt.categories = categories;
   out.report = build_report(t, file.events(), opt);
   if (file.changed()) {
     out.errors += "cumemtrace report: " + file.changed_message() + "\n";
@@ -58,9 +57,8 @@ TraceReport report_one(const std::string& path, size_t top, size_t frames, const
 
 // `args`: traces, folders of traces or manifests (trace_inputs.h). `rank_tolerance`:
 // percent of the median peak past which a rank is imbalanced (job.h), with several traces.
-// `categories`: --by category's rule table, or null.
-int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size_t frames, double rank_tolerance,
-               const CategoryRules* categories) {
+// `base`: the options every trace's report is built with.
+int cmd_report(const std::vector<std::string>& args, bool json, const ReportOptions& base, double rank_tolerance) {
   int rc = 0;
   const std::vector<std::string> paths = expand_trace_inputs(args);
   if (paths.empty()) {
@@ -76,7 +74,7 @@ int cmd_report(const std::vector<std::string>& args, bool json, size_t top, size
   // parallel, silently, then printed in the order given.
   std::optional<ProgressScope> progress;
   if (paths.size() == 1) progress.emplace("cumemtrace report");
-  auto done = parallel_map(paths.size(), [&](size_t i) { return report_one(paths[i], top, frames, categories); });
+  auto done = parallel_map(paths.size(), [&](size_t i) { return report_one(paths[i], base); });
   for (auto& [errors, rep, devs] : done) {
     progress.reset();  // the bar's line ends before anything else is said
     std::cerr << errors;
@@ -128,7 +126,7 @@ Command register_report(CLI::App& app) {
     bool json = false;
     long long top = 10, frames = 6;
     double rank_tolerance = 10;
-    std::string by;
+    std::vector<std::string> by;
     std::string categories_file;
     std::optional<CategoryRules> categories;
   };
@@ -144,8 +142,12 @@ Command register_report(CLI::App& app) {
   c.sub->add_flag("--json", o->json, "JSON output (docs/report-json.md)");
   c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
   c.sub->add_option("--frames", o->frames, "Frames per call site")->capture_default_str()->check(kCount);
-  c.sub->add_option("--by", o->by, "Also figures by: category (docs/categories.md)")
-      ->check(CLI::IsMember({"category"}));
+  c.sub
+      ->add_option("--by", o->by,
+                   "Also figures by: category (docs/categories.md), range (memory per NVTX range and mark); "
+                   "several: --by category,range")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"category", "range"}));
   c.sub
       ->add_option(
           "--categories", o->categories_file,
@@ -154,7 +156,8 @@ Command register_report(CLI::App& app) {
   add_shared_options(c.sub, kCallSiteOptions);
   // A rules file that cannot be used is a usage error, said before any trace is read.
   c.check_usage = [o] {
-    if (o->by.empty() && o->categories_file.empty()) return 0;
+    const bool by_category = std::find(o->by.begin(), o->by.end(), "category") != o->by.end();
+    if (!by_category && o->categories_file.empty()) return 0;
     o->categories.emplace();
     if (o->categories_file.empty()) return 0;
     std::ifstream in(o->categories_file, std::ios::binary);
@@ -174,8 +177,12 @@ Command register_report(CLI::App& app) {
   };
   // cmd_report expands its own traces.
   c.run = [o] {
-    return cmd_report(o->traces, o->json, size_t(o->top), size_t(o->frames), o->rank_tolerance,
-                      o->categories ? &*o->categories : nullptr);
+    ReportOptions base;
+    base.top = size_t(o->top);
+    base.frames = size_t(o->frames);
+    base.categories = o->categories ? &*o->categories : nullptr;
+    base.by_range = std::find(o->by.begin(), o->by.end(), "range") != o->by.end();
+    return cmd_report(o->traces, o->json, base, o->rank_tolerance);
   };
   return c;
 }

@@ -5,6 +5,7 @@
 #include "read/result_names.h"
 #include "base/units.h"
 #include "render/category_view.h"
+#include "render/range_view.h"
 
 namespace cumemtrace {
 namespace {
@@ -461,6 +462,7 @@ json report_json(const Report& rep) {
        rep.growth.loop_search_skipped.empty() ? json(nullptr) : json(rep.growth.loop_search_skipped)},
       {"boundaries_ns", rep.growth.boundaries_ns},
       {"sites", std::move(growth_sites)}};
+  if (rep.ranges) j["by_range"] = ranges_json(rep);
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include "read/result_names.h"
 #include "base/units.h"
 #include "render/category_view.h"
+#include "render/range_view.h"
 
 namespace cumemtrace {
 namespace {
@@ -522,6 +523,8 @@ void write_text(std::ostream& out, const Report& rep) {
     if (site.cls == GrowthSite::Class::kTransient) out << " (" << site.allocations_within << " made and freed)";
     out << "\n";
   }
+
+  write_ranges_text(out, rep);
 
   if (!rep.reservations.empty()) {
     out << "\nVMM address space reservations (address space only, not device memory)\n";

@@ -13,6 +13,7 @@
 #include "cumemtrace/rules/fragmentation.h"
 #include "reports/allocator_map.h"
 #include "reports/categories.h"
+#include "reports/ranges.h"
 #include "read/reader.h"
 #include "reports/diagnosis.h"
 #include "read/event_source.h"
@@ -31,6 +32,7 @@ struct ReportOptions {
   const std::unordered_map<uint64_t, Symbol>* extra_symbols = nullptr;
   // `--by category`: the rule table (stacks/categories.h); null: no category figures.
   const CategoryRules* categories = nullptr;
+  bool by_range = false;  // `--by range`: memory per NVTX range and mark (ranges.h)
 };
 
 struct SiteRow {
@@ -228,9 +230,10 @@ struct Report {
   uint64_t failed_omitted = 0;           // groups beyond --top
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
-  Growth growth;                   // across iterations (growth.h)
-  bool categories = false;         // figures by category were asked for
-  size_t category_user_rules = 0;  // ... with this many rules of the user's
+  Growth growth;                                // across iterations (growth.h)
+  bool categories = false;                      // figures by category were asked for
+  size_t category_user_rules = 0;               // ... with this many rules of the user's
+  std::optional<std::vector<RangeRow>> ranges;  // with ReportOptions::by_range (ranges.h)
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);

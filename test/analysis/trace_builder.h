@@ -200,14 +200,16 @@ class TraceBuilder {
     return record(fmt::RecordType::kSymbol, p);
   }
 
-  TraceBuilder& mark(uint64_t t, const std::string& name, fmt::MarkSource source = fmt::MarkSource::kApi) {
-    std::string p = pod(fmt::MarkRecord{kStart + t, 1, uint8_t(source), {}});
+  TraceBuilder& mark(uint64_t t, const std::string& name, fmt::MarkSource source = fmt::MarkSource::kApi,
+                     uint32_t tid = 1) {
+    std::string p = pod(fmt::MarkRecord{kStart + t, tid, uint8_t(source), {}});
     str(p, name);
     return record(fmt::RecordType::kMark, p);
   }
   // 1.10: an NVTX range named `name` ended (pop or end).
-  TraceBuilder& range_end(uint64_t t, const std::string& name, fmt::MarkSource source = fmt::MarkSource::kNvtxPop) {
-    std::string p = pod(fmt::MarkRecord{kStart + t, 1, uint8_t(source), {}});
+  TraceBuilder& range_end(uint64_t t, const std::string& name, fmt::MarkSource source = fmt::MarkSource::kNvtxPop,
+                          uint32_t tid = 1) {
+    std::string p = pod(fmt::MarkRecord{kStart + t, tid, uint8_t(source), {}});
     str(p, name);
     return record(fmt::RecordType::kRangeEnd, p);
   }

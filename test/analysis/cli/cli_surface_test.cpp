@@ -21,7 +21,7 @@ namespace {
 
 const std::string kLib = std::string("CUMEMTRACE_LIBRARY=") + CUMEMTRACE_TEST_PRELOAD + " ";
 
-std::string tmp(const char* tag) {
+std::string surface_tmp(const char* tag) {
   return "/tmp/cumemtrace-cli-surface-" + std::string(tag) + "-" + std::to_string(getpid());
 }
 
@@ -69,7 +69,7 @@ TEST_CASE("run --help is on stdout, in the shape of every other command's help")
 }
 
 TEST_CASE("run refuses a command it cannot run with 127, before starting anything") {
-  const std::string marker = tmp("manifest-seen");
+  const std::string marker = surface_tmp("manifest-seen");
   for (const std::string& prog : {std::string("/nonexistent/prog"), std::string("no-such-program-cumemtrace")}) {
     auto r = shell(kLib + kCli + " run -- " + prog + " 2>&1");
     INFO(r.out);
@@ -90,7 +90,7 @@ TEST_CASE("run refuses a command it cannot run with 127, before starting anythin
 }
 
 TEST_CASE("run -o into a missing folder creates it (parents too), and one it cannot create exits 2") {
-  const std::string top = tmp("out");
+  const std::string top = surface_tmp("out");
   const std::string folder = top + "/a/b";
   auto r =
       shell(kLib + kCli + " run -o '" + folder + "/t-%p.trace' -- sh -c 'echo \"$CUMEMTRACE_OUTPUT\"' 2>/dev/null");
@@ -111,7 +111,7 @@ TEST_CASE("run -o into a missing folder creates it (parents too), and one it can
 
 TEST_CASE("one rule for output folders: run -o and export -o DIR go through ordinary links, never a magic one") {
   // Before, run -o followed every link (std::filesystem) and export -o DIR refused every one.
-  const std::string top = tmp("links");
+  const std::string top = surface_tmp("links");
   shell("mkdir -p " + top + "/real && ln -s " + top + "/real " + top + "/link && ln -s /proc/self/root" + top + " " +
         top + "/magic");
   const std::string trace = std::string(CUMEMTRACE_FAILING_TRACES) + "/huge-alloc-min.trace";
@@ -142,7 +142,7 @@ TEST_CASE("dump of a file that is no trace says why on stderr and exits 1") {
   CHECK(r.out.empty());
   auto err = shell(kCli + " dump /etc/passwd 2>&1 >/dev/null");
   CHECK(err.out == "cumemtrace dump: /etc/passwd: bad magic at byte 0: not a cumemtrace trace\n");
-  const std::string trace = tmp("dump") + ".trace";
+  const std::string trace = surface_tmp("dump") + ".trace";
   TraceBuilder b;
   b.process().device(0, 1ull << 30).alloc(10, 0x7000000000, 4096).end(20);
   b.write(trace);
@@ -153,7 +153,7 @@ TEST_CASE("dump of a file that is no trace says why on stderr and exits 1") {
 }
 
 TEST_CASE("live --at outside the trace answers with a warning that says which side") {
-  const std::string trace = tmp("live") + ".trace";
+  const std::string trace = surface_tmp("live") + ".trace";
   TraceBuilder b;
   b.process().device(0, 1ull << 30);
   b.alloc(10, 0x7000000000, 1 << 20).end(6'000'000);  // a 6 ms trace

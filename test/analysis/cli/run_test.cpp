@@ -20,18 +20,18 @@ using cumemtrace::test::TraceBuilder;
 
 namespace {
 
-std::string tmp(const char* tag) {
+std::string run_tmp(const char* tag) {
   return std::string("/tmp/cumemtrace-run-test-") + tag + "-" + std::to_string(getpid());
 }
 
 }  // namespace
 
 TEST_CASE("run preloads the library, reads the manifest, and exits with the program's status") {
-  const std::string trace = tmp("trace") + ".trace";
+  const std::string trace = run_tmp("trace") + ".trace";
   TraceBuilder b;
   b.process().alloc(1, 0x1000, 64).end(2);
   b.write(trace);
-  const std::string err = tmp("stderr");
+  const std::string err = run_tmp("stderr");
   // The program records its trace in the manifest (as libcumemtrace.so does), prints the
   // environment it saw to stdout, and exits 3.
   const std::string prog = "echo '" + trace +
@@ -69,7 +69,7 @@ TEST_CASE("run reports death by signal as 128+signal") {
 }
 
 TEST_CASE("report on a truncated trace warns with the offset and still exits 0, and garbage exits 1") {
-  const std::string trace = tmp("cut") + ".trace";
+  const std::string trace = run_tmp("cut") + ".trace";
   TraceBuilder b;
   b.process().alloc(1, 0x1000, 64);
   const uint64_t end_chunk = b.bytes().size();  // the End record's chunk loses its seal's last bytes

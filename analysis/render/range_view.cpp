@@ -1,0 +1,43 @@
+#include "render/range_view.h"
+
+#include "base/escape.h"
+#include "base/units.h"
+
+namespace cumemtrace {
+
+void write_ranges_text(std::ostream& out, const Report& rep) {
+  if (!rep.ranges) return;
+  out << "\nMemory per range (NVTX push ranges count their own thread's allocations; NVTX start/end\n"
+         "ranges and marks, from one to the next of the name, every thread's)\n";
+  if (rep.ranges->empty()) {
+    out << "  no NVTX range or mark in the trace\n";
+    return;
+  }
+  for (const RangeRow& r : *rep.ranges) {
+    out << "  " << printable(r.name) << " (" << r.kind << "): " << r.calls << (r.calls == 1 ? " call" : " calls");
+    if (r.open_at_end) out << " (" << r.open_at_end << " open at the end)";
+    out << ", " << r.allocations << (r.allocations == 1 ? " allocation" : " allocations") << " of "
+        << iec_exact(r.bytes_allocated) << "; peak inside " << iec_exact(r.peak_bytes);
+    if (r.peak_device >= 0) out << " on device " << r.peak_device;
+    out << "; held after " << iec_exact(r.held_after_bytes) << "\n";
+  }
+}
+
+nlohmann::ordered_json ranges_json(const Report& rep) {
+  if (!rep.ranges) return nullptr;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const RangeRow& r : *rep.ranges)
+    rows.push_back({{"name", r.name},
+                    {"kind", r.kind},
+                    {"calls", r.calls},
+                    {"open_at_end", r.open_at_end},
+                    {"time_ns", r.time_ns},
+                    {"allocations", r.allocations},
+                    {"bytes_allocated", r.bytes_allocated},
+                    {"peak_bytes", r.peak_bytes},
+                    {"peak_device", r.peak_device},
+                    {"held_after_bytes", r.held_after_bytes}});
+  return rows;
+}
+
+}  // namespace cumemtrace

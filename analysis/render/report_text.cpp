@@ -62,10 +62,14 @@ std::string reason_name(format::SnapshotReason r) {
 
 // Python frames (trace 1.6), innermost first, before the native ones: the program's own
 // lines are what its author can act on. "train.py:88 in forward".
-void python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
-  for (const Frame& f : fs)
-    out << indent << printable(f.file) << ':' << (f.line ? std::to_string(f.line) : std::string("?")) << " in "
-        << printable(f.function) << '\n';
+// At most `max` of them (--frames, as for native frames), then how many were left out.
+void python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent, size_t max) {
+  for (size_t i = 0; i < fs.size() && i < max; ++i)
+    out << indent << printable(fs[i].file) << ':' << (fs[i].line ? std::to_string(fs[i].line) : std::string("?"))
+        << " in " << printable(fs[i].function) << '\n';
+  if (fs.size() > max)
+    out << indent << "... " << fs.size() - max << (fs.size() - max == 1 ? " more Python frame" : " more Python frames")
+        << " (--frames)\n";
 }
 
 void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
@@ -86,7 +90,7 @@ std::string user_frame_label(const GrowthSite& site) {
 }
 
 // How the growth analysis found its iterations, and how sure that is (iterations.h).
-void growth_iterations(std::ostream& out, const Growth& g) {
+void growth_iterations(std::ostream& out, const Growth& g, size_t max_frames) {
   const std::string partial = g.partial_left_out ? "; a partial last iteration left out" : "";
   switch (g.by) {
     case IterationsBy::kRanges:
@@ -104,7 +108,7 @@ void growth_iterations(std::ostream& out, const Growth& g) {
                     std::vector<Frame>(std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
                                                     [](const Frame& f) { return f.python; }),
                                        g.loop_frames.end()),
-                    "     ");
+                    "     ", max_frames);
       frames(out,
              std::vector<Frame>(g.loop_frames.begin(), std::find_if(g.loop_frames.begin(), g.loop_frames.end(),
                                                                     [](const Frame& f) { return f.python; })),
@@ -144,7 +148,7 @@ void allocator_map(std::ostream& out, const AllocatorMapView& v) {
   }
 }
 
-void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted) {
+void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted, size_t max_frames) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const SiteRow& r = rows[i];
     out << "    " << i + 1 << ". " << iec_exact(r.bytes) << " in " << r.count
@@ -155,7 +159,7 @@ void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted
     if (r.threads.size() == 1) out << ", thread " << *r.threads.begin();
     else if (r.threads.size() > 1) out << ", " << r.threads.size() << " threads";
     out << '\n';
-    python_frames(out, r.python_frames, "         ");
+    python_frames(out, r.python_frames, "         ", max_frames);
     frames(out, r.frames, "         ");
   }
   if (omitted) out << "    ... and " << omitted << " more call sites\n";
@@ -191,7 +195,7 @@ void graph_pool(std::ostream& out, const Report& rep, const DeviceReport& d) {
   if (d.graph_nodes) {
     out << "  graph allocation nodes (virtual addresses of graphs, not live device bytes): "
         << count_of(d.graph_nodes, "node") << " of " << iec_exact(d.graph_node_bytes) << "\n";
-    sites(out, d.graph_node_sites, d.graph_node_sites_omitted);
+    sites(out, d.graph_node_sites, d.graph_node_sites_omitted, rep.frames);
   }
 }
 
@@ -287,7 +291,7 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   graph_pool(out, rep, d);
   if (!d.top_sites.empty()) {
     out << "  top call sites at peak:\n";
-    sites(out, d.top_sites, d.top_sites_omitted);
+    sites(out, d.top_sites, d.top_sites_omitted, rep.frames);
   }
   if (!d.by_library.empty()) {
     out << "  bytes by library at peak:\n";
@@ -439,7 +443,7 @@ void write_text(std::ostream& out, const Report& rep) {
       out << "  held by " << printable(g.allocator) << (g.library_handles ? "'s handles" : "'s cache")
           << " at exit: " << iec_exact(g.bytes) << " in " << g.count << (g.count == 1 ? " allocation" : " allocations")
           << "\n";
-      sites(out, g.sites, g.sites_omitted);
+      sites(out, g.sites, g.sites_omitted, rep.frames);
     }
   }
   out << "\nPossible leaks (live at end of trace, unless the process was killed; caches and libraries' handles apart, "
@@ -448,7 +452,7 @@ void write_text(std::ostream& out, const Report& rep) {
   for (const auto& g : rep.leaks) {
     out << "  " << format::kind_name(g.kind) << ": " << iec_exact(g.bytes) << " in " << g.count
         << (g.count == 1 ? " allocation" : " allocations") << "\n";
-    sites(out, g.sites, g.sites_omitted);
+    sites(out, g.sites, g.sites_omitted, rep.frames);
   }
 
   out << "\nFailed allocations\n";
@@ -478,7 +482,7 @@ void write_text(std::ostream& out, const Report& rep) {
       out << "     no snapshot; device total " << iec_exact(f.device_total) << "\n";
     }
     out << "     from " << printable(f.library) << ":\n";
-    python_frames(out, f.python_frames, "       ");
+    python_frames(out, f.python_frames, "       ", rep.frames);
     frames(out, f.frames, "       ");
     const Diagnosis& dg = f.diagnosis;
     out << "     Why it failed: " << cause_name(dg.cause) << ": " << dg.summary << "\n";
@@ -489,7 +493,7 @@ void write_text(std::ostream& out, const Report& rep) {
     for (const auto& a : dg.advice) out << "       advice: " << a << "\n";
     if (dg.cause == Cause::kDemand && !f.sites_at_failure.empty()) {
       out << "     live on the device at the failure, by call site:\n";
-      sites(out, f.sites_at_failure, 0);
+      sites(out, f.sites_at_failure, 0, rep.frames);
     }
     if (f.allocator_map) allocator_map(out, *f.allocator_map);
   }
@@ -505,13 +509,13 @@ void write_text(std::ostream& out, const Report& rep) {
     out << "  " << i + 1 << ". " << device_label(c.device) << " at " << since(rep, c.time_ns) << ": "
         << (c.bytes ? iec_exact(c.bytes) : std::string("size unknown")) << " via " << printable(c.api) << " (thread "
         << c.tid << "), from " << printable(c.library) << ":\n";
-    python_frames(out, c.python_frames, "       ");
+    python_frames(out, c.python_frames, "       ", rep.frames);
     frames(out, c.frames, "       ");
   }
 
   const Growth& g = rep.growth;
   out << "\nGrowth across iterations";
-  growth_iterations(out, g);
+  growth_iterations(out, g, rep.frames);
   if (g.sites.empty()) out << "  nothing was allocated\n";
   for (const auto& site : g.sites) {
     out << "  " << class_name(site.cls) << ": " << format::kind_name(site.kind) << " from " << site.library
@@ -532,7 +536,7 @@ void write_text(std::ostream& out, const Report& rep) {
       out << "  " << (r.device < 0 ? std::string("no device named") : device_label(r.device)) << ": " << r.reserves
           << " reserved, " << r.frees << " freed; peak " << iec_exact(r.peak_bytes) << "; live at end "
           << iec_exact(r.end_bytes) << " in " << r.end_count << "\n";
-      sites(out, r.sites, 0);
+      sites(out, r.sites, 0, rep.frames);
     }
   }
 }

@@ -33,9 +33,9 @@ RangeScan::RangeScan(const Trace& trace) {
     return std::tie(a.mark->time_ns, a.end) < std::tie(b.mark->time_ns, b.end);
   });
   constexpr uint64_t kOpen = ~uint64_t(0);
-  std::map<uint32_t, std::vector<size_t>> pushed;              // tid -> its open pushes, innermost last
-  std::map<std::string, std::deque<size_t>> started;           // name -> its open starts, oldest first
-  std::map<std::string, size_t> marked;                        // name -> its open mark stretch
+  std::map<uint32_t, std::vector<size_t>> pushed;     // tid -> its open pushes, innermost last
+  std::map<std::string, std::deque<size_t>> started;  // name -> its open starts, oldest first
+  std::map<std::string, size_t> marked;               // name -> its open mark stretch
   const auto add = [&](const Mark& m, const char* kind, uint32_t tid) {
     intervals_.push_back({row_of(m.name, kind), tid, m.time_ns, kOpen, false});
     return intervals_.size() - 1;

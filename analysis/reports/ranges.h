@@ -22,14 +22,14 @@ namespace cumemtrace {
 
 struct RangeRow {
   std::string name;
-  std::string kind;              // "nvtx push", "nvtx start" or "mark"
-  uint64_t calls = 0;            // intervals
-  uint64_t open_at_end = 0;      // of them, never ended (counted to the trace's end)
-  uint64_t time_ns = 0;          // inside, summed over calls
-  uint64_t allocations = 0;      // successful allocations made inside
-  uint64_t bytes_allocated = 0;  // their bytes
-  uint64_t peak_bytes = 0;       // the most tracked device bytes one device held while inside
-  int32_t peak_device = -1;      // that device (-1: nothing was live)
+  std::string kind;               // "nvtx push", "nvtx start" or "mark"
+  uint64_t calls = 0;             // intervals
+  uint64_t open_at_end = 0;       // of them, never ended (counted to the trace's end)
+  uint64_t time_ns = 0;           // inside, summed over calls
+  uint64_t allocations = 0;       // successful allocations made inside
+  uint64_t bytes_allocated = 0;   // their bytes
+  uint64_t peak_bytes = 0;        // the most tracked device bytes one device held while inside
+  int32_t peak_device = -1;       // that device (-1: nothing was live)
   uint64_t held_after_bytes = 0;  // allocated inside and live when the call ended, over calls
 };
 
@@ -48,8 +48,8 @@ class RangeScan {
 
  private:
   struct Interval {
-    uint32_t row;       // index into rows_
-    uint32_t tid;       // 0: every thread
+    uint32_t row;  // index into rows_
+    uint32_t tid;  // 0: every thread
     uint64_t start_ns, end_ns;
     bool ended;
     uint64_t peak = 0;
@@ -62,9 +62,9 @@ class RangeScan {
 
   std::vector<RangeRow> rows_;
   std::unordered_map<std::string, uint32_t> row_index_;  // kind + '\0' + name -> rows_
-  std::vector<Interval> intervals_;  // by start
-  size_t next_ = 0;                  // the first interval not opened yet
-  std::vector<uint32_t> open_;       // intervals open now
+  std::vector<Interval> intervals_;                      // by start
+  size_t next_ = 0;                                      // the first interval not opened yet
+  std::vector<uint32_t> open_;                           // intervals open now
   // A live allocation made inside open intervals: which, to take its bytes off their
   // `held` when it is freed before they end.
   std::unordered_map<uint64_t, std::pair<uint64_t, std::vector<uint32_t>>> inside_;  // address -> (size, intervals)

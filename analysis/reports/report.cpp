@@ -359,6 +359,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   Report rep;
   rep.integrity = check_records(trace, all.size());
   rep.path = trace.path;
+  rep.frames = opt.frames;
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
   if (trace.end && trace.end->exec) rep.exec_into = trace.end->exec_into;

@@ -211,6 +211,7 @@ struct ReservationReport {
 
 struct Report {
   std::string path;
+  size_t frames = 6;  // ReportOptions::frames: the text prints at most this many Python frames per stack too
   std::optional<ProcessInfo> process;
   bool complete = false;                 // an EndRecord was found
   std::optional<std::string> exec_into;  // the trace ended at an exec of this program

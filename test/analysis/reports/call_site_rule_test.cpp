@@ -271,3 +271,31 @@ TEST_CASE(
           "(629,145,600 B)\n");
   }
 }
+
+TEST_CASE("the frames option limits the Python frames a text report prints too, and says how many it left out") {
+  // Leak sites with three Python frames (contextlib.py:79 <- linear.py:116 <- train.py:12
+  // <- train.py:50: four, innermost first) and two more (linear.py:116 <- train.py:14 <- :50).
+  TraceBuilder b;
+  python_stacks(b);
+  steps(b, 1, 1, 4, 6);
+  ReportOptions opt;
+  opt.frames = 2;
+  const Report r = report_both(b, "t.trace", opt);
+  std::ostringstream out;
+  write_text(out, r);
+  const std::string text = out.str();
+  INFO(text);
+  CHECK(text.find("         /usr/lib/python3.11/contextlib.py:79 in inner\n"
+                  "         /usr/lib/python3/dist-packages/torch/nn/linear.py:116 in forward\n"
+                  "         ... 2 more Python frames (--frames)\n") != std::string::npos);
+  CHECK(text.find("         /usr/lib/python3/dist-packages/torch/nn/linear.py:116 in forward\n"
+                  "         /home/u/train.py:14 in step\n"
+                  "         ... 1 more Python frame (--frames)\n") != std::string::npos);
+  // The site is still named by the user's line, which is past the frames printed.
+  CHECK(text.find("train.py:12 in step") != std::string::npos);
+  // With the default, every frame of these stacks (at most 4) is printed.
+  std::ostringstream whole;
+  write_text(whole, report_both(b, "t.trace"));
+  CHECK(whole.str().find("more Python frame") == std::string::npos);
+  CHECK(whole.str().find("         /home/u/train.py:50 in <module>\n") != std::string::npos);
+}

@@ -72,6 +72,33 @@ try {
   // Only the page itself may be read: everything else is inline.
   check(requests.length === 0, 'no network request', requests);
 
+  // The timeline's axes as drawn (issue 27 §1): the time ticks of this few-millisecond trace
+  // all differ; every label of the two byte axes fits its axis's width (a label wider than
+  // the axis is cut at the canvas's edge: "572.2 MiB" read "·72.2 MiB"); the context and
+  // NVML lines are on the right axis of their own, so tracked bytes fill the left one.
+  const drawnAxes = await page.evaluate(() => {
+    const u = window.cumemtraceView.plot;
+    const axes = u.axes.map((a, i) => {
+      u.ctx.save();
+      u.ctx.font = a.font[0];
+      const widest = Math.max(0, ...(a._values || []).map((v) => u.ctx.measureText(String(v)).width / devicePixelRatio));
+      u.ctx.restore();
+      return { values: a._values || [], size: a._size, room: a._size - a.ticks.size - a.gap, widest, scale: a.scale, i };
+    });
+    return { axes, series: u.series.map((s) => s.scale) };
+  });
+  const none = { values: [], widest: 0, room: 0, i: 'missing' };
+  const [xAxis, leftAxis, rightAxis = none] = drawnAxes.axes;
+  const series = drawnAxes.series;
+  check(xAxis.values.length >= 3 && new Set(xAxis.values).size === xAxis.values.length,
+    'the time axis has distinct tick labels', xAxis.values);
+  check(leftAxis.values.length >= 2 && new Set(leftAxis.values).size === leftAxis.values.length,
+    'the bytes axis has distinct tick labels', leftAxis.values);
+  for (const a of [leftAxis, rightAxis])
+    check(a.widest > 0 && a.widest <= a.room, 'axis ' + a.i + ': its widest label fits the axis', a);
+  check(series[3] === 'process' && series[4] === 'process' && series[1] === 'y',
+    'context and NVML on their own scale, tracked bytes on the left one', series);
+
   // The timeline's peak marker: at the report's peak time, and the timeline there shows the peak.
   const peak_ns = report.devices.find((d) => d.device === 0).peak.since_start_ns;
   const marker = await page.$eval('#peak-marker', (m) => ({ t: Number(m.dataset.tNs), left: parseFloat(m.style.left) }));

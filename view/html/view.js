@@ -85,6 +85,42 @@
     return i >= 0 ? i : ms.length - 1;
   }
 
+
+  // ---- axes --------------------------------------------------------------------------
+  // Tick labels that differ from one another: as many decimals as the spacing of the ticks
+  // needs (a 6 ms trace had thirteen ticks all reading "0.006").
+  function decimalsFor(step) {
+    if (!(step > 0)) return 0;
+    return Math.min(9, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9)));
+  }
+  function secondsTicks(u, vs) {
+    const d = decimalsFor(vs.length > 1 ? Math.abs(vs[1] - vs[0]) : 1);
+    return vs.map((v) => (v == null ? '' : v.toFixed(d)));
+  }
+  // Bytes in the one unit that fits the largest tick, with the decimals the spacing needs.
+  function bytesTicks(u, vs) {
+    const top = Math.max(...vs.map((v) => Math.abs(v || 0)));
+    let k = 0;
+    while (top >= 1024 ** (k + 1) && k < units.length - 1) k++;
+    const scale = 1024 ** k;
+    const d = k ? decimalsFor(vs.length > 1 ? Math.abs(vs[1] - vs[0]) / scale : 1) : 0;
+    return vs.map((v) => (v == null ? '' : (v / scale).toFixed(d) + ' ' + units[k]));
+  }
+  // An axis as wide as its longest label (uPlot asks again until the size settles; after two
+  // rounds the last size stands), so that no label is cut at the canvas's edge.
+  function axisWidth(u, values, axisIdx, cycleNum) {
+    const axis = u.axes[axisIdx];
+    if (cycleNum > 1) return axis._size;
+    let longest = 0;
+    if (values && values.length) {
+      u.ctx.save();
+      u.ctx.font = axis.font[0];
+      for (const v of values) longest = Math.max(longest, u.ctx.measureText(String(v)).width / devicePixelRatio);
+      u.ctx.restore();
+    }
+    return Math.ceil(longest + axis.ticks.size + axis.gap + 8);
+  }
+
   // ---- timeline --------------------------------------------------------------------
   function timeline() {
     const dv = devView();
@@ -104,13 +140,19 @@
     const opts = {
       width: Math.max(600, app.clientWidth - 20), height: 300,
       scales: { x: { time: false } },
-      axes: [{ label: 'seconds since start' }, { values: (u, vs) => vs.map(iec), size: 70 }],
+      axes: [
+        { label: 'seconds since start', values: secondsTicks },
+        { values: bytesTicks, size: axisWidth, label: 'tracked' },
+        { scale: 'process', side: 1, values: bytesTicks, size: axisWidth, grid: { show: false }, label: 'context and NVML' },
+      ],
       series: [
         { label: 'time', value: (u, v) => (v == null ? '—' : v.toFixed(6) + ' s') },
         { label: 'tracked device bytes', stroke: '#1f77b4', width: 1.5, paths: stepped, value: fmt, spanGaps: true },
         { label: 'granule footprint', stroke: '#ff7f0e', width: 1, paths: stepped, value: fmt, spanGaps: true },
-        { label: 'context', stroke: '#2ca02c', width: 1, paths: stepped, value: fmt, spanGaps: true },
-        { label: 'NVML process usage', stroke: '#9467bd', width: 1, value: fmt, spanGaps: true, points: { show: true, size: 4 } },
+        // The process's whole memory on an axis of its own (right): a 512 MiB context would
+        // otherwise set the scale and lay the tracked bytes flat on 0.
+        { label: 'context', stroke: '#2ca02c', width: 1, paths: stepped, value: fmt, spanGaps: true, scale: 'process' },
+        { label: 'NVML process usage', stroke: '#9467bd', width: 1, value: fmt, spanGaps: true, scale: 'process', points: { show: true, size: 4 } },
       ],
       hooks: {
         draw: [(u) => {

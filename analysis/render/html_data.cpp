@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "render/site_bands.h"
 #include "stacks/call_site_rule.h"
 #include "base/escape.h"
 #include "base/progress.h"
@@ -23,6 +24,7 @@ struct Sample {
   uint64_t tracked = 0;
   uint64_t footprint = 0;
   uint64_t context = 0;
+  SiteBands::Values bands{};  // live bytes by call site (site_bands.h)
 };
 
 // Per device, per time bucket: the minimum, maximum and last sample, emitted in time
@@ -45,16 +47,20 @@ class Timeline {
     last_ = s;
   }
 
-  Json json() {
+  // `bands`: how many of SiteBands::Values's bands are in use (then other).
+  Json json(size_t bands) {
     if (open_) flush();
     Json t = Json::array(), tracked = Json::array(), footprint = Json::array(), context = Json::array();
+    std::vector<Json> by_band(bands + 1, Json::array());
     for (const Sample& s : out_) {
       t.push_back(s.t);
       tracked.push_back(s.tracked);
       footprint.push_back(s.footprint);
       context.push_back(s.context);
+      for (size_t b = 0; b < bands; ++b) by_band[b].push_back(s.bands[b]);
+      by_band[bands].push_back(s.bands[SiteBands::kBands]);
     }
-    return Json{{"t", t}, {"tracked", tracked}, {"footprint", footprint}, {"context", context}};
+    return Json{{"t", t}, {"tracked", tracked}, {"footprint", footprint}, {"context", context}, {"bands", by_band}};
   }
 
  private:
@@ -306,6 +312,7 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
   stops.insert(spaced.begin(), spaced.end());
 
   Names names(trace, stacks);
+  SiteBands bands(rep, stacks);
   std::map<int32_t, Timeline> timelines;
   std::map<int32_t, Json> failed_times;
   Json moments = Json::array();
@@ -313,11 +320,13 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
   Replayer r(trace.granule());
   events.scan([&](const Event& e, size_t i) {
     r.apply(e, i);
+    bands.observe(e);
     auto dit = r.devices().find(e.device);
     if (dit != r.devices().end() && e.device >= 0) {
       const DeviceState& s = dit->second;
       auto [tl, fresh] = timelines.try_emplace(e.device, rep.duration_ns, opt.buckets);
-      tl->second.add(Sample{rel(e.time_ns), s.device_bytes, s.frag.figures().arena_bytes, s.context_bytes});
+      tl->second.add(Sample{rel(e.time_ns), s.device_bytes, s.frag.figures().arena_bytes, s.context_bytes,
+                            bands.values(e.device, s.device_bytes)});
     }
     if (e.op == format::Op::kAlloc && e.result != 0) failed_times[e.device].push_back(rel(e.time_ns));
     auto st = stops.find(i);
@@ -351,7 +360,8 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
         nvml_used.push_back(ds->nvml_process_used);
       }
     devices.push_back(Json{{"device", d},
-                           {"timeline", tl.json()},
+                           {"timeline", tl.json(bands.bands(d))},
+                           {"band_sites", bands.sites_json(d)},
                            {"nvml", Json{{"t", nvml_t}, {"used", nvml_used}}},
                            {"failed", failed_times.count(d) ? failed_times[d] : Json::array()}});
   }

@@ -99,6 +99,39 @@ try {
   check(series[3] === 'process' && series[4] === 'process' && series[1] === 'y',
     'context and NVML on their own scale, tracked bytes on the left one', series);
 
+  // The stacked timeline of live bytes by call site (issue 27 §1): at every sample the bands
+  // and "other" sum to the tracked bytes; at the peak the first band is the 1 GiB spacer
+  // (the site holding most there), and clicking it shows its stack in runtime_frag.cpp.
+  const bands = await page.evaluate(() => {
+    const b = window.cumemtraceView.bands;
+    if (!b) return null;
+    let bad = -1;
+    for (let i = 0; i < b.tracked.length && bad < 0; ++i) {
+      const sum = b.own.reduce((acc, band) => acc + band[i], 0);
+      if (sum !== b.tracked[i]) bad = i;
+    }
+    const peakAt = b.tracked.indexOf(Math.max(...b.tracked));
+    return { names: b.names, bad, samples: b.tracked.length, peakAt, firstAtPeak: b.own[0][peakAt],
+      label: b.sites.length ? b.sites[0].label : '' };
+  });
+  check(bands !== null && bands.names[bands.names.length - 1] === 'other', 'a stacked timeline by call site, other last',
+    bands && bands.names);
+  if (bands) {
+    check(bands.samples > 0 && bands.bad === -1, 'its bands sum to the tracked bytes at every sample', bands);
+    check(bands.firstAtPeak === GiB && bands.label.includes('runtime_frag.cpp'),
+      'at the peak its first band is the 1 GiB spacer, named by its call site', bands);
+    const click = await page.evaluate((i) => {
+      const u = window.cumemtraceView.bands.plot;
+      const r = u.over.getBoundingClientRect();
+      return { x: r.left + u.valToPos(u.data[0][i], 'x'), y: r.top + u.valToPos(1 << 29, 'y') };  // half the spacer
+    }, bands.peakAt);
+    await page.mouse.click(click.x, click.y);
+    const shown = await page.evaluate(() => ({ k: window.cumemtraceView.bandClicked,
+      text: document.getElementById('band-stack').textContent }));
+    check(shown.k === 0 && shown.text.includes('runtime_frag.cpp') && shown.text.includes('1,073,741,824 B'),
+      'a click on the band shows its site, bytes and stack', shown);
+  }
+
   // The timeline's peak marker: at the report's peak time, and the timeline there shows the peak.
   const peak_ns = report.devices.find((d) => d.device === 0).peak.since_start_ns;
   const marker = await page.$eval('#peak-marker', (m) => ({ t: Number(m.dataset.tNs), left: parseFloat(m.style.left) }));

@@ -52,6 +52,7 @@
   function render() {
     app.textContent = '';
     if (state.plot) { state.plot.destroy(); state.plot = null; }
+    if (state.bandsPlot) { state.bandsPlot.destroy(); state.bandsPlot = null; }
     const r = report();
     app.append(el('h1', { text: 'cumemtrace: ' + (r.trace && r.trace.path ? r.trace.path : 'trace') }));
     const controls = el('div', { class: 'controls' });
@@ -74,6 +75,7 @@
     if (state.device == null) { app.append(el('p', { text: 'No device memory in this trace.' })); tables(); return; }
     if (state.moment == null) state.moment = defaultMoment();
     timeline();
+    siteBands();
     momentSection();
     tables();
   }
@@ -215,6 +217,59 @@
       state.moment = best;
       document.getElementById('moment').value = best;
       drawMoment();
+    });
+  }
+
+  // ---- live bytes by call site (stacked) ------------------------------------------------
+  // As memory_viz's active memory timeline: the report's top call sites at the device's
+  // peak, each a band, and "other" (the tracked bytes no band holds) on top; the bands of a
+  // moment sum to its tracked bytes. A click on a band shows that site's stack.
+  const bandColors = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
+  function siteBands() {
+    const dv = devView();
+    const tl = dv.timeline;
+    if (!tl.bands || !dv.band_sites) return;
+    const sites = dv.band_sites;
+    app.append(el('h2', { text: 'Live bytes by call site, device ' + state.device }));
+    app.append(el('p', { class: 'note', text: 'The ' + sites.length + ' call sites that held the most at the peak (the ' +
+      'report\'s table there), and all the rest as "other", stacked. Click a band for its stack.' }));
+    const box = el('div', { id: 'bands' });
+    app.append(box);
+    const stackBox = el('pre', { id: 'band-stack', class: 'note' });
+    app.append(stackBox);
+    const names = sites.map((st) => st.label).concat(['other']);
+    // Cumulative from the bottom: series k is bands 0..k, drawn top first so each lower one
+    // paints over it.
+    const cum = [];
+    tl.bands.forEach((b, k) => cum.push(b.map((v, i) => v + (k ? cum[k - 1][i] : 0))));
+    const order = cum.map((_, k) => cum.length - 1 - k);
+    const own = (k, i) => (tl.bands[k][i] == null ? null : tl.bands[k][i]);
+    const opts = {
+      width: Math.max(600, app.clientWidth - 20), height: 260,
+      scales: { x: { time: false } },
+      axes: [{ label: 'seconds since start', values: secondsTicks }, { values: bytesTicks, size: axisWidth }],
+      series: [{ label: 'time', value: (u, v) => (v == null ? '—' : v.toFixed(6) + ' s') }].concat(order.map((k) => ({
+        label: names[k],
+        stroke: k < sites.length ? bandColors[k % bandColors.length] : '#999',
+        fill: k < sites.length ? bandColors[k % bandColors.length] + 'cc' : '#cccccc',
+        width: 1,
+        paths: uPlot.paths.stepped({ align: 1 }),
+        value: (u, v, si, i) => (i == null ? '—' : exact(own(k, i))),
+      }))),
+    };
+    const u = new uPlot(opts, [tl.t.map((t) => t / 1e9)].concat(order.map((k) => cum[k])), box);
+    state.bandsPlot = u;
+    exposed.bands = { plot: u, names, own: tl.bands, tracked: tl.tracked, sites };
+    u.over.addEventListener('click', (ev) => {
+      const i = u.posToIdx(ev.offsetX);
+      const y = u.posToVal(ev.offsetY, 'y');
+      let k = cum.findIndex((c) => y <= c[i]);
+      if (k < 0) k = cum.length - 1;
+      const site = sites[k];
+      stackBox.textContent = names[k] + ': ' + exact(own(k, i)) + ' live at ' + (tl.t[i] / 1e9).toFixed(6) + ' s\n' +
+        (site ? (site.library ? site.library + '\n' : '') + site.frames.map((f) => '  ' + f).join('\n')
+              : '  the tracked bytes no band above holds');
+      exposed.bandClicked = k;
     });
   }
 

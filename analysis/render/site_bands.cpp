@@ -1,0 +1,115 @@
+#include "render/site_bands.h"
+
+#include <algorithm>
+
+#include "base/escape.h"
+
+namespace cumemtrace {
+
+namespace {
+
+std::string band_frame_text(const Frame& f) {
+  if (f.python)
+    return printable(f.function) + " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
+  std::string s = f.function.empty() ? "0x?" : printable(elide_templates(f.function));
+  if (!f.file.empty()) s += " at " + printable(f.file) + ":" + std::to_string(f.line);
+  return s + " (" + (f.module.empty() ? "?" : printable(f.module)) + ")";
+}
+
+// The user's Python line (call_site_rule.h) when the site has one; else "FUNCTION
+// (FILE:LINE) <- FUNCTION (FILE:LINE)", the native frames from the call site; the library
+// when neither is named.
+std::string short_label(const SiteRow& r) {
+  if (!r.python_frames.empty()) {
+    const std::string user = user_frame_text(r.frames, r.python_frames);
+    if (!user.empty()) return printable(user);
+  }
+  const std::vector<Frame>& fs = r.frames;
+  std::string label;
+  for (size_t i = 0; i < fs.size() && i < 2; ++i) {
+    const Frame& f = fs[i];
+    if (f.function.empty() && f.file.empty()) break;
+    if (i) label += " <- ";
+    label += f.python ? printable(f.function) : printable(elide_templates(f.function));
+    if (!f.file.empty()) {
+      const std::string file = f.file.substr(f.file.rfind('/') + 1);
+      label += " (" + printable(file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
+    }
+  }
+  return label.empty() ? printable(r.library) : label;
+}
+
+}  // namespace
+
+SiteBands::SiteBands(const Report& rep, const Stacks& stacks) : stacks_(stacks), users_(stacks) {
+  for (const DeviceReport& d : rep.devices) {
+    if (d.device < 0) continue;
+    auto& bands = bands_[d.device];
+    for (const SiteRow& r : d.top_sites) {
+      if (bands.size() == kBands) break;
+      // The report's rows are per kind too: one band per site.
+      if (std::any_of(bands.begin(), bands.end(),
+                      [&](const Band& b) { return b.node == r.node && b.python_stack == r.python_stack; }))
+        continue;
+      // Named by the user's frame and the one calling it: sites that reach the allocator
+      // through one helper differ only in who called the helper.
+      Band b{r.node, r.python_stack, short_label(r), printable(r.library), {}};
+      for (const Frame& f : r.python_frames) b.frames.push_back(band_frame_text(f));
+      for (const Frame& f : r.frames) b.frames.push_back(band_frame_text(f));
+      bands.push_back(std::move(b));
+    }
+    live_[d.device] = {};
+  }
+}
+
+int SiteBands::band_of(const Event& e) {
+  const uint64_t key = uint64_t(e.stack_id) << 32 | e.python_stack_id;
+  auto memo = band_of_stacks_.find(key);
+  if (memo != band_of_stacks_.end()) return memo->second;
+  int band = -1;
+  if (const auto it = bands_.find(e.device); it != bands_.end()) {
+    const uint32_t node = users_.of(e.stack_id, e.python_stack_id).node;
+    for (size_t i = 0; i < it->second.size(); ++i)
+      if (it->second[i].node == node && it->second[i].python_stack == e.python_stack_id) band = int(i);
+  }
+  return band_of_stacks_.emplace(key, band).first->second;
+}
+
+void SiteBands::observe(const Event& e) {
+  if (e.result != 0) return;
+  if (e.op == format::Op::kAlloc && e.address && format::holds_device_memory(e.kind)) {
+    const int band = band_of(e);
+    if (band < 0) return;
+    live_[e.device][size_t(band)] += e.size;
+    in_band_[e.address] = {e.device, uint32_t(band), e.size};
+  } else if (e.op == format::Op::kFree) {
+    const auto it = in_band_.find(e.address);
+    if (it == in_band_.end()) return;
+    uint64_t& live = live_[it->second.device][it->second.band];
+    live -= std::min(live, it->second.bytes);
+    in_band_.erase(it);
+  }
+}
+
+SiteBands::Values SiteBands::values(int32_t device, uint64_t tracked) const {
+  Values v{};
+  if (const auto it = live_.find(device); it != live_.end()) v = it->second;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < kBands; ++i) sum += v[i];
+  v[kBands] = tracked > sum ? tracked - sum : 0;
+  return v;
+}
+
+size_t SiteBands::bands(int32_t device) const {
+  const auto it = bands_.find(device);
+  return it == bands_.end() ? 0 : it->second.size();
+}
+
+nlohmann::ordered_json SiteBands::sites_json(int32_t device) const {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  if (const auto it = bands_.find(device); it != bands_.end())
+    for (const Band& b : it->second) out.push_back({{"label", b.label}, {"library", b.library}, {"frames", b.frames}});
+  return out;
+}
+
+}  // namespace cumemtrace

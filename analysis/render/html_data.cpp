@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "render/site_bands.h"
+#include "stacks/allocator_frames.h"
 #include "stacks/call_site_rule.h"
 #include "base/escape.h"
 #include "base/progress.h"
@@ -79,6 +80,18 @@ class Timeline {
   std::vector<Sample> out_;
 };
 
+// Frames the page's flame graph folds away unless asked to show every frame: CUDA's and
+// the tracer's, allocators', framework dispatch's and the interpreter's, and Python frames
+// that are not the user's (call_site_rule.h): a PyTorch icicle was mostly
+// c10::impl::wrap_kernel_functor_unboxed_ and at::_ops, a pytest one sixty frames of
+// pluggy and the interpreter before the test's own line.
+bool folds(const Frame& f) {
+  if (f.python) return !is_user_python(f);
+  const std::string_view m = f.module;
+  if (m.starts_with("libcumemtrace") || m.starts_with("libcuda.so") || m.starts_with("libcudart")) return true;
+  return is_dispatch_or_interpreter(f) || (!f.function.empty() && is_allocator_frame(f.function));
+}
+
 // Frame labels and call sites, interned: a flame graph or an address map names them by index.
 class Names {
  public:
@@ -110,6 +123,7 @@ class Names {
 
   const Json& sites() const { return sites_; }
   Json labels() const { return Json(labels_); }
+  Json label_folds() const { return Json(folds_); }
 
  private:
   // Innermost first, from the call site: the frames the text report shows.
@@ -149,12 +163,12 @@ class Names {
       if (!f.file.empty()) s += " at " + printable(basename_of(f.file)) + ":" + std::to_string(f.line);
       s += " (" + (f.module.empty() ? std::string("?") : printable(f.module)) + ")";
     }
-    return intern(s);
+    return intern(s, folds(f));
   }
 
-  uint32_t intern(const std::string& s) {
+  uint32_t intern(const std::string& s, bool fold = false) {
     auto [it, fresh] = label_index_.emplace(s, uint32_t(labels_.size()));
-    if (fresh) labels_.push_back(s);
+    if (fresh) labels_.push_back(s), folds_.push_back(fold ? 1 : 0);
     return it->second;
   }
 
@@ -164,6 +178,7 @@ class Names {
   std::unordered_map<uint64_t, std::vector<uint32_t>> paths_;
   std::unordered_map<std::string, uint32_t> label_index_;
   std::vector<std::string> labels_;
+  std::vector<int> folds_;  // per label: 1 when the flame graph folds it (folds())
   std::unordered_map<uint64_t, uint32_t> site_index_;
   Json sites_ = Json::array();
 };
@@ -377,6 +392,7 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
               {"marks_omitted", trace.marks.size() > opt.max_marks ? trace.marks.size() - opt.max_marks : 0},
               {"moments", moments},
               {"labels", names.labels()},
+              {"label_folds", names.label_folds()},
               {"sites", names.sites()}};
 }
 

@@ -47,7 +47,7 @@ class SiteBands {
   UserSites users_;
   std::map<int32_t, std::vector<Band>> bands_;
   std::map<int32_t, Values> live_;
-  std::unordered_map<uint64_t, int> band_of_stacks_;                    // (stack, Python stack) -> band, -1: none
+  std::unordered_map<uint64_t, int> band_of_stacks_;  // (stack, Python stack) -> band, -1: none
   struct InBand {
     int32_t device;
     uint32_t band;

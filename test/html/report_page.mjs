@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { drawn, launch_chromium } from './browser.mjs';
 
 const [cli, prog, preload, simDir, shots] = process.argv.slice(2);
@@ -33,10 +33,10 @@ function check(ok, what, got) {
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'cumemtrace-html-'));
-function traced(name, args) {
+function traced(name, args, program = prog) {
   const sub = path.join(dir, name);
   mkdirSync(sub);
-  execFileSync(prog, args, {
+  execFileSync(program, args, {
     env: { ...process.env, LD_PRELOAD: preload, LD_LIBRARY_PATH: simDir, CUMEMTRACE_OUTPUT: sub + '/trace-%p.trace' },
     stdio: 'ignore',
   });
@@ -186,6 +186,35 @@ try {
     return t ? t.textContent : null;
   });
   check(root && root.startsWith('all live bytes') && root.includes('(' + PEAK.toLocaleString('en-US') + ' B)'), 'flame graph root equals the live bytes', root);
+
+  // The flame graph of a Python program (test/integration/python/python_frames.py, through
+  // ctypes into the simulated runtime): folded by default, no frame of the interpreter's,
+  // libffi's or ctypes' and no Python frame of the standard library (threading.py), its own
+  // lines there; "show every frame" brings the interpreter's back, the root unchanged.
+  {
+    const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../integration/python/python_frames.py');
+    const py = traced('python', [script, path.join(simDir, 'libcudart.so.13')], '/usr/bin/python3');
+    const py_page = path.join(dir, 'python.html');
+    execFileSync(cli, ['html', py, '-o', py_page]);
+    await page.goto(pathToFileURL(py_page).href, { waitUntil: 'load' });
+    if (!(await drawn(page, 10000))) throw new Error('the Python page never finished drawing\n' + errors.join('\n'));
+    const names = () => page.evaluate(() => {
+      const out = [];
+      (function walk(n) { out.push(String(n.data ? n.data.name : n.name)); (n.children || []).forEach(walk); })(d3.select('#flame').datum());
+      return { out, root: d3.select('#flame').datum().value };
+    });
+    const folded = await names();
+    const foreign = /_PyEval|\(libffi|\(_ctypes|\(python3|threading\.py|libcudart|libcumemtrace/;
+    check(!folded.out.some((n) => foreign.test(n)) && folded.out.some((n) => n.includes('python_frames.py:15')),
+      'the flame graph folds the interpreter, ctypes and the standard library, keeps the program\'s lines', folded.out);
+    await page.click('#all-frames');
+    const every = await names();
+    check(every.out.some((n) => /\(libffi|\(_ctypes|\(python3|\(libpython/.test(n)) && every.out.length > folded.out.length &&
+      every.root === folded.root, 'show every frame brings the interpreter\'s and ctypes\' frames back, the root unchanged',
+      { every: every.out, root: every.root });
+    await page.goto(pathToFileURL(page_path).href, { waitUntil: 'load' });
+    if (!(await drawn(page, 10000))) throw new Error('the page never finished drawing again\n' + errors.join('\n'));
+  }
 
   // The end: two single-page arenas, each with its page's tail as a gap.
   await page.evaluate(() => {

@@ -288,6 +288,12 @@
         'the first failed allocations, and moments evenly spaced in event order.' })));
     app.append(el('div', { class: 'mapwrap' }, el('div', { id: 'map' }), el('dl', { class: 'figures', id: 'map-figures' })));
     app.append(el('h3', { id: 'flame-title' }));
+    const all = el('input', { type: 'checkbox', id: 'all-frames' });
+    all.checked = !!state.allFrames;
+    all.onchange = () => { state.allFrames = all.checked; drawMoment(); };
+    app.append(el('div', { class: 'controls' }, el('label', null, all,
+      document.createTextNode(' show every frame (the interpreter\'s, framework dispatch\'s, allocators\', CUDA\'s, ' +
+        'and Python frames of the standard library and installed packages are folded away by default)'))));
     app.append(el('div', { id: 'flame' }));
     drawMoment();
   }
@@ -376,7 +382,27 @@
     title.textContent = 'Flame graph (icicle), ' + what + ', device ' + state.device + ' — click a frame to zoom';
     if (!md || !md.flame[1]) { box.append(el('p', { text: 'No live bytes.' })); return; }
     const labels = view().labels;
-    const tree = (n) => ({ name: n[0] < 0 ? 'all live bytes' : labels[n[0]], value: n[1], children: n[2].map(tree) });
+    const folds = state.allFrames ? [] : view().label_folds || [];
+    // A folded frame (interpreter, dispatch, allocator, CUDA, not the user's Python) gives
+    // its children to its parent; children that then share a name are one node.
+    function merge(a, b) {
+      a.value += b.value;
+      for (const c of b.children) {
+        const same = a.children.find((x) => x.name === c.name);
+        if (same) merge(same, c); else a.children.push(c);
+      }
+    }
+    function tree(n) {
+      const out = { name: n[0] < 0 ? 'all live bytes' : labels[n[0]], value: n[1], children: [] };
+      const add = (c) => {
+        if (c[0] >= 0 && folds[c[0]]) { c[2].forEach(add); return; }
+        const t = tree(c);
+        const same = out.children.find((x) => x.name === t.name);
+        if (same) merge(same, t); else out.children.push(t);
+      };
+      n[2].forEach(add);
+      return out;
+    }
     const make = window.flamegraph.default || window.flamegraph.flamegraph || window.flamegraph;
     const chart = make().width(Math.max(600, app.clientWidth - 20)).cellHeight(18).inverted(true).minFrameSize(1)
       .label((d) => d.data.name + ': ' + exact(d.value)).selfValue(false);

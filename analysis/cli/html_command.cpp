@@ -5,6 +5,8 @@
 
 #include "read/event_source.h"
 #include "render/html_data.h"
+#include "render/job_view.h"
+#include "reports/job.h"
 #include "html_page.h"
 #include "base/output_file.h"
 #include "reports/report.h"
@@ -17,9 +19,10 @@ namespace {
 
 struct HtmlOptions {
   std::vector<std::string> traces;
-  std::string output;  // the page to write
-  size_t top = 10;     // call-site rows per table, as `report --top`
-  size_t frames = 6;   // frames per call site in the tables, as `report --frames`
+  std::string output;          // the page to write
+  size_t top = 10;             // call-site rows per table, as `report --top`
+  size_t frames = 6;           // frames per call site in the tables, as `report --frames`
+  double rank_tolerance = 10;  // several traces: as `report --rank-tolerance`
 };
 
 // 0 when every trace was read; 1 when one could not be (the page still holds the rest).
@@ -35,6 +38,9 @@ int cmd_html(const HtmlOptions& opt) {
   }
   int rc = 0;
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
+  // Several traces are one job (reports/job.h): its table, GPUs and findings head the page.
+  std::vector<Report> reports;
+  std::vector<std::vector<DeviceInfo>> devices;
   for (const auto& path : opt.traces) {
     // A large trace is read in passes, as `report` reads it (event_source.h).
     const TraceFile file(path);
@@ -61,11 +67,14 @@ int cmd_html(const HtmlOptions& opt) {
       continue;
     }
     processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", std::move(view)}});
+    if (opt.traces.size() > 1) reports.push_back(rep), devices.push_back(t.devices);
   }
   if (processes.empty()) return rc ? rc : 1;
+  nlohmann::ordered_json page{{"format", 1}, {"processes", processes}};
+  if (reports.size() > 1) page["job"] = job_to_json(build_job(reports, devices, opt.rank_tolerance));
   OutputFile out(opt.output, opt.traces);
   if (out.ok()) {
-    write_html_page(out.stream(), nlohmann::ordered_json{{"format", 1}, {"processes", processes}}, "cumemtrace report");
+    write_html_page(out.stream(), page, "cumemtrace report");
     out.commit();
   }
   if (!out.ok()) {
@@ -90,6 +99,11 @@ Command register_html(CLI::App& app) {
   c.sub->add_option("-o,--output", o->html.output, "Page to write")->required();
   c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
   c.sub->add_option("--frames", o->frames, "Frames per call site in the tables")->capture_default_str()->check(kCount);
+  c.sub
+      ->add_option("--rank-tolerance", o->html.rank_tolerance,
+                   "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
+      ->capture_default_str()
+      ->check(kPercent);
   add_shared_options(c.sub, kCallSiteOptions | kForceOutput);
   c.run = [o] {
     if (!expand_inputs(o->html.traces, "html")) return 1;

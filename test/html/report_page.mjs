@@ -33,21 +33,25 @@ function check(ok, what, got) {
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'cumemtrace-html-'));
-function traced(name, args, program = prog) {
+function traced(name, args, program = prog, env = {}) {
   const sub = path.join(dir, name);
   mkdirSync(sub);
   execFileSync(program, args, {
-    env: { ...process.env, LD_PRELOAD: preload, LD_LIBRARY_PATH: simDir, CUMEMTRACE_OUTPUT: sub + '/trace-%p.trace' },
+    env: { ...process.env, ...env, LD_PRELOAD: preload, LD_LIBRARY_PATH: simDir, CUMEMTRACE_OUTPUT: sub + '/trace-%p.trace' },
     stdio: 'ignore',
   });
   const files = readdirSync(sub).filter((f) => f.endsWith('.trace'));
   if (files.length !== 1) throw new Error(name + ': expected one trace, found ' + files.length);
   return path.join(sub, files[0]);
 }
-const frag = traced('frag5', ['frag5', '-1']);
-const oom = traced('oom', ['oom']);
+// Three ranks of one job, as a launcher would start them (RANK): the page is the job's.
+// Rank 1 (oom) never holds memory; rank 0's peak (1 GiB + 2 MiB + 512) against rank 2's
+// (prog_runtime basic) is a rank imbalance.
+const frag = traced('frag5', ['frag5', '-1'], prog, { RANK: '0' });
+const oom = traced('oom', ['oom'], prog, { RANK: '1' });
+const basic = traced('basic', ['basic'], prog, { RANK: '2' });
 const page_path = path.join(dir, 'report.html');
-execFileSync(cli, ['html', frag, oom, '-o', page_path]);
+execFileSync(cli, ['html', frag, oom, basic, '-o', page_path]);
 check(statSync(page_path).size > 0, 'the page was written');
 const report = JSON.parse(execFileSync(cli, ['report', '--json', frag]).toString());
 
@@ -71,6 +75,20 @@ try {
   if (!(await drawn(page, 10000))) throw new Error('the page never finished drawing\n' + errors.join('\n'));
   // Only the page itself may be read: everything else is inline.
   check(requests.length === 0, 'no network request', requests);
+
+  // The job (issue 27 §1): its table of three processes, its GPUs and its findings, the
+  // rank imbalance among them, as `report` of the same traces says it.
+  const jobReport = JSON.parse(execFileSync(cli, ['report', '--json', frag, oom, basic]).toString()).job;
+  const job = await page.evaluate(() => ({
+    rows: [...document.querySelectorAll('#job-processes tr')].slice(1).map((tr) => tr.children[0].textContent),
+    gpus: document.querySelectorAll('#job-gpus tr').length - 1,
+    findings: [...document.querySelectorAll('#job-findings li')].map((li) => li.textContent),
+  }));
+  check(job.rows.join(',') === '0,1,2', 'the job table has the three ranks', job.rows);
+  check(job.gpus === jobReport.gpus.length && job.gpus >= 1, 'the job\'s GPUs', job.gpus);
+  check(jobReport.findings.length === 1 && job.findings.length === 1 &&
+    job.findings[0] === 'rank-imbalance: ' + jobReport.findings[0].message && job.findings[0].includes('rank 0'),
+    'the job\'s finding: rank 0\'s imbalance, as report says it', job.findings);
 
   // The timeline's axes as drawn (issue 27 §1): the time ticks of this few-millisecond trace
   // all differ; every label of the two byte axes fits its axis's width (a label wider than
@@ -122,6 +140,7 @@ try {
       'at the peak its first band is the 1 GiB spacer, named by its call site', bands);
     const click = await page.evaluate((i) => {
       const u = window.cumemtraceView.bands.plot;
+      u.over.scrollIntoView({ block: 'center' });
       const r = u.over.getBoundingClientRect();
       return { x: r.left + u.valToPos(u.data[0][i], 'x'), y: r.top + u.valToPos(1 << 29, 'y') };  // half the spacer
     }, bands.peakAt);

@@ -54,7 +54,9 @@
     if (state.plot) { state.plot.destroy(); state.plot = null; }
     if (state.bandsPlot) { state.bandsPlot.destroy(); state.bandsPlot = null; }
     const r = report();
-    app.append(el('h1', { text: 'cumemtrace: ' + (r.trace && r.trace.path ? r.trace.path : 'trace') }));
+    app.append(el('h1', { text: 'cumemtrace: ' + (data.job ? 'a job of ' + data.processes.length + ' processes'
+      : r.trace && r.trace.path ? r.trace.path : 'trace') }));
+    jobSection();
     const controls = el('div', { class: 'controls' });
     const ps = el('select', { id: 'process' });
     data.processes.forEach((p, i) => {
@@ -408,6 +410,31 @@
       .label((d) => d.data.name + ': ' + exact(d.value)).selfValue(false);
     d3.select(box).datum(tree(md.flame)).call(chart);
     exposed.flame = chart;
+  }
+
+  // ---- several traces: the job (report's job view) ----------------------------------------
+  function jobSection() {
+    const job = data.job;
+    if (!job) return;
+    app.append(el('h2', { text: 'Job: ' + job.processes.length + ' processes' +
+      (job.job_ids && job.job_ids.length ? ', ' + job.job_ids.filter((x) => x).join(', ') : '') }));
+    app.append(table('job-processes', ['rank', 'host', 'pid', 'own device', 'its peak', 'leaked', 'held at exit', 'failed'],
+      job.processes.map((p) => [p.rank >= 0 ? String(p.rank) : '-', p.host, p.pid,
+        p.own_device >= 0 ? 'device ' + p.own_device : '-', exact(p.own_peak_bytes),
+        p.leaked_bytes == null ? 'unknown' : exact(p.leaked_bytes),
+        p.held_by_cache_at_exit_bytes == null ? '—' : exact(p.held_by_cache_at_exit_bytes), p.failed])));
+    app.append(el('h3', { text: 'GPUs' }));
+    app.append(table('job-gpus', ['GPU', 'host', 'name', 'total', 'peaks add up to', 'processes'],
+      job.gpus.map((g) => [g.uuid || '(no UUID)', g.host, g.name || '?', exact(g.total_bytes), exact(g.peak_sum_bytes),
+        g.processes.length])));
+    const head = job.compared_ranks >= 2
+      ? 'Findings (rank tolerance ' + job.tolerance_percent + ' % of the median peak ' + exact(job.median_peak_bytes) + ')'
+      : 'Findings (ranks not compared: ' + job.ranked_processes + ' of ' + job.processes.length + ' processes have a rank)';
+    app.append(el('h3', { text: head }));
+    const list = el('ul', { id: 'job-findings' });
+    if (!job.findings.length) list.append(el('li', { text: 'none' }));
+    for (const f of job.findings) list.append(el('li', { class: 'finding', text: f.kind + ': ' + f.message }));
+    app.append(list);
   }
 
   // ---- tables -----------------------------------------------------------------------

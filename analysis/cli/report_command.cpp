@@ -126,9 +126,10 @@ Command register_report(CLI::App& app) {
     bool json = false;
     long long top = 10, frames = 6;
     double rank_tolerance = 10;
-    std::vector<std::string> by;
+    std::string by;  // "category", "range", several joined by ',' (or '\n' between --by's)
     std::string categories_file;
     std::optional<CategoryRules> categories;
+    bool by_range = false;  // set by check_usage from `by`
   };
   const auto o = std::make_shared<Options>();
   Command c;
@@ -146,8 +147,8 @@ Command register_report(CLI::App& app) {
       ->add_option("--by", o->by,
                    "Also figures by: category (docs/categories.md), range (memory per NVTX range and mark); "
                    "several: --by category,range")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"category", "range"}));
+      // One word per --by, so that the traces after it stay traces; --by given twice joins.
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join);
   c.sub
       ->add_option(
           "--categories", o->categories_file,
@@ -156,7 +157,20 @@ Command register_report(CLI::App& app) {
   add_shared_options(c.sub, kCallSiteOptions);
   // A rules file that cannot be used is a usage error, said before any trace is read.
   c.check_usage = [o] {
-    const bool by_category = std::find(o->by.begin(), o->by.end(), "category") != o->by.end();
+    std::vector<std::string> by;
+    for (size_t at = 0; at <= o->by.size() && !o->by.empty();) {
+      const size_t next = o->by.find_first_of(",\n", at);
+      const std::string word = o->by.substr(at, next == std::string::npos ? std::string::npos : next - at);
+      if (word != "category" && word != "range") {
+        std::cerr << "cumemtrace report: --by " << printable(word) << ": not one of category, range\n";
+        return 2;
+      }
+      by.push_back(word);
+      if (next == std::string::npos) break;
+      at = next + 1;
+    }
+    o->by_range = std::find(by.begin(), by.end(), "range") != by.end();
+    const bool by_category = std::find(by.begin(), by.end(), "category") != by.end();
     if (!by_category && o->categories_file.empty()) return 0;
     o->categories.emplace();
     if (o->categories_file.empty()) return 0;
@@ -181,7 +195,7 @@ Command register_report(CLI::App& app) {
     base.top = size_t(o->top);
     base.frames = size_t(o->frames);
     base.categories = o->categories ? &*o->categories : nullptr;
-    base.by_range = std::find(o->by.begin(), o->by.end(), "range") != o->by.end();
+    base.by_range = o->by_range;
     return cmd_report(o->traces, o->json, base, o->rank_tolerance);
   };
   return c;

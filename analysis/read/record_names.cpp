@@ -42,6 +42,8 @@ std::string mark_source_name(format::MarkSource s) {
     case format::MarkSource::kNvtxStart: return "nvtx-start";
     case format::MarkSource::kNvtxPop: return "nvtx-pop";
     case format::MarkSource::kNvtxEnd: return "nvtx-end";
+    case format::MarkSource::kTagPush: return "tag-push";
+    case format::MarkSource::kTagPop: return "tag-pop";
   }
   return "unknown";
 }

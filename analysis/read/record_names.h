@@ -12,7 +12,7 @@ namespace cumemtrace {
 
 std::string op_name(format::Op op);                          // alloc, free, …, reserve-free
 std::string snapshot_reason_name(format::SnapshotReason r);  // periodic, failed-allocation, …
-std::string mark_source_name(format::MarkSource s);          // api, nvtx-push, nvtx-mark, nvtx-start
+std::string mark_source_name(format::MarkSource s);          // api, nvtx-push, nvtx-mark, nvtx-start, tag-push
 // A record type's label in records.def (process, event, py-frame, …); empty when unknown.
 std::string_view record_type_name(uint16_t type);
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "base/units.h"
+#include "render/report_text.h"
 
 namespace cumemtrace {
 namespace {
@@ -53,7 +54,7 @@ void write_categories_text(std::ostream& out, const Report& rep) {
   for (size_t i = 0; i < rep.failed.size(); ++i) {
     const FailedRow& f = rep.failed[i];
     if (!f.categories) continue;
-    out << "  failed allocation " << i + 1 << " (" << iec(f.size) << " on " << device_name(f.device) << ", itself "
+    out << "  failed allocation " << i + 1 << " (" << iec(f.size) << " on " << failure_place(f) << ", itself "
         << f.request_category << (f.request_segment ? ", a segment" : "") << "): live then\n";
     rows_text(out, *f.categories);
   }

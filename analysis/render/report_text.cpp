@@ -21,14 +21,6 @@ std::string since(const Report& r, uint64_t t) { return seconds(t > r.start_ns ?
 
 std::string device_label(int32_t d) { return d < 0 ? std::string("host") : "device " + std::to_string(d); }
 
-// Where a failed request was: a request for device memory without a device is one the
-// driver refused before any was known (no context current on the calling thread: H200 run
-// AM, PyTorch's autograd thread under cudaMallocAsync), not a host allocation.
-std::string failure_place(const FailedRow& f) {
-  return f.device < 0 && format::holds_device_memory(f.kind) ? std::string("no device (none current on its thread)")
-                                                             : device_label(f.device);
-}
-
 std::string wall_time(uint64_t realtime_ns) {
   const time_t secs = time_t(realtime_ns / 1000000000ull);
   struct tm tm;
@@ -562,6 +554,14 @@ void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_n
       out << "    " << printable(l.library) << ": " << iec_exact(l.bytes) << " in " << count_of(l.count, "allocation")
           << "\n";
   }
+}
+
+// Where a failed request was: a request for device memory without a device is one the
+// driver refused before any was known (no context current on the calling thread: H200 run
+// AM, PyTorch's autograd thread under cudaMallocAsync), not a host allocation.
+std::string failure_place(const FailedRow& f) {
+  return f.device < 0 && format::holds_device_memory(f.kind) ? std::string("no device (none current on its thread)")
+                                                             : device_label(f.device);
 }
 
 }  // namespace cumemtrace

@@ -63,7 +63,8 @@ SiteBands::SiteBands(const Report& rep, const Stacks& stacks) : stacks_(stacks),
 }
 
 int SiteBands::band_of(const Event& e) {
-  const uint64_t key = uint64_t(e.stack_id) << 32 | e.python_stack_id;
+  // A band is one device's: the same stacks may be a band on one device and other's on the next.
+  const auto key = std::tuple(e.device, e.stack_id, e.python_stack_id);
   auto memo = band_of_stacks_.find(key);
   if (memo != band_of_stacks_.end()) return memo->second;
   int band = -1;
@@ -77,7 +78,9 @@ int SiteBands::band_of(const Event& e) {
 
 void SiteBands::observe(const Event& e) {
   if (e.result != 0) return;
-  if (e.op == format::Op::kAlloc && e.address && format::holds_device_memory(e.kind)) {
+  // A graph's allocation node made during a capture holds no device memory (graph_pool.h).
+  if (e.op == format::Op::kAlloc && e.address && format::holds_device_memory(e.kind) &&
+      !(e.flags & format::kEventCaptured)) {
     const int band = band_of(e);
     if (band < 0) return;
     live_[e.device][size_t(band)] += e.size;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -47,7 +48,7 @@ class SiteBands {
   UserSites users_;
   std::map<int32_t, std::vector<Band>> bands_;
   std::map<int32_t, Values> live_;
-  std::unordered_map<uint64_t, int> band_of_stacks_;  // (stack, Python stack) -> band, -1: none
+  std::map<std::tuple<int32_t, uint32_t, uint32_t>, int> band_of_stacks_;  // (device, stack, Python stack) -> band
   struct InBand {
     int32_t device;
     uint32_t band;

@@ -16,8 +16,10 @@ namespace cumemtrace {
 
 class LiveSets {
  public:
+  // Only want() makes one: a ticket never asked for cannot take another's set.
   class Ticket {
     friend class LiveSets;
+    Ticket() = default;
     size_t at_ = 0;
   };
 

@@ -10,7 +10,7 @@ namespace cumemtrace {
 namespace {
 
 bool opens_range(format::MarkSource s) {
-  return s == format::MarkSource::kNvtxPush || s == format::MarkSource::kNvtxStart;
+  return s == format::MarkSource::kNvtxPush || s == format::MarkSource::kNvtxStart || s == format::MarkSource::kTagPush;
 }
 
 struct Ranges {

@@ -34,6 +34,7 @@ RangeScan::RangeScan(const Trace& trace) {
   });
   constexpr uint64_t kOpen = ~uint64_t(0);
   std::map<uint32_t, std::vector<size_t>> pushed;     // tid -> its open pushes, innermost last
+  std::map<uint32_t, std::vector<size_t>> tagged;     // tid -> its open tags, innermost last
   std::map<std::string, std::deque<size_t>> started;  // name -> its open starts, oldest first
   std::map<std::string, size_t> marked;               // name -> its open mark stretch
   const auto add = [&](const Mark& m, const char* kind, uint32_t tid) {
@@ -44,20 +45,37 @@ RangeScan::RangeScan(const Trace& trace) {
     intervals_[i].end_ns = t;
     intervals_[i].ended = true;
   };
+  // A pop names the push it closes: it closes the innermost open one of that name on its
+  // thread (a pop and a push at the same nanosecond, which the sort cannot order, still
+  // pair right; pops the library did not write, past 64 deep, leave those ranges open).
+  const auto close_named = [&](std::vector<size_t>& stack, const Mark& pop) {
+    for (size_t k = stack.size(); k-- > 0;)
+      if (rows_[intervals_[stack[k]].row].name == pop.name) {
+        end(stack[k], pop.time_ns);
+        stack.erase(stack.begin() + long(k));
+        return;
+      }
+  };
+  // Before 1.10 no pop was recorded: a push is then a mark of its name, as the growth
+  // analysis takes it.
+  const bool pops_recorded = trace.version_minor >= 10;
   for (const Edge& e : edges) {
     const Mark& m = *e.mark;
     if (!e.end) {
-      if (m.source == MarkSource::kNvtxPush) {
+      if (m.source == MarkSource::kNvtxPush && pops_recorded) {
         pushed[m.tid].push_back(add(m, "nvtx push", m.tid));
-      } else if (m.source == MarkSource::kNvtxStart) {
+      } else if (m.source == MarkSource::kTagPush) {
+        tagged[m.tid].push_back(add(m, "tag", m.tid));
+      } else if (m.source == MarkSource::kNvtxStart && pops_recorded) {
         started[m.name].push_back(add(m, "nvtx start", 0));
       } else {  // cumemtrace_mark, nvtxMark: a stretch to the next mark of the name
         if (auto it = marked.find(m.name); it != marked.end()) end(it->second, m.time_ns);
         marked[m.name] = add(m, "mark", 0);
       }
     } else if (m.source == MarkSource::kNvtxPop) {
-      auto& stack = pushed[m.tid];
-      if (!stack.empty()) end(stack.back(), m.time_ns), stack.pop_back();
+      close_named(pushed[m.tid], m);
+    } else if (m.source == MarkSource::kTagPop) {
+      close_named(tagged[m.tid], m);
     } else if (m.source == MarkSource::kNvtxEnd) {
       auto& queue = started[m.name];
       if (!queue.empty()) end(queue.front(), m.time_ns), queue.pop_front();
@@ -101,8 +119,15 @@ void RangeScan::advance(uint64_t t, const Replayer& r) {
   }
 }
 
+// What an allocation is known by until its free: its address, or a physical handle's
+// handle (cuMemCreate has no address), kept apart by the top bit.
+uint64_t held_key(const Event& e) { return e.address ? e.address : e.handle ? e.handle | (1ull << 63) : 0; }
+
 void RangeScan::observe(const Event& e, const Replayer& r) {
-  if (open_.empty() || e.result != 0 || !format::holds_device_memory(e.kind)) return;
+  // A graph's allocation node made during a stream capture holds no device memory (the
+  // replay counts it apart, graph_pool.h).
+  if (open_.empty() || e.result != 0 || !format::holds_device_memory(e.kind) || (e.flags & format::kEventCaptured))
+    return;
   if (e.op == format::Op::kAlloc) {
     std::vector<uint32_t> in;
     for (uint32_t i : open_) {
@@ -114,9 +139,9 @@ void RangeScan::observe(const Event& e, const Replayer& r) {
       iv.held += e.size;
       in.push_back(i);
     }
-    if (!in.empty() && e.address) inside_[e.address] = {e.size, std::move(in)};
+    if (!in.empty() && held_key(e)) inside_[held_key(e)] = {e.size, std::move(in)};
   } else if (e.op == format::Op::kFree) {
-    if (auto it = inside_.find(e.address); it != inside_.end()) {
+    if (auto it = inside_.find(held_key(e)); it != inside_.end()) {
       for (uint32_t i : it->second.second)
         if (std::find(open_.begin(), open_.end(), i) != open_.end()) intervals_[i].held -= it->second.first;
       inside_.erase(it);

@@ -3,6 +3,7 @@
 // device memory did inside it. The intervals:
 //   - an NVTX push (Mark, source nvtx-push) to the RangeEnd (nvtx-pop) that closes it on
 //     the same thread: counts that thread's allocations only, as a profiler's range does;
+//   - a tag (tag-push, cumemtrace_tag_push or cumemtrace.tag) to its tag-pop: the same;
 //   - an NVTX start (Mark, nvtx-start) to the first later RangeEnd (nvtx-end) of its name:
 //     counts every thread's (such a range may end on another thread);
 //   - a mark (cumemtrace_mark, nvtxMark) to the next mark of its name: every thread's.

@@ -32,6 +32,18 @@ extern "C" {
    full). */
 int cumemtrace_mark(const char* name);
 
+/* A tag: every allocation this thread makes between cumemtrace_tag_push(name) and the
+   cumemtrace_tag_pop() that closes it is inside tag `name`, as inside an NVTX push range
+   of its thread (`report --by range` gives each tag's calls, allocations, bytes, peak
+   inside and bytes held after). Tags nest per thread; a pop closes the thread's innermost
+   open tag. Recorded as a Mark (source tag-push) and a RangeEnd (tag-pop) named after it
+   (trace format 1.11). Both keep the thread's nesting whether or not the trace has begun,
+   so that a tag pushed before the first CUDA call still pairs with its pop; they return
+   0 when recorded, -1 when not (not tracing, null name, a pop with no tag open). The
+   names of a thread's 64 innermost tags are kept; a pop beyond them is not written. */
+int cumemtrace_tag_push(const char* name);
+int cumemtrace_tag_pop(void);
+
 /* ---- Live figures, for a test that asks what it used (the pytest plugin does) ----
 
    Unlike the calls above these read the library's own figures and write nothing to the

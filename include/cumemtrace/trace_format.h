@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 10;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 11;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                                // 1.2: ChecksumRecord after every flush; capture
                                                //      flags (events, snapshots)
                                                // 1.3: snapshots of one moment, sampled peaks,
@@ -43,6 +43,7 @@ inline constexpr uint16_t kVersionMinor = 10;  // 1.1: DeviceSnapshot::pool_rese
                                                //       End record's reason and exec target;
                                                //       late NVML readings (kLateReading,
                                                //       moment bit 1)
+                                               // 1.11: tags (MarkSource kTagPush, kTagPop)
 
 #pragma pack(push, 1)
 
@@ -116,6 +117,8 @@ enum class MarkSource : uint8_t {
   kNvtxStart = 4,  // nvtxRangeStartA/Ex and domain starts
   kNvtxPop = 5,    // 1.10, RangeEnd records only: nvtxRangePop, domain pops
   kNvtxEnd = 6,    // 1.10, RangeEnd records only: nvtxRangeEnd, domain ends
+  kTagPush = 7,    // 1.11: cumemtrace_tag_push (api.h), cumemtrace.tag() from Python
+  kTagPop = 8,     // 1.11, RangeEnd records only: cumemtrace_tag_pop, named after its push
 };
 
 struct MarkRecord {

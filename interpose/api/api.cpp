@@ -85,6 +85,37 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_mark(const char
   return track_mark(name, cumemtrace::format::MarkSource::kApi) ? 0 : -1;
 }
 
+namespace {
+// This thread's open tags, innermost last (the names of the 64 innermost: a pop names the
+// tag it closes, as an NVTX pop does, nvtx.cpp).
+constexpr size_t kMaxTagNames = 64;
+thread_local std::vector<std::string> t_tags;
+thread_local size_t t_tag_depth = 0;
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const char* name) {
+  using namespace cumemtrace::interpose;
+  if (!name) {
+    log_once_warn("cumemtrace_tag_push: ignored: null name");
+    return -1;
+  }
+  try {
+    if (t_tag_depth < kMaxTagNames) t_tags.resize(t_tag_depth), t_tags.emplace_back(name);
+    ++t_tag_depth;
+    return track_mark(name, cumemtrace::format::MarkSource::kTagPush) ? 0 : -1;
+  } catch (...) {  // out of memory for a name: the program goes on
+    return -1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_pop(void) {
+  using namespace cumemtrace::interpose;
+  if (t_tag_depth == 0) return -1;
+  const size_t closed = --t_tag_depth;
+  if (closed >= t_tags.size()) return -1;
+  return track_mark(t_tags[closed], cumemtrace::format::MarkSource::kTagPop) ? 0 : -1;
+}
+
 extern "C" __attribute__((visibility("default"))) int cumemtrace_allocator_segments(
     const char* allocator, int32_t device, const cumemtrace_segment* segments, size_t n_segments,
     const cumemtrace_block* blocks, size_t n_blocks) {

@@ -483,7 +483,8 @@ void log_sampling_cost() {
 }
 
 bool track_mark(std::string_view name, format::MarkSource source) {
-  const bool end = source == format::MarkSource::kNvtxPop || source == format::MarkSource::kNvtxEnd;
+  const bool end = source == format::MarkSource::kNvtxPop || source == format::MarkSource::kNvtxEnd ||
+                   source == format::MarkSource::kTagPop;
   if (!tracing_enabled() || !g_state.load(std::memory_order_acquire)) return false;
   const ErrnoGuard keep_errno;
   format::MarkRecord m{};

@@ -74,7 +74,7 @@ void log_sampling_cost();
 // Records a mark (a named moment: iterations are delimited by marks of one name). Never
 // calls CUDA; safe from any thread, also during a stream capture.
 // Returns whether it was recorded (not before the first CUDA event: there is no trace yet).
-// kNvtxPop and kNvtxEnd are written as RangeEnd records (the range's name): an iteration's end.
+// kNvtxPop, kNvtxEnd and kTagPop are written as RangeEnd records (the range's name): an iteration's end.
 bool track_mark(std::string_view name, format::MarkSource source);
 
 // ---- for the C API's live figures (api.h: cumemtrace_stats and its kin) ----

@@ -120,6 +120,45 @@ def mark(name):
     return recorded
 
 
+def tag_push(name):
+    """Opens tag `name` on this thread (api.h: cumemtrace_tag_push). True when recorded."""
+    fn = _function("cumemtrace_tag_push", [ctypes.c_char_p])
+    return fn is not None and fn(str(name).encode("utf-8", "replace")) == 0
+
+
+def tag_pop():
+    """Closes this thread's innermost tag (api.h: cumemtrace_tag_pop). True when recorded."""
+    fn = _function("cumemtrace_tag_pop", [])
+    return fn is not None and fn() == 0
+
+
+class tag:  # noqa: N801 (a context manager and decorator named as a function is)
+    """Labels every allocation this thread makes inside it with `name`, for `cumemtrace
+    report --by range`: ``with cumemtrace.tag("load"): ...`` or ``@cumemtrace.tag("step")``.
+    Tags nest per thread. Without the tracer preloaded it does nothing."""
+
+    def __init__(self, name):
+        self.name = str(name)
+
+    def __enter__(self):
+        tag_push(self.name)
+        return self
+
+    def __exit__(self, *exc):
+        tag_pop()
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def tagged(*args, **kwargs):
+            with tag(self.name):
+                return fn(*args, **kwargs)
+
+        return tagged
+
+
 def stats():
     """Per device figures (api.h: cumemtrace_stats) as a list of DeviceStats, in bytes;
     None when not preloaded or no CUDA call was traced yet."""

@@ -2,9 +2,11 @@
 // from Python's cumemtrace.mark; `dump` shows them, one line each.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <sstream>
 
 #include "harness.h"
+#include "sizes.h"
 
 using namespace harness;
 
@@ -147,4 +149,61 @@ TEST_CASE("a profiler's NVTX injection set after cumemtrace run keeps NVTX, and 
   const auto traces = dir.files("t-");
   REQUIRE(traces.size() == 1);
   CHECK(marks(traces[0]).empty());
+}
+
+namespace {
+
+// `report --by range --json`'s rows by name.
+std::map<std::string, nlohmann::json> ranges_of(const std::string& trace) {
+  const Result r = run({cli(), "report", "--by", "range", "--json", trace});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& row : report.at("by_range")) out[row.at("name").get<std::string>()] = row;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tags from C nest per thread and count their own thread's allocations (report --by range)") {
+  TempDir dir;
+  const Result t = traced(dir, {here("tags")});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out == "5\n");  // 2 pushes and 2 pops recorded, a pop with nothing open not
+  const auto by = ranges_of(only_trace(dir));
+  REQUIRE(by.size() == 3);
+  const auto& load = by.at("load");
+  CHECK(load.at("kind") == "tag");
+  CHECK(load.at("calls") == 1);
+  CHECK(load.at("allocations") == 2);  // 2 MiB and inner's 4 MiB; not the worker thread's 3 MiB
+  CHECK(load.at("bytes_allocated") == 6 * MiB);
+  CHECK(load.at("held_after_bytes") == 2 * MiB);
+  CHECK(by.at("inner").at("bytes_allocated") == 4 * MiB);
+  CHECK(by.at("inner").at("held_after_bytes") == 0);
+  CHECK(by.at("worker").at("allocations") == 1);
+  CHECK(by.at("worker").at("bytes_allocated") == 3 * MiB);
+  CHECK(by.at("worker").at("held_after_bytes") == 3 * MiB);
+}
+
+TEST_CASE("Python's cumemtrace.tag, as a context manager and a decorator, tags what it allocates") {
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_tag.py";
+  const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  const Result plain = run({"/usr/bin/python3", script, runtime, package});
+  REQUIRE(plain.exit_code == 0);  // no tracer: the tags do nothing
+  CHECK(plain.out == "ok\n");
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
+  REQUIRE(t.exit_code == 0);
+  const auto by = ranges_of(only_trace(dir));
+  const auto& load = by.at("load");
+  CHECK(load.at("kind") == "tag");
+  CHECK(load.at("calls") == 1);
+  CHECK(load.at("allocations") == 2);  // 4 MiB and the first step's 2 MiB
+  CHECK(load.at("bytes_allocated") == 6 * MiB);
+  const auto& step = by.at("step");
+  CHECK(step.at("calls") == 2);
+  CHECK(step.at("allocations") == 2);
+  CHECK(step.at("bytes_allocated") == 4 * MiB);
+  CHECK(step.at("held_after_bytes") == 4 * MiB);
 }

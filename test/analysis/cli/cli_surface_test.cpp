@@ -174,3 +174,22 @@ TEST_CASE("live --at outside the trace answers with a warning that says which si
   CHECK(inside.out.empty());
   std::remove(trace.c_str());
 }
+
+TEST_CASE("report --by takes one word a time: the traces after it stay traces, and a word it lacks is exit 2") {
+  const std::string trace = std::string(CUMEMTRACE_FAILING_TRACES) + "/huge-alloc-min.trace";
+  // --by was a list that swallowed the trace after it ("--by: TRACE not in {category,range}").
+  auto one = shell(kCli + " report --by range " + trace + " --json 2>&1");
+  CHECK(one.status == 0);
+  CHECK(one.out.find("\"by_range\"") != std::string::npos);
+  auto two = shell(kCli + " report --by range,category " + trace + " " + trace + " 2>&1");
+  CHECK(two.status == 0);
+  CHECK(two.out.find("Memory per range") != std::string::npos);
+  CHECK(two.out.find("By category") != std::string::npos);
+  auto twice = shell(kCli + " report --by range --by category " + trace + " 2>&1");
+  CHECK(twice.status == 0);
+  CHECK(twice.out.find("Memory per range") != std::string::npos);
+  CHECK(twice.out.find("By category") != std::string::npos);
+  auto bad = shell(kCli + " report --by rnage " + trace + " 2>&1");
+  CHECK(bad.status == 2);
+  CHECK(bad.out == "cumemtrace report: --by rnage: not one of category, range\n");
+}

@@ -1,5 +1,6 @@
 // `cumemtrace html`'s data (html_data.h) and page (html_page.h), on traces whose figures
 // are worked out by hand (the layouts of docs/fragmentation.md, granule 2 MiB).
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -113,4 +114,37 @@ TEST_CASE("html: the page cannot be closed early by a string in the data") {
   size_t closers = 0;
   for (size_t at = page.find("</script"); at != std::string::npos; at = page.find("</script", at + 1)) ++closers;
   CHECK(closers == 5);  // the data's element and the four scripts' own
+}
+
+TEST_CASE("html: live bytes by call site, per device: one call site on two devices is each device's own band") {
+  // Stack 2 allocates 20 MiB on device 1; stack 1 then 5 MiB on device 1 and 10 MiB on
+  // device 0. Device 1's bands (its top sites at its peak): stack 2, stack 1; device 0's:
+  // stack 1 alone.
+  constexpr uint64_t MiB = 1 << 20;
+  TraceBuilder b;
+  b.process().device(0, 1ull << 34).device(1, 1ull << 34).stack(1, 0, 0x1000).stack(2, 0, 0x2000);
+  b.alloc(10, 0x7f0000000000, 20 * MiB, 2, 1);
+  b.alloc(20, 0x7f1000000000, 5 * MiB, 1, 1);
+  b.alloc(30, 0x7f2000000000, 10 * MiB, 1, 0);
+  b.end(40);
+  const Json d = data_of(b);
+  std::map<int, Json> devs;
+  for (const auto& dv : d.at("devices")) devs[dv.at("device").get<int>()] = dv;
+  const Json& b0 = devs.at(0).at("timeline").at("bands");
+  const Json& b1 = devs.at(1).at("timeline").at("bands");
+  REQUIRE(b0.size() == 2);  // stack 1, other
+  REQUIRE(b1.size() == 3);  // stack 2, stack 1, other
+  CHECK(b0[0].back() == 10 * MiB);
+  CHECK(b0[1].back() == 0);
+  CHECK(b1[0].back() == 20 * MiB);
+  CHECK(b1[1].back() == 5 * MiB);
+  CHECK(b1[2].back() == 0);
+  for (const auto& [dev, dv] : devs) {
+    const Json& tl = dv.at("timeline");
+    for (size_t i = 0; i < tl.at("t").size(); ++i) {
+      uint64_t sum = 0;
+      for (const auto& band : tl.at("bands")) sum += band[i].get<uint64_t>();
+      CHECK(sum == tl.at("tracked")[i].get<uint64_t>());
+    }
+  }
 }

@@ -136,3 +136,75 @@ TEST_CASE("memory per range: none asked, none computed, and asked with no range 
   write_text(text, r);
   CHECK(text.str().find("no NVTX range or mark in the trace") != std::string::npos);
 }
+
+namespace {
+
+std::map<std::string, RangeRow> ranges_of(const TraceBuilder& b) {
+  ReportOptions opt;
+  opt.by_range = true;
+  const Report r = build_report(parse(b), opt);
+  std::map<std::string, RangeRow> by;
+  for (const RangeRow& row : *r.ranges) by[row.name] = row;
+  return by;
+}
+
+}  // namespace
+
+TEST_CASE("memory per range: tags nest per thread, count their own thread's allocations, and pair by name") {
+  TraceBuilder b;
+  b.process().device(0, 1ull << 30);
+  b.mark(100, "load", MarkSource::kTagPush, 7).alloc(110, 0xA000, 1000);
+  b.mark(120, "inner", MarkSource::kTagPush, 7).alloc(130, 0xB000, 500);
+  b.range_end(140, "inner", MarkSource::kTagPop, 7);
+  auto other = TraceBuilder::ev(150, fmt::Op::kAlloc, fmt::Kind::kDevice, 0xC000, 300, 0, 0, 1);
+  other.tid = 8;  // another thread: not inside thread 7's tags
+  b.event(other);
+  b.range_end(160, "load", MarkSource::kTagPop, 7);
+  // A pop and a push at one nanosecond: the pop names "outer", so it closes outer, not step.
+  b.mark(200, "outer", MarkSource::kTagPush, 7).alloc(210, 0xD000, 1000);
+  b.range_end(300, "outer", MarkSource::kTagPop, 7).mark(300, "step", MarkSource::kTagPush, 7);
+  b.alloc(310, 0xE000, 2000).range_end(400, "step", MarkSource::kTagPop, 7).end(500);
+  const auto by = ranges_of(b);
+  CHECK(by.at("load").kind == "tag");
+  CHECK(by.at("load").allocations == 2);
+  CHECK(by.at("load").bytes_allocated == 1500);
+  CHECK(by.at("load").held_after_bytes == 1500);
+  CHECK(by.at("inner").allocations == 1);
+  CHECK(by.at("inner").bytes_allocated == 500);
+  CHECK(by.at("outer").bytes_allocated == 1000);
+  CHECK(by.at("outer").time_ns == 100);
+  CHECK(by.at("step").bytes_allocated == 2000);
+  CHECK(by.at("step").time_ns == 100);
+}
+
+TEST_CASE("memory per range: a capture's graph nodes are no device memory, a physical handle's release is a free") {
+  TraceBuilder b;
+  b.process().device(0, 1ull << 30);
+  b.mark(100, "r", MarkSource::kNvtxPush, 7);
+  auto node = TraceBuilder::ev(110, fmt::Op::kAlloc, fmt::Kind::kDevice, 0xA000, 3 << 20, 0, 0, 1);
+  node.flags = fmt::kEventCaptured;  // an allocation node of a graph being captured
+  b.event(node);
+  auto made = TraceBuilder::ev(120, fmt::Op::kAlloc, fmt::Kind::kVmmPhysical, 0, 2 << 20, 0, 0, 1);
+  made.handle = 0x55;  // cuMemCreate: a handle, no address
+  b.event(made);
+  auto released = TraceBuilder::ev(130, fmt::Op::kFree, fmt::Kind::kVmmPhysical, 0, 0, 0, 0, 2);
+  released.handle = 0x55;
+  b.event(released);
+  b.range_end(140, "r", MarkSource::kNvtxPop, 7).end(200);
+  const RangeRow r = ranges_of(b).at("r");
+  CHECK(r.allocations == 1);  // the handle, not the graph node
+  CHECK(r.bytes_allocated == 2u << 20);
+  CHECK(r.held_after_bytes == 0);
+}
+
+TEST_CASE("memory per range: before trace format 1.10 (no pops recorded) an NVTX push is a mark") {
+  TraceBuilder b(9);
+  b.process().device(0, 1ull << 30);
+  b.mark(100, "it", MarkSource::kNvtxPush, 7).alloc(110, 0xA000, 1000);
+  b.mark(200, "it", MarkSource::kNvtxPush, 7).alloc(210, 0xB000, 2000).end(300);
+  const RangeRow r = ranges_of(b).at("it");
+  CHECK(r.kind == "mark");
+  CHECK(r.calls == 2);
+  CHECK(r.open_at_end == 1);
+  CHECK(r.bytes_allocated == 3000);
+}

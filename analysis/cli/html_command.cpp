@@ -70,7 +70,8 @@ int cmd_html(const HtmlOptions& opt) {
     if (opt.traces.size() > 1) reports.push_back(rep), devices.push_back(t.devices);
   }
   if (processes.empty()) return rc ? rc : 1;
-  nlohmann::ordered_json page{{"format", 1}, {"processes", processes}};
+  // `frames`: --frames, which the tables' stacks keep to (Python frames too) on the page.
+  nlohmann::ordered_json page{{"format", 1}, {"frames", opt.frames}, {"processes", processes}};
   if (reports.size() > 1) page["job"] = job_to_json(build_job(reports, devices, opt.rank_tolerance));
   OutputFile out(opt.output, opt.traces);
   if (out.ok()) {

@@ -214,7 +214,7 @@ try {
     const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../integration/python/python_frames.py');
     const py = traced('python', [script, path.join(simDir, 'libcudart.so.13')], '/usr/bin/python3');
     const py_page = path.join(dir, 'python.html');
-    execFileSync(cli, ['html', py, '-o', py_page]);
+    execFileSync(cli, ['html', py, '-o', py_page, '--frames', '2']);
     await page.goto(pathToFileURL(py_page).href, { waitUntil: 'load' });
     if (!(await drawn(page, 10000))) throw new Error('the Python page never finished drawing\n' + errors.join('\n'));
     const names = () => page.evaluate(() => {
@@ -226,6 +226,12 @@ try {
     const foreign = /_PyEval|\(libffi|\(_ctypes|\(python3|threading\.py|libcudart|libcumemtrace/;
     check(!folded.out.some((n) => foreign.test(n)) && folded.out.some((n) => n.includes('python_frames.py:15')),
       'the flame graph folds the interpreter, ctypes and the standard library, keeps the program\'s lines', folded.out);
+    // --frames 2 keeps the tables' stacks to two Python frames each (their sites have four
+    // or five), then says how many it left out.
+    const stacks = await page.evaluate(() => [...document.querySelectorAll('#sites-table pre.stack')].map((p) => p.textContent));
+    check(stacks.length >= 3 && stacks.every((t) => (t.match(/\.py:\d+\)/g) || []).length === 2) &&
+      stacks.every((t) => /\.\.\. \d+ more Python frames \(--frames\)/.test(t)),
+      'html --frames 2 shows two Python frames per stack in the tables, and how many more', stacks);
     await page.click('#all-frames');
     const every = await names();
     check(every.out.some((n) => /\(libffi|\(_ctypes|\(python3|\(libpython/.test(n)) && every.out.length > folded.out.length &&

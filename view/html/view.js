@@ -444,7 +444,15 @@
     for (const r of rows) t.append(el('tr', null, ...r.map((c) => (c instanceof Node ? el('td', null, c) : el('td', typeof c === 'number' ? { class: 'num', text: c.toLocaleString('en-US') } : { text: c })))));
     return t;
   }
-  const frames = (s) => el('pre', { text: (s.merged_frames && s.merged_frames.length ? s.merged_frames : [...(s.python_frames || []), ...(s.frames || [])]).map(frameText).join('\n') || '(no stack recorded)' });
+  // A call site's stack in a table: at most --frames Python frames (the JSON keeps them all)
+  // before its native frames (already at most --frames), then how many were left out.
+  function frames(s) {
+    const max = data.frames || Infinity;
+    const py = s.python_frames || [];
+    const shown = [...py.slice(0, max), ...(s.frames || [])].map(frameText);
+    if (py.length > max) shown.splice(max, 0, '... ' + (py.length - max) + ' more Python frames (--frames)');
+    return el('pre', { class: 'stack', text: shown.join('\n') || '(no stack recorded)' });
+  }
   function tables() {
     const r = report();
     const rd = repDev();

@@ -18,12 +18,15 @@ try {
   await page.setViewport({ width: 1280, height: 900 });
   await page.goto('file://' + path.resolve(page_path), { waitUntil: 'load' });
   await page.waitForSelector('#flame svg');
+  // The flame graph draws with a transition: a screenshot at once shows an empty frame.
+  await new Promise((done) => setTimeout(done, 1500));
   const shot = async (selector, name) => {
     const el = await page.$(selector);
     if (!el) throw new Error(`${selector}: not on the page`);
     await el.screenshot({ path: path.join(out_dir, `${prefix}-${name}.png`) });
   };
   await shot('#timeline', 'timeline');
+  await shot('#bands', 'bands');
   await shot('#map', 'address-map');
   await shot('#flame', 'flame');
   await page.screenshot({ path: path.join(out_dir, `${prefix}-page.png`), fullPage: true });

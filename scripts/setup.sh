@@ -13,6 +13,7 @@ packages=(cmake ninja-build g++ pkg-config dpkg-dev
   libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
   libdw-dev libelf-dev libzstd-dev zlib1g-dev liblzma-dev libbz2-dev libunwind-dev libbenchmark-dev binutils
   libxxhash-dev clang libclang-rt-14-dev clang-format python3-pytest
+  golang-go  # go tool pprof reads export --format pprof back (test/pprof)
   python3-pip python3-setuptools python3-wheel python3-venv  # the Python package's wheel, and its offline install test
   chromium)  # the browser that tests the html report (node and npm: scripts/html_assets.sh)
 missing=()

@@ -10,6 +10,7 @@
 #include "read/event_source.h"
 #include "render/export/chrome.h"
 #include "render/export/folded.h"
+#include "render/export/pprof.h"
 #include "render/export/jsonl.h"
 #include "render/export/memviz.h"
 #include "replay/live_time.h"
@@ -115,14 +116,16 @@ int cmd_export(const ExportOptions& opt) {
     std::cerr << "cumemtrace export: " << why << "\n";
     return 2;
   };
-  if (opt.format != "memviz" && opt.format != "chrome" && opt.format != "folded" && opt.format != "jsonl")
-    return usage("--format wants memviz, chrome, folded or jsonl, not '" + opt.format + "'");
+  if (opt.format != "memviz" && opt.format != "chrome" && opt.format != "folded" && opt.format != "jsonl" &&
+      opt.format != "pprof")
+    return usage("--format wants memviz, chrome, folded, jsonl or pprof, not '" + opt.format + "'");
   if (opt.format == "jsonl" && (opt.output.empty() || opt.output == "-"))
     return usage("--format jsonl writes a directory of tables: give it with -o DIR");
   if (opt.format != "jsonl" && opt.zstd) return usage("--zstd applies to --format jsonl only");
   // Two processes' addresses are unrelated: one snapshot cannot hold both.
   if (opt.format == "memviz" && opt.paths.size() != 1) return usage("--format memviz takes exactly one trace");
-  if (opt.format != "folded" && opt.at_given) return usage("--at applies to --format folded only");
+  const bool at_a_moment = opt.format == "folded" || opt.format == "pprof";
+  if (!at_a_moment && opt.at_given) return usage("--at applies to --format folded and pprof only");
   const bool to_stdout = opt.output.empty() || opt.output == "-";
   if (!to_stdout && names_an_input(opt.output, opt.paths)) return usage(opt.output + " is one of the input traces");
 
@@ -131,12 +134,12 @@ int cmd_export(const ExportOptions& opt) {
   std::unique_ptr<Trace> whole;  // memviz: the trace held whole
   std::vector<FoldedAt> folded;  // folded: each trace's moment
   std::vector<FileStamp> checked;
-  if (opt.format == "chrome" || opt.format == "folded") {
+  if (opt.format == "chrome" || at_a_moment) {
     auto stamps = all_readable(opt.paths);
     if (!stamps) return 1;
     checked = std::move(*stamps);
   }
-  if (opt.format == "folded") {
+  if (at_a_moment) {
     std::string error;
     if (const int rc = folded_moments(opt, checked, folded, error); rc) return rc == 2 ? usage(error) : rc;
   } else if (opt.format == "memviz") {
@@ -172,6 +175,18 @@ int cmd_export(const ExportOptions& opt) {
       }
     }
     said = std::to_string(w.close()) + " trace events";
+  } else if (opt.format == "pprof") {
+    PprofProfile profile;
+    for (const FoldedAt& f : folded) {
+      const TraceFile tf(f.path);
+      if (!as_checked(f.checked, tf)) return 1;
+      profile.add(tf.trace(), tf.events(), f.at_ns, folded.size() > 1);
+      if (tf.changed()) {
+        std::cerr << "cumemtrace export: " << tf.changed_message() << "\n";
+        return 1;
+      }
+    }
+    said = std::to_string(profile.write(out)) + " bytes in use in a pprof profile";
   } else {
     FoldedStacks stacks;
     for (const FoldedAt& f : folded) {
@@ -203,12 +218,13 @@ Command register_export(CLI::App& app) {
   c.sub = app.add_subcommand("export", "Write traces for other tools: memory_viz, Perfetto, flame graphs");
   add_traces(c.sub, o->paths, "Trace files, folders of traces, or a `run` manifest (memviz: one)");
   c.sub
-      ->add_option("--format", o->format,
-                   "memviz (PyTorch pickle), chrome (trace-event JSON), folded (stacks), jsonl (tables)")
+      ->add_option(
+          "--format", o->format,
+          "memviz (PyTorch pickle), chrome (trace-event JSON), folded (stacks), jsonl (tables), pprof (profile.proto)")
       ->required();
   c.sub->add_option("-o,--output", o->output, "File to write (default: stdout); jsonl: a directory");
   c.sub->add_flag("--zstd", o->zstd, "jsonl: zstd-compressed NAME.jsonl.zst");
-  c.sub->add_option("--at", o->at, "folded: the moment, 'peak' (default), 'end', ns or '12.5 s'");
+  c.sub->add_option("--at", o->at, "folded, pprof: the moment, 'peak' (default), 'end', ns or '12.5 s'");
   add_shared_options(c.sub, kCallSiteOptions | kForceOutput);
   c.run = [o, sub = c.sub] {
     if (!expand_inputs(o->paths, "export")) return 1;

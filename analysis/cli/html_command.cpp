@@ -54,6 +54,7 @@ int cmd_html(const HtmlOptions& opt) {
     ReportOptions ropt;
     ropt.top = opt.top;
     ropt.frames = opt.frames;
+    ropt.by_range = true;  // the page's "Memory per range" table
     ropt.extra_symbols = &extra;
     const Report rep = build_report(t, file.events(), ropt);
     Stacks stacks(t);

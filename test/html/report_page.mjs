@@ -1,7 +1,7 @@
 // The page of `cumemtrace html`, checked in a real browser (Debian's chromium, headless,
 // driven by puppeteer-core). One browser for all checks: CI has two cores.
 //
-// usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR
+// usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR TAGS_PROGRAM
 //
 // The traces come from test/programs/runtime_frag.cpp's frag5 and runtime_oom.cpp run
 // against the simulated driver (docs/simulated-driver.md). What frag5 holds is known from
@@ -16,9 +16,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { drawn, launch_chromium } from './browser.mjs';
 
-const [cli, prog, preload, simDir, shots] = process.argv.slice(2);
-if (!shots) {
-  console.error('usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR');
+const [cli, prog, preload, simDir, shots, tagsProg] = process.argv.slice(2);
+if (!tagsProg) {
+  console.error('usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR TAGS_PROGRAM');
   process.exit(2);
 }
 const MiB = 1 << 20;
@@ -237,6 +237,22 @@ try {
     check(every.out.some((n) => /\(libffi|\(_ctypes|\(python3|\(libpython/.test(n)) && every.out.length > folded.out.length &&
       every.root === folded.root, 'show every frame brings the interpreter\'s and ctypes\' frames back, the root unchanged',
       { every: every.out, root: every.root });
+    // The page's table of memory per range (report --by range), of test/integration's tags
+    // program: load 6 MiB allocated, worker 3 MiB, inner 4 MiB; sorted by bytes allocated,
+    // and by bytes held after once that heading is clicked (worker's 3 MiB first).
+    const tags = traced('tags', [], tagsProg);
+    const tags_page = path.join(dir, 'tags.html');
+    execFileSync(cli, ['html', tags, '-o', tags_page]);
+    await page.goto(pathToFileURL(tags_page).href, { waitUntil: 'load' });
+    if (!(await drawn(page, 10000))) throw new Error('the tags page never finished drawing\n' + errors.join('\n'));
+    const rangeRows = () => page.evaluate(() => [...document.querySelectorAll('#ranges-table tr')].slice(1)
+      .map((tr) => tr.children[0].textContent + ' ' + tr.children[4].textContent));
+    const byAllocated = await rangeRows();
+    check(byAllocated.join(' | ') === 'load 6.00 MiB (6,291,456 B) | inner 4.00 MiB (4,194,304 B) | worker 3.00 MiB (3,145,728 B)',
+      'the page\'s memory per range, by bytes allocated', byAllocated);
+    await page.evaluate(() => document.querySelectorAll('#ranges-table th')[6].click());
+    const byHeld = await rangeRows();
+    check(byHeld[0] === 'worker 3.00 MiB (3,145,728 B)', 'sorted by bytes held after once that heading is clicked', byHeld);
     await page.goto(pathToFileURL(page_path).href, { waitUntil: 'load' });
     if (!(await drawn(page, 10000))) throw new Error('the page never finished drawing again\n' + errors.join('\n'));
   }

@@ -478,6 +478,30 @@
     app.append(el('h2', { text: 'Contexts' }));
     app.append(table('contexts-table', ['at', 'device', 'bytes', 'api', 'library', 'stack'],
       r.contexts.map((c) => [secs(c.since_start_ns), c.device, exact(c.bytes), c.api, c.library, frames(c)])));
+    // report --by range's rows (docs/cli.md, "Memory per range"), sortable by a click on a heading.
+    if (r.by_range && r.by_range.length) {
+      app.append(el('h2', { text: 'Memory per range (NVTX ranges, tags, marks)' }));
+      const cols = [['range', (x) => x.name], ['kind', (x) => x.kind], ['calls', (x) => x.calls],
+        ['allocations', (x) => x.allocations], ['allocated', (x) => x.bytes_allocated], ['peak inside', (x) => x.peak_bytes],
+        ['held after', (x) => x.held_after_bytes], ['time inside', (x) => x.time_ns]];
+      const bytes = new Set(['allocated', 'peak inside', 'held after']);
+      const box = el('div', { id: 'ranges' });
+      app.append(box);
+      let by = 4, down = true;
+      const draw = () => {
+        const rows = r.by_range.slice().sort((a, b) => {
+          const x = cols[by][1](a), y = cols[by][1](b);
+          return (x < y ? -1 : x > y ? 1 : 0) * (down ? -1 : 1);
+        });
+        const t = table('ranges-table', cols.map(([h]) => h + (cols[by][0] === h ? (down ? ' ▼' : ' ▲') : '')),
+          rows.map((x) => cols.map(([h, f]) => (bytes.has(h) ? exact(f(x)) : h === 'time inside' ? secs(f(x)) :
+            h === 'calls' && x.open_at_end ? f(x) + ' (' + x.open_at_end + ' open)' : f(x)))));
+        t.querySelectorAll('th').forEach((th, i) => { th.onclick = () => { down = by === i ? !down : true; by = i; draw(); }; });
+        box.textContent = '';
+        box.append(t);
+      };
+      draw();
+    }
   }
 
   render();

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Issue 28 §6 on the H200: python/startup_budget.py (a serving engine's start: weights, a
+# profiling forward, CUDA graphs, a KV cache sized by mem_get_info subtraction) under
+# `cumemtrace run`, then `report --by category` at its peak and end, with two rules of the
+# program's own naming its KV cache and its graph capture (user rules go before the
+# defaults). Writes OUTDIR/startup.jsonl (the program's readings and estimates),
+# OUTDIR/report.txt and OUTDIR/report.json.
+#   examples/h200/startup_budget.sh OUTDIR
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+OUT=${1:?usage: $0 OUTDIR}
+mkdir -p "$OUT"
+CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
+PY=${PYTHON:-python3}
+WORK=$(mktemp -d /tmp/cumemtrace-startup.XXXXXX)
+printf '%s\n' 'kv_cache    startup_budget\.py:allocate_kv_cache' 'graph_capture startup_budget\.py:capture_graphs' \
+  >"$WORK/rules.txt"
+timeout 300 "$CLI" run -o "$WORK/startup-%p.trace" -- "$PY" "$here/python/startup_budget.py" >"$OUT/startup.jsonl" \
+  2>"$OUT/run.err"
+echo "run exit $?" >>"$OUT/run.err"
+t=$(ls "$WORK"/startup-*.trace | head -n 1)
+timeout 120 "$CLI" report --categories "$WORK/rules.txt" "$t" >"$OUT/report.txt" 2>&1
+timeout 120 "$CLI" report --categories "$WORK/rules.txt" --json "$t" >"$OUT/report.json" 2>>"$OUT/run.err"
+rm -rf "$WORK"

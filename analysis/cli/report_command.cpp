@@ -129,7 +129,7 @@ Command register_report(CLI::App& app) {
     std::string by;  // "category", "range", several joined by ',' (or '\n' between --by's)
     std::string categories_file;
     std::optional<CategoryRules> categories;
-    bool by_range = false;  // set by check_usage from `by`
+    bool by_range = false, by_function = false;  // set by check_usage from `by`
   };
   const auto o = std::make_shared<Options>();
   Command c;
@@ -145,7 +145,8 @@ Command register_report(CLI::App& app) {
   c.sub->add_option("--frames", o->frames, "Frames per call site")->capture_default_str()->check(kCount);
   c.sub
       ->add_option("--by", o->by,
-                   "Also figures by: category (docs/categories.md), range (memory per NVTX range and mark); "
+                   "Also figures by: category (docs/categories.md), range (memory per NVTX range, tag and mark), "
+                   "function (memory per function of the program's); "
                    "several: --by category,range")
       // One word per --by, so that the traces after it stay traces; --by given twice joins.
       ->multi_option_policy(CLI::MultiOptionPolicy::Join);
@@ -161,8 +162,8 @@ Command register_report(CLI::App& app) {
     for (size_t at = 0; at <= o->by.size() && !o->by.empty();) {
       const size_t next = o->by.find_first_of(",\n", at);
       const std::string word = o->by.substr(at, next == std::string::npos ? std::string::npos : next - at);
-      if (word != "category" && word != "range") {
-        std::cerr << "cumemtrace report: --by " << printable(word) << ": not one of category, range\n";
+      if (word != "category" && word != "range" && word != "function") {
+        std::cerr << "cumemtrace report: --by " << printable(word) << ": not one of category, range, function\n";
         return 2;
       }
       by.push_back(word);
@@ -170,6 +171,7 @@ Command register_report(CLI::App& app) {
       at = next + 1;
     }
     o->by_range = std::find(by.begin(), by.end(), "range") != by.end();
+    o->by_function = std::find(by.begin(), by.end(), "function") != by.end();
     const bool by_category = std::find(by.begin(), by.end(), "category") != by.end();
     if (!by_category && o->categories_file.empty()) return 0;
     o->categories.emplace();
@@ -196,6 +198,7 @@ Command register_report(CLI::App& app) {
     base.frames = size_t(o->frames);
     base.categories = o->categories ? &*o->categories : nullptr;
     base.by_range = o->by_range;
+    base.by_function = o->by_function;
     return cmd_report(o->traces, o->json, base, o->rank_tolerance);
   };
   return c;

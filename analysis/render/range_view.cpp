@@ -40,4 +40,31 @@ nlohmann::ordered_json ranges_json(const Report& rep) {
   return rows;
 }
 
+void write_functions_text(std::ostream& out, const Report& rep) {
+  if (!rep.functions) return;
+  out << "\nMemory per function (the program's own functions, by the call-site rule; allocations made\n"
+         "with the function on the stack, inclusive; calls are not seen)\n";
+  if (rep.functions->empty()) {
+    out << "  no allocation had a function of the program's on its stack\n";
+    return;
+  }
+  for (const FunctionRow& f : *rep.functions)
+    out << "  " << printable(f.name) << ": " << f.allocations << (f.allocations == 1 ? " allocation" : " allocations")
+        << " of " << iec_exact(f.bytes_allocated) << "; at most " << iec_exact(f.peak_bytes)
+        << " held at once; held after " << iec_exact(f.held_after_bytes) << "\n";
+}
+
+nlohmann::ordered_json functions_json(const Report& rep) {
+  if (!rep.functions) return nullptr;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const FunctionRow& f : *rep.functions)
+    rows.push_back({{"function", f.name},
+                    {"python", f.python},
+                    {"allocations", f.allocations},
+                    {"bytes_allocated", f.bytes_allocated},
+                    {"peak_bytes", f.peak_bytes},
+                    {"held_after_bytes", f.held_after_bytes}});
+  return rows;
+}
+
 }  // namespace cumemtrace

@@ -1,4 +1,5 @@
-// Memory per range (reports/ranges.h) as text and JSON, for `report --by range`;
+// Memory per range (reports/ranges.h) and per function (reports/functions.h) as text and
+// JSON, for `report --by range` and `--by function`;
 // report_text and report_json call these so the two cannot disagree.
 #pragma once
 
@@ -15,5 +16,10 @@ void write_ranges_text(std::ostream& out, const Report& rep);
 
 // The rows (docs/report-json.md, "by_range"), or null without --by range.
 nlohmann::ordered_json ranges_json(const Report& rep);
+
+// The section "Memory per function"; nothing unless built with ReportOptions::by_function.
+void write_functions_text(std::ostream& out, const Report& rep);
+// The rows (docs/report-json.md, "by_function"), or null without --by function.
+nlohmann::ordered_json functions_json(const Report& rep);
 
 }  // namespace cumemtrace

@@ -463,6 +463,7 @@ json report_json(const Report& rep) {
       {"boundaries_ns", rep.growth.boundaries_ns},
       {"sites", std::move(growth_sites)}};
   if (rep.ranges) j["by_range"] = ranges_json(rep);
+  if (rep.functions) j["by_function"] = functions_json(rep);
   return j;
 }
 

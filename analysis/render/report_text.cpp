@@ -521,6 +521,7 @@ void write_text(std::ostream& out, const Report& rep) {
   }
 
   write_ranges_text(out, rep);
+  write_functions_text(out, rep);
 
   if (!rep.reservations.empty()) {
     out << "\nVMM address space reservations (address space only, not device memory)\n";

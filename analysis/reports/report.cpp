@@ -85,8 +85,9 @@ std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, co
 // What the first pass over the events gathers besides the replay: everything the
 // report reads from single events, so that no other pass needs them (event_source.h).
 struct FirstPass {
-  FirstPass(const Trace& t, bool by_range) : final(t.granule()), growth(t) {
-    if (by_range) ranges.emplace(t);
+  FirstPass(const Trace& t, const Stacks& stacks, const ReportOptions& opt) : final(t.granule()), growth(t) {
+    if (opt.by_range) ranges.emplace(t);
+    if (opt.by_function) functions.emplace(t, stacks);
   }
   Replayer final;
   std::map<std::pair<int32_t, uint16_t>, ApiCounts> by_api_id;  // (device, API id)
@@ -94,15 +95,17 @@ struct FirstPass {
   std::vector<Event> contexts;                                  // successful creations
   GraphPoolCalls graph_calls;
   GrowthScan growth;
-  std::optional<RangeScan> ranges;  // --by range
-  size_t kept = 0;                  // events replayed (all but the impossible ones)
-  uint64_t last_kept_ns = 0;        // the time of the last of them
+  std::optional<RangeScan> ranges;        // --by range
+  std::optional<FunctionScan> functions;  // --by function
+  size_t kept = 0;                        // events replayed (all but the impossible ones)
+  uint64_t last_kept_ns = 0;              // the time of the last of them
 
   void observe(const Event& e) {
     const size_t k = kept++;
     if (ranges) ranges->advance(e.time_ns, final);
     final.apply(e, k);
     if (ranges) ranges->observe(e, final);
+    if (functions) functions->observe(e);
     last_kept_ns = e.time_ns;
     growth.observe(e, k);
     graph_calls.observe(e);
@@ -380,7 +383,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
 
   // First pass: replayed and gathered (FirstPass). Impossible events never get here: the
   // reader set them aside (plausible.h), and check_records said them.
-  FirstPass pass(trace, opt.by_range);
+  FirstPass pass(trace, stacks, opt);
   all.scan([&](const Event& e, size_t i) {
     if ((i & 0xfff) == 0) progress("replaying", i, all.size());
     pass.observe(e);
@@ -520,6 +523,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   }
   rep.growth = pass.growth.finish(stacks, opt.frames, sets);
   if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
+  if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),
   // apart from possible leaks (the rest), each grouped.
   split_at_exit(final.live(0, true), rep, stacks, opt);

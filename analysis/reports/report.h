@@ -13,6 +13,7 @@
 #include "cumemtrace/rules/fragmentation.h"
 #include "reports/allocator_map.h"
 #include "reports/categories.h"
+#include "reports/functions.h"
 #include "reports/ranges.h"
 #include "read/reader.h"
 #include "reports/diagnosis.h"
@@ -32,7 +33,8 @@ struct ReportOptions {
   const std::unordered_map<uint64_t, Symbol>* extra_symbols = nullptr;
   // `--by category`: the rule table (stacks/categories.h); null: no category figures.
   const CategoryRules* categories = nullptr;
-  bool by_range = false;  // `--by range`: memory per NVTX range and mark (ranges.h)
+  bool by_range = false;     // `--by range`: memory per NVTX range and mark (ranges.h)
+  bool by_function = false;  // `--by function`: memory per function of the program's (functions.h)
 };
 
 struct SiteRow {
@@ -231,10 +233,11 @@ struct Report {
   uint64_t failed_omitted = 0;           // groups beyond --top
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
-  Growth growth;                                // across iterations (growth.h)
-  bool categories = false;                      // figures by category were asked for
-  size_t category_user_rules = 0;               // ... with this many rules of the user's
-  std::optional<std::vector<RangeRow>> ranges;  // with ReportOptions::by_range (ranges.h)
+  Growth growth;                                      // across iterations (growth.h)
+  bool categories = false;                            // figures by category were asked for
+  size_t category_user_rules = 0;                     // ... with this many rules of the user's
+  std::optional<std::vector<RangeRow>> ranges;        // with ReportOptions::by_range (ranges.h)
+  std::optional<std::vector<FunctionRow>> functions;  // with ReportOptions::by_function (functions.h)
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);

@@ -191,5 +191,5 @@ TEST_CASE("report --by takes one word a time: the traces after it stay traces, a
   CHECK(twice.out.find("By category") != std::string::npos);
   auto bad = shell(kCli + " report --by rnage " + trace + " 2>&1");
   CHECK(bad.status == 2);
-  CHECK(bad.out == "cumemtrace report: --by rnage: not one of category, range\n");
+  CHECK(bad.out == "cumemtrace report: --by rnage: not one of category, range, function\n");
 }

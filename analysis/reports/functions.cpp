@@ -1,0 +1,84 @@
+#include "reports/functions.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "stacks/allocator_frames.h"
+#include "stacks/call_site_rule.h"
+#include "stacks/python_stacks.h"
+
+namespace cumemtrace {
+namespace {
+
+// A native frame of the program's own: named, and none of CUDA's, the tracer's, an
+// allocator's, framework dispatch's or the interpreter's.
+bool users_native(const Frame& f) {
+  if (f.python || f.function.empty()) return false;
+  const std::string_view m = f.module;
+  if (m.starts_with("libcumemtrace") || m.starts_with("libcuda.so") || m.starts_with("libcudart")) return false;
+  return !is_dispatch_or_interpreter(f) && !is_allocator_frame(f.function);
+}
+
+// What an allocation is known by until its free: its address, or a physical handle's
+// handle (cuMemCreate has none), kept apart by the top bit.
+uint64_t key_of(const Event& e) { return e.address ? e.address : e.handle ? e.handle | (1ull << 63) : 0; }
+
+}  // namespace
+
+uint32_t FunctionScan::row_of(const std::string& name, bool python) {
+  auto [it, fresh] = row_index_.try_emplace(name, uint32_t(rows_.size()));
+  if (fresh) {
+    rows_.push_back({name, python, 0, 0, 0, 0});
+    live_.push_back(0);
+  }
+  return it->second;
+}
+
+const std::vector<uint32_t>& FunctionScan::functions_of(uint32_t stack_id, uint32_t python_stack_id) {
+  auto [it, fresh] = functions_.try_emplace({stack_id, python_stack_id});
+  if (!fresh) return it->second;
+  std::vector<uint32_t> rows;
+  for (const Frame& f : python_frames(trace_, python_stack_id))
+    if (is_user_python(f)) rows.push_back(row_of(basename_of(f.file) + ":" + f.function, true));
+  const CallSite cs = stacks_.call_site(stack_id);
+  if (cs.node)
+    for (const Frame& f : stacks_.frames(cs.node, SIZE_MAX))
+      if (users_native(f)) rows.push_back(row_of(f.module + ":" + elide_templates(f.function), false));
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());  // recursion: once
+  it->second = std::move(rows);
+  return it->second;
+}
+
+void FunctionScan::observe(const Event& e) {
+  if (e.result != 0) return;
+  if (e.op == format::Op::kAlloc) {
+    if (!format::holds_device_memory(e.kind) || (e.flags & format::kEventCaptured)) return;
+    const std::vector<uint32_t>& rows = functions_of(e.stack_id, e.python_stack_id);
+    if (rows.empty()) return;
+    for (uint32_t r : rows) {
+      FunctionRow& row = rows_[r];
+      ++row.allocations;
+      row.bytes_allocated += e.size;
+      live_[r] += e.size;
+      row.peak_bytes = std::max(row.peak_bytes, live_[r]);
+    }
+    if (const uint64_t k = key_of(e)) held_[k] = {e.size, &rows};
+  } else if (e.op == format::Op::kFree) {
+    const auto it = held_.find(key_of(e));
+    if (it == held_.end()) return;
+    for (uint32_t r : *it->second.rows) live_[r] -= std::min(live_[r], it->second.bytes);
+    held_.erase(it);
+  }
+}
+
+std::vector<FunctionRow> FunctionScan::finish() {
+  for (size_t r = 0; r < rows_.size(); ++r) rows_[r].held_after_bytes = live_[r];
+  std::vector<FunctionRow> out = std::move(rows_);
+  std::stable_sort(out.begin(), out.end(), [](const FunctionRow& a, const FunctionRow& b) {
+    return std::tie(b.bytes_allocated, b.allocations) < std::tie(a.bytes_allocated, a.allocations);
+  });
+  return out;
+}
+
+}  // namespace cumemtrace

@@ -13,6 +13,7 @@
 #include "base/encode.h"
 #include "base/log.h"
 #include "base/trace_start.h"
+#include "api/named_stack.h"
 #include "track/tracker.h"
 
 namespace cumemtrace::interpose {
@@ -86,11 +87,7 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_mark(const char
 }
 
 namespace {
-// This thread's open tags, innermost last (the names of the 64 innermost: a pop names the
-// tag it closes, as an NVTX pop does, nvtx.cpp).
-constexpr size_t kMaxTagNames = 64;
-thread_local std::vector<std::string> t_tags;
-thread_local size_t t_tag_depth = 0;
+thread_local cumemtrace::interpose::NamedStack t_tags;  // this thread's open tags
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const char* name) {
@@ -100,8 +97,7 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const 
     return -1;
   }
   try {
-    if (t_tag_depth < kMaxTagNames) t_tags.resize(t_tag_depth), t_tags.emplace_back(name);
-    ++t_tag_depth;
+    t_tags.push(name);
     return track_mark(name, cumemtrace::format::MarkSource::kTagPush) ? 0 : -1;
   } catch (...) {  // out of memory for a name: the program goes on
     return -1;
@@ -110,10 +106,9 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const 
 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_pop(void) {
   using namespace cumemtrace::interpose;
-  if (t_tag_depth == 0) return -1;
-  const size_t closed = --t_tag_depth;
-  if (closed >= t_tags.size()) return -1;
-  return track_mark(t_tags[closed], cumemtrace::format::MarkSource::kTagPop) ? 0 : -1;
+  const std::string* name;
+  if (!t_tags.pop(name) || !name) return -1;
+  return track_mark(*name, cumemtrace::format::MarkSource::kTagPop) ? 0 : -1;
 }
 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_allocator_segments(

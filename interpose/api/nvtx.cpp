@@ -31,6 +31,7 @@
 
 #include "base/loader_lock.h"
 #include "base/log.h"
+#include "api/named_stack.h"
 #include "api/nvtx.h"
 #include "resolve/resolve.h"
 #include "track/tracker.h"
@@ -40,11 +41,8 @@ namespace {
 
 using format::MarkSource;
 
-thread_local int t_depth;  // this thread's open push ranges, whatever the instance
-// The names of this thread's innermost open push ranges (so that a pop can name the
-// range it closes); bounded: a deeper push is counted but its pop names no range.
-constexpr size_t kMaxNamed = 64;
-thread_local std::vector<std::string> t_names;
+// This thread's open push ranges, whatever the instance (named_stack.h).
+thread_local NamedStack t_pushes;
 
 // The chained tool's function for each slot we fill (null: none, or no tool).
 enum Slot {
@@ -88,16 +86,15 @@ std::string_view message_of(const nvtxEventAttributes_t* a) {
 // whose return value the program gets; without a tool, what NVTX itself would return.
 int push_named(std::string name) {
   track_mark(name, MarkSource::kNvtxPush);
-  if (size_t(t_depth) < kMaxNamed) t_names.resize(size_t(t_depth)), t_names.push_back(std::move(name));
-  return t_depth++;
+  return int(t_pushes.push(std::move(name)));
 }
 // The pop's RangeEnd record, named after the push it closes; the depth it leaves, as NVTX
 // gives it (-1 with no range open).
 int pop_named() {
-  if (t_depth <= 0) return -1;
-  const size_t closed = size_t(--t_depth);
-  if (closed < t_names.size()) track_mark(t_names[closed], MarkSource::kNvtxPop);
-  return t_depth + 1;
+  const std::string* name;
+  if (!t_pushes.pop(name)) return -1;
+  if (name) track_mark(*name, MarkSource::kNvtxPop);
+  return int(t_pushes.depth()) + 1;
 }
 int push_a(const char* message) {
   const int depth = push_named(message ? message : "");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/escape.h"
+#include "reports/allocation_events.h"
 
 namespace cumemtrace {
 
@@ -78,9 +79,7 @@ int SiteBands::band_of(const Event& e) {
 
 void SiteBands::observe(const Event& e) {
   if (e.result != 0) return;
-  // A graph's allocation node made during a capture holds no device memory (graph_pool.h).
-  if (e.op == format::Op::kAlloc && e.address && format::holds_device_memory(e.kind) &&
-      !(e.flags & format::kEventCaptured)) {
+  if (allocates_device_memory(e) && e.address) {
     const int band = band_of(e);
     if (band < 0) return;
     live_[e.device][size_t(band)] += e.size;

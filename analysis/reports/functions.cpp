@@ -3,25 +3,15 @@
 #include <algorithm>
 #include <tuple>
 
-#include "stacks/allocator_frames.h"
+#include "reports/allocation_events.h"
 #include "stacks/call_site_rule.h"
 #include "stacks/python_stacks.h"
 
 namespace cumemtrace {
 namespace {
 
-// A native frame of the program's own: named, and none of CUDA's, the tracer's, an
-// allocator's, framework dispatch's or the interpreter's.
-bool users_native(const Frame& f) {
-  if (f.python || f.function.empty()) return false;
-  const std::string_view m = f.module;
-  if (m.starts_with("libcumemtrace") || m.starts_with("libcuda.so") || m.starts_with("libcudart")) return false;
-  return !is_dispatch_or_interpreter(f) && !is_allocator_frame(f.function);
-}
-
-// What an allocation is known by until its free: its address, or a physical handle's
-// handle (cuMemCreate has none), kept apart by the top bit.
-uint64_t key_of(const Event& e) { return e.address ? e.address : e.handle ? e.handle | (1ull << 63) : 0; }
+// A native frame of the program's own: named, and not one no user acts on.
+bool users_native(const Frame& f) { return !f.python && !f.function.empty() && !is_foreign_native(f); }
 
 }  // namespace
 
@@ -51,9 +41,7 @@ const std::vector<uint32_t>& FunctionScan::functions_of(uint32_t stack_id, uint3
 }
 
 void FunctionScan::observe(const Event& e) {
-  if (e.result != 0) return;
-  if (e.op == format::Op::kAlloc) {
-    if (!format::holds_device_memory(e.kind) || (e.flags & format::kEventCaptured)) return;
+  if (allocates_device_memory(e)) {
     const std::vector<uint32_t>& rows = functions_of(e.stack_id, e.python_stack_id);
     if (rows.empty()) return;
     for (uint32_t r : rows) {
@@ -63,9 +51,9 @@ void FunctionScan::observe(const Event& e) {
       live_[r] += e.size;
       row.peak_bytes = std::max(row.peak_bytes, live_[r]);
     }
-    if (const uint64_t k = key_of(e)) held_[k] = {e.size, &rows};
-  } else if (e.op == format::Op::kFree) {
-    const auto it = held_.find(key_of(e));
+    if (const uint64_t k = allocation_key(e)) held_[k] = {e.size, &rows};
+  } else if (e.op == format::Op::kFree && e.result == 0) {
+    const auto it = held_.find(allocation_key(e));
     if (it == held_.end()) return;
     for (uint32_t r : *it->second.rows) live_[r] -= std::min(live_[r], it->second.bytes);
     held_.erase(it);

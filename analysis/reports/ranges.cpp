@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "reports/allocation_events.h"
+
 namespace cumemtrace {
 
 using format::MarkSource;
@@ -119,10 +121,6 @@ void RangeScan::advance(uint64_t t, const Replayer& r) {
   }
 }
 
-// What an allocation is known by until its free: its address, or a physical handle's
-// handle (cuMemCreate has no address), kept apart by the top bit.
-uint64_t held_key(const Event& e) { return e.address ? e.address : e.handle ? e.handle | (1ull << 63) : 0; }
-
 void RangeScan::observe(const Event& e, const Replayer& r) {
   // A graph's allocation node made during a stream capture holds no device memory (the
   // replay counts it apart, graph_pool.h).
@@ -139,9 +137,9 @@ void RangeScan::observe(const Event& e, const Replayer& r) {
       iv.held += e.size;
       in.push_back(i);
     }
-    if (!in.empty() && held_key(e)) inside_[held_key(e)] = {e.size, std::move(in)};
+    if (!in.empty() && allocation_key(e)) inside_[allocation_key(e)] = {e.size, std::move(in)};
   } else if (e.op == format::Op::kFree) {
-    if (auto it = inside_.find(held_key(e)); it != inside_.end()) {
+    if (auto it = inside_.find(allocation_key(e)); it != inside_.end()) {
       for (uint32_t i : it->second.second)
         if (std::find(open_.begin(), open_.end(), i) != open_.end()) intervals_[i].held -= it->second.first;
       inside_.erase(it);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "render/export/export_frames.h"
+#include "reports/allocation_events.h"
 #include "replay/replay.h"
 
 namespace cumemtrace {
@@ -77,9 +78,7 @@ void PprofProfile::add(const Trace& t, const EventSource& events, uint64_t at_ns
   };
   std::map<std::tuple<int32_t, uint32_t, uint32_t>, Values> by_stack;
   events.scan([&](const Event& e, size_t) {
-    if (e.op != format::Op::kAlloc || e.result != 0 || e.device < 0 || !format::holds_device_memory(e.kind) ||
-        (e.flags & format::kEventCaptured))
-      return;
+    if (!allocates_device_memory(e) || e.device < 0) return;
     Values& v = by_stack[{e.device, e.stack_id, e.python_stack_id}];
     ++v.alloc_objects;
     v.alloc_space += int64_t(e.size);

@@ -6,7 +6,6 @@
 #include <unordered_map>
 
 #include "render/site_bands.h"
-#include "stacks/allocator_frames.h"
 #include "stacks/call_site_rule.h"
 #include "base/escape.h"
 #include "base/progress.h"
@@ -85,12 +84,7 @@ class Timeline {
 // that are not the user's (call_site_rule.h): a PyTorch icicle was mostly
 // c10::impl::wrap_kernel_functor_unboxed_ and at::_ops, a pytest one sixty frames of
 // pluggy and the interpreter before the test's own line.
-bool folds(const Frame& f) {
-  if (f.python) return !is_user_python(f);
-  const std::string_view m = f.module;
-  if (m.starts_with("libcumemtrace") || m.starts_with("libcuda.so") || m.starts_with("libcudart")) return true;
-  return is_dispatch_or_interpreter(f) || (!f.function.empty() && is_allocator_frame(f.function));
-}
+bool folds(const Frame& f) { return f.python ? !is_user_python(f) : is_foreign_native(f); }
 
 // Frame labels and call sites, interned: a flame graph or an address map names them by index.
 class Names {

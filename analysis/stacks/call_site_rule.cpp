@@ -62,6 +62,12 @@ bool is_user_python(const Frame& f) {
          !has(file, "/cumemtrace/pytest_plugin.py") && !has(file, "/cumemtrace/__init__.py");
 }
 
+bool is_foreign_native(const Frame& f) {
+  if (f.python) return false;
+  return is_cuda_or_tracer_module(f.module) || is_dispatch_or_interpreter(f) ||
+         (!f.function.empty() && is_allocator_frame(f.function));
+}
+
 bool is_dispatch_or_interpreter(const Frame& f) {
   if (f.python) return false;
   const std::string_view m = f.module, fn = f.function;

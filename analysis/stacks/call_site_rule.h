@@ -39,6 +39,10 @@ bool parse_call_site_rule(std::string_view text, CallSiteRule& out);
 bool is_user_python(const Frame& f);
 // A native frame of framework dispatch or of the interpreter (not of an allocator).
 bool is_dispatch_or_interpreter(const Frame& f);
+// A native frame no user acts on: CUDA's or the tracer's, an allocator's, framework
+// dispatch's or the interpreter's. The page's flame graph folds these, `--by function`
+// leaves them out.
+bool is_foreign_native(const Frame& f);
 
 // The call site of one allocation under the rule.
 struct UserSite {

@@ -39,11 +39,11 @@ std::string Stacks::module_basename(uint64_t ip) const {
   return m ? basename_of(m->path) : std::string();
 }
 
-bool Stacks::is_cuda_or_hook(uint64_t ip) const {
-  const std::string base = module_basename(ip);
-  std::string_view b = base;
+bool is_cuda_or_tracer_module(std::string_view b) {
   return b.starts_with("libcumemtrace") || b.starts_with("libcuda.so") || b.starts_with("libcudart");
 }
+
+bool Stacks::is_cuda_or_hook(uint64_t ip) const { return is_cuda_or_tracer_module(module_basename(ip)); }
 
 CallSite Stacks::call_site(uint32_t stack_id) const {
   if (stack_id == 0) return {0, "?"};

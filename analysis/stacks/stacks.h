@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -68,5 +69,7 @@ class Stacks {
 };
 
 std::string basename_of(const std::string& path);
+// A module of CUDA's (libcuda, libcudart) or the tracer's own, by its basename.
+bool is_cuda_or_tracer_module(std::string_view basename);
 
 }  // namespace cumemtrace

@@ -1,4 +1,4 @@
-# Sourced by the proof scripts here (do_no_harm.sh, post_mortem.sh, recheck.sh) as
+# Sourced by the proof scripts here (do_no_harm.sh, post_mortem.sh, recheck.sh, startup_budget.sh and others) as
 #   . "$(dirname "$0")/proof_setup.sh" NAME "$@"
 # Sets here, top, OUT (the script's one argument, made), CLI (CUMEMTRACE, else the build
 # tree's), PY (PYTHON, else python3), WORK (a fresh scratch folder) and LOG

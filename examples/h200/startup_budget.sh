@@ -4,22 +4,15 @@
 # `cumemtrace run`, then `report --by category` at its peak and end, with two rules of the
 # program's own naming its KV cache and its graph capture (user rules go before the
 # defaults). Writes OUTDIR/startup.jsonl (the program's readings and estimates),
-# OUTDIR/report.txt and OUTDIR/report.json.
+# OUTDIR/report.txt, OUTDIR/report.json and OUTDIR/startup_budget.txt (stderr, exit codes).
 #   examples/h200/startup_budget.sh OUTDIR
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
-OUT=${1:?usage: $0 OUTDIR}
-mkdir -p "$OUT"
-CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
-PY=${PYTHON:-python3}
-WORK=$(mktemp -d /tmp/cumemtrace-startup.XXXXXX)
+. "$(dirname "$0")/proof_setup.sh" startup_budget "$@"
 printf '%s\n' 'kv_cache    startup_budget\.py:allocate_kv_cache' 'graph_capture startup_budget\.py:capture_graphs' \
   >"$WORK/rules.txt"
 timeout 300 "$CLI" run -o "$WORK/startup-%p.trace" -- "$PY" "$here/python/startup_budget.py" >"$OUT/startup.jsonl" \
-  2>"$OUT/run.err"
-echo "run exit $?" >>"$OUT/run.err"
+  2>"$LOG"
+echo "run exit $?" >>"$LOG"
 t=$(ls "$WORK"/startup-*.trace | head -n 1)
 timeout 120 "$CLI" report --categories "$WORK/rules.txt" "$t" >"$OUT/report.txt" 2>&1
-timeout 120 "$CLI" report --categories "$WORK/rules.txt" --json "$t" >"$OUT/report.json" 2>>"$OUT/run.err"
+timeout 120 "$CLI" report --categories "$WORK/rules.txt" --json "$t" >"$OUT/report.json" 2>>"$LOG"
 rm -rf "$WORK"

@@ -56,7 +56,7 @@ int cmd_html(const HtmlOptions& opt) {
     ropt.frames = opt.frames;
     ropt.by_range = true;  // the page's "Memory per range" table
     ropt.extra_symbols = &extra;
-    const Report rep = build_report(t, file.events(), ropt);
+    Report rep = build_report(t, file.events(), ropt);
     Stacks stacks(t);
     stacks.set_symbols(&extra);
     // The report's own JSON (the tables' figures equal `report --json`'s), beside what
@@ -68,7 +68,7 @@ int cmd_html(const HtmlOptions& opt) {
       continue;
     }
     processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", std::move(view)}});
-    if (opt.traces.size() > 1) reports.push_back(rep), devices.push_back(t.devices);
+    if (opt.traces.size() > 1) reports.push_back(std::move(rep)), devices.push_back(t.devices);
   }
   if (processes.empty()) return rc ? rc : 1;
   // `frames`: --frames, which the tables' stacks keep to (Python frames too) on the page.

@@ -130,6 +130,19 @@ struct Mark {
   std::string name;
 };
 
+// 1.12: a heap or region a pool declared through NVTX's memory extension (NvtxMemRecord).
+struct NvtxMemEvent {
+  uint64_t time_ns = 0;
+  uint64_t heap = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;  // bytes
+  uint32_t tid = 0;
+  uint32_t stack_id = 0;
+  uint32_t python_stack_id = 0;
+  format::NvtxMemOp op{};
+  uint8_t usage = 0;
+  std::string name;
+};
 // 1.3: NVML's list of compute processes on one GPU at one reading.
 struct GpuProcesses {
   uint64_t time_ns = 0;
@@ -229,6 +242,7 @@ struct Trace {
   std::vector<AllocatorMap> allocator_maps;              // in file order (1.4)
   std::vector<Mark> marks;                               // in file order (1.5)
   std::vector<Mark> range_ends;                          // RangeEnd records, in file order (1.10)
+  std::vector<NvtxMemEvent> nvtx_mem;                    // NvtxMem records, in file order (1.12)
   std::unordered_map<uint64_t, Symbol> symbols;          // by ip
   std::optional<EndInfo> end;
 

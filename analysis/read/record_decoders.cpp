@@ -189,6 +189,18 @@ std::string Parser::mark(Cursor& c, std::vector<Mark>& into) {
   return {};
 }
 
+std::string Parser::decode_NvtxMem(Cursor& c) {
+  NvtxMemRecord r{};
+  c.fixed(r);
+  NvtxMemEvent m{r.time_ns,         r.heap,          r.address, r.size, r.tid, r.stack_id,
+                 r.python_stack_id, NvtxMemOp(r.op), r.usage,   {}};
+  if (!c.string(m.name)) return "bad string length";
+  if (verify_ && (r.op < uint8_t(NvtxMemOp::kHeapRegister) || r.op > uint8_t(NvtxMemOp::kRegionName)))
+    return set_aside_record("an NVTX memory record of operation " + std::to_string(r.op));
+  t_.nvtx_mem.push_back(std::move(m));
+  return {};
+}
+
 std::string Parser::decode_GpuProcesses(Cursor& c) {
   GpuProcessesRecord r{};
   c.fixed(r);

@@ -111,6 +111,14 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         out << label << " t=" << t.range_ends.back().time_ns << " tid=" << t.range_ends.back().tid
             << " source=" << int(t.range_ends.back().source) << " " << t.range_ends.back().name;
       return;
+    case RecordType::kNvtxMem:
+      if (!t.nvtx_mem.empty()) {
+        const NvtxMemEvent& m = t.nvtx_mem.back();
+        out << label << " t=" << m.time_ns << " tid=" << m.tid << " op=" << int(m.op) << " heap=0x" << std::hex
+            << m.heap << " addr=0x" << m.address << std::dec << " size=" << m.size << " stack=" << m.stack_id;
+        if (!m.name.empty()) out << " " << m.name;
+      }
+      return;
     case RecordType::kAllocatorSegments:
       for (const auto& m : t.allocator_maps) {
         size_t blocks = 0;

@@ -1,5 +1,8 @@
 #include "render/report_json.h"
 
+#include "render/pool_view.h"
+#include "render/report_parts.h"
+
 #include "base/escape.h"
 #include "read/record_names.h"
 #include "read/result_names.h"
@@ -189,6 +192,10 @@ json escaped(const json& j) {
 }
 
 }  // namespace
+
+json frames_json(const std::vector<Frame>& fs) { return frames(fs); }
+json python_frames_json(const std::vector<Frame>& fs) { return python_frames(fs); }
+json fragmentation_json(const FragmentationFigures& f) { return frag(f); }
 
 json to_json(const Report& rep) { return escaped(report_json(rep)); }
 json to_json(const LiveReport& live) { return escaped(live_json(live)); }
@@ -464,6 +471,7 @@ json report_json(const Report& rep) {
       {"sites", std::move(growth_sites)}};
   if (rep.ranges) j["by_range"] = ranges_json(rep);
   if (rep.functions) j["by_function"] = functions_json(rep);
+  if (!rep.pools.heaps.empty()) j["pools"] = pools_json(rep.pools);
   return j;
 }
 

@@ -9,7 +9,9 @@
 #include "read/result_names.h"
 #include "base/units.h"
 #include "render/category_view.h"
+#include "render/pool_view.h"
 #include "render/range_view.h"
+#include "render/report_parts.h"
 
 namespace cumemtrace {
 namespace {
@@ -334,6 +336,11 @@ void holders(std::ostream& out, const Diagnosis& d, uint64_t request) {
 
 }  // namespace
 
+void write_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) { frames(out, fs, indent); }
+void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent, size_t max) {
+  python_frames(out, fs, indent, max);
+}
+
 // A site in one line: its user frame (call_site_rule.h) or, unnamed, its library.
 // A native frame also gets its file's name and line, when symbolized: sites of one function
 // differ by line.
@@ -522,6 +529,7 @@ void write_text(std::ostream& out, const Report& rep) {
 
   write_ranges_text(out, rep);
   write_functions_text(out, rep);
+  write_pools_text(out, rep);
 
   if (!rep.reservations.empty()) {
     out << "\nVMM address space reservations (address space only, not device memory)\n";

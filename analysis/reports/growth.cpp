@@ -16,12 +16,17 @@ namespace {
 // Python file, function and line), whether it is Python's, kind, device.
 using Key = std::tuple<uint64_t, bool, int, int32_t>;
 
-GrowthSite::Class classify(GrowthSite& s, uint64_t& per_iteration) {
-  const auto& b = s.bytes_at;
+}  // namespace
+
+GrowthFit classify_growth(const std::vector<uint64_t>& b, uint64_t allocations_within) {
+  GrowthFit fit;
   std::vector<int64_t> steps;
   for (size_t k = 1; k < b.size(); ++k) steps.push_back(int64_t(b[k]) - int64_t(b[k - 1]));
   const bool none_live = std::all_of(b.begin(), b.end(), [](uint64_t v) { return v == 0; });
-  if (none_live) return s.allocations_within ? GrowthSite::Class::kTransient : GrowthSite::Class::kVaries;
+  if (none_live) {
+    fit.cls = allocations_within ? GrowthSite::Class::kTransient : GrowthSite::Class::kVaries;
+    return fit;
+  }
   const size_t grows = size_t(std::count_if(steps.begin(), steps.end(), [](int64_t d) { return d > 0; }));
   const bool shrinks = std::any_of(steps.begin(), steps.end(), [](int64_t d) { return d < 0; });
   // A leak: the last half of the iterations (two at least), or all of them from its first
@@ -34,17 +39,17 @@ GrowthSite::Class classify(GrowthSite& s, uint64_t& per_iteration) {
   if (steps.size() >= 2 && from + 2 <= steps.size()) {
     const auto [lo, hi] = std::minmax_element(steps.begin() + long(from), steps.end());
     if (*lo > 0 && double(*hi) <= 1.1 * double(*lo)) {
-      per_iteration = uint64_t((b.back() - b[from]) / (steps.size() - from));
-      s.growth_min = uint64_t(*lo), s.growth_max = uint64_t(*hi);
-      return GrowthSite::Class::kLeak;
+      fit.per_iteration = uint64_t((b.back() - b[from]) / (steps.size() - from));
+      fit.min = uint64_t(*lo), fit.max = uint64_t(*hi);
+      fit.cls = GrowthSite::Class::kLeak;
+      return fit;
     }
   }
-  if (shrinks) return GrowthSite::Class::kVaries;
-  if (grows <= 1) return GrowthSite::Class::kOneTime;
-  return steps.back() == 0 ? GrowthSite::Class::kCacheGrowth : GrowthSite::Class::kVaries;
+  if (shrinks) fit.cls = GrowthSite::Class::kVaries;
+  else if (grows <= 1) fit.cls = GrowthSite::Class::kOneTime;
+  else fit.cls = steps.back() == 0 ? GrowthSite::Class::kCacheGrowth : GrowthSite::Class::kVaries;
+  return fit;
 }
-
-}  // namespace
 
 std::string_view class_name(GrowthSite::Class c) {
   switch (c) {
@@ -170,7 +175,8 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames, LiveSets& sets) {
     g.loop_frames.insert(g.loop_frames.end(), py.begin(), py.end());
   }
   for (auto& [key, s] : sites) {
-    s.cls = classify(s, s.growth_per_iteration);
+    const GrowthFit fit = classify_growth(s.bytes_at, s.allocations_within);
+    s.cls = fit.cls, s.growth_per_iteration = fit.per_iteration, s.growth_min = fit.min, s.growth_max = fit.max;
     s.frames = stacks.frames(s.node, frames);
     g.sites.push_back(std::move(s));
   }

@@ -55,6 +55,14 @@ struct GrowthSite {
 };
 std::string_view class_name(GrowthSite::Class c);
 
+// The rule above on one site's bytes live at each boundary (`allocations_within`: those
+// made between the first boundary and the last). Also used inside pools (pools.h).
+struct GrowthFit {
+  GrowthSite::Class cls = GrowthSite::Class::kVaries;
+  uint64_t per_iteration = 0, min = 0, max = 0;  // leak only: the mean, smallest and largest step
+};
+GrowthFit classify_growth(const std::vector<uint64_t>& bytes_at, uint64_t allocations_within);
+
 struct Growth {
   IterationsBy by = IterationsBy::kNone;  // how the iterations were found (iterations.h)
   std::string mark;                       // the range or mark name that delimits iterations; empty: none

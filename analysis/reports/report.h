@@ -14,6 +14,7 @@
 #include "reports/allocator_map.h"
 #include "reports/categories.h"
 #include "reports/functions.h"
+#include "reports/pools.h"
 #include "reports/ranges.h"
 #include "read/reader.h"
 #include "reports/diagnosis.h"
@@ -238,6 +239,7 @@ struct Report {
   size_t category_user_rules = 0;                     // ... with this many rules of the user's
   std::optional<std::vector<RangeRow>> ranges;        // with ReportOptions::by_range (ranges.h)
   std::optional<std::vector<FunctionRow>> functions;  // with ReportOptions::by_function (functions.h)
+  Pools pools;                                        // inside pools that told NVTX (pools.h); 1.12
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);

@@ -33,6 +33,9 @@ const char* const kDefaults[] = {
     // programs): the module is not libcudart, its functions are.
     "^libcudart_static_",
     "^cuda[A-Z][A-Za-z0-9_]*$",
+    // NVTX's functions, compiled into each caller from its headers: a pool's region is
+    // registered through nvtxMemRegionsRegister, and its call site is the pool's caller.
+    "^nvtx[A-Z][A-Za-z0-9_]*$",
 };
 
 using Pattern = FramePattern;

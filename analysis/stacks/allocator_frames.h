@@ -19,6 +19,7 @@
 //             ^tensorflow::.*BFCAllocator
 //   RMM       ^rmm::mr::
 //   static CUDA runtime inside another module   ^libcudart_static_   ^cuda[A-Z][A-Za-z0-9_]*$
+//   NVTX's own functions (header-only, in every caller)   ^nvtx[A-Z][A-Za-z0-9_]*$
 #pragma once
 
 #include <string>

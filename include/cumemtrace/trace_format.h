@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 11;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 12;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                                // 1.2: ChecksumRecord after every flush; capture
                                                //      flags (events, snapshots)
                                                // 1.3: snapshots of one moment, sampled peaks,
@@ -44,6 +44,7 @@ inline constexpr uint16_t kVersionMinor = 11;  // 1.1: DeviceSnapshot::pool_rese
                                                //       late NVML readings (kLateReading,
                                                //       moment bit 1)
                                                // 1.11: tags (MarkSource kTagPush, kTagPop)
+                                               // 1.12: pools' own heaps and regions (NvtxMem)
 
 #pragma pack(push, 1)
 
@@ -128,6 +129,36 @@ struct MarkRecord {
   uint8_t reserved[3];
   // then: string name
 };
+
+// 1.12: what a pool declared through NVTX's memory extension (nvtx3/nvToolsExtMem.h):
+// heaps, the device memory it manages, and regions, what it handed out of them.
+enum class NvtxMemOp : uint8_t {
+  kHeapRegister = 1,      // nvtxMemHeapRegister: heap `heap` is [address, address+size)
+                          // (address and size 0 when not a virtual range); usage; name
+  kHeapReset = 2,         // nvtxMemHeapReset: every region of `heap` is gone (heap 0: of all)
+  kHeapUnregister = 3,    // nvtxMemHeapUnregister: `heap` and its regions are gone
+  kRegionRegister = 4,    // nvtxMemRegionsRegister: a region [address, address+size) of `heap`
+  kRegionResize = 5,      // nvtxMemRegionsResize: the region at `address` is now `size` bytes
+  kRegionUnregister = 6,  // nvtxMemRegionsUnregister: the region at `address` is gone
+  kRegionName = 7,        // nvtxMemRegionsName: the region at `address` is called `name`
+};
+
+struct NvtxMemRecord {
+  uint64_t time_ns;  // CLOCK_MONOTONIC, stamped under the tracker's lock as an event's
+  uint64_t heap;     // the heap's handle, as the program holds it; 0 for region ops after
+                     // the register (the region is found by its address)
+  uint64_t address;
+  uint64_t size;  // bytes (register, resize); else 0
+  uint32_t tid;
+  uint32_t stack_id;         // kHeapRegister, kRegionRegister: StackNodeRecord id; else 0
+  uint32_t python_stack_id;  // the same, PyFrameRecord id (0: none)
+  uint8_t op;                // NvtxMemOp
+  uint8_t usage;             // kHeapRegister: NVTX_MEM_HEAP_USAGE_TYPE_* bits (1 sub-allocator,
+                             // 2 layout); else 0
+  uint16_t reserved;         // zero
+  // then: string name (kHeapRegister: the heap's; kRegionName: the region's; else empty)
+};
+static_assert(sizeof(NvtxMemRecord) == 48);
 
 // Written once, first. The command line is argv joined with '\0'.
 struct ProcessRecord {

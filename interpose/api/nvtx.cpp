@@ -33,6 +33,7 @@
 #include "base/log.h"
 #include "api/named_stack.h"
 #include "api/nvtx.h"
+#include "api/nvtx_shared.h"
 #include "resolve/resolve.h"
 #include "track/tracker.h"
 
@@ -62,24 +63,14 @@ enum Slot {
   kSlotCount
 };
 std::atomic<void*> g_next[kSlotCount];
-std::atomic<bool> g_chained{false};  // a tool's InitializeInjectionNvtx2 ran: its registered strings
 
 template <class Fn>
 Fn next(Slot slot) {
   return reinterpret_cast<Fn>(g_next[slot].load(std::memory_order_acquire));
 }
 
-// The message of an event attribute: ASCII, or a string registered with
-// nvtxDomainRegisterStringA (whose handle is our own copy of it).
 std::string_view message_of(const nvtxEventAttributes_t* a) {
-  if (!a) return {};
-  switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: return a->message.ascii ? std::string_view(a->message.ascii) : "";
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-      if (g_chained.load(std::memory_order_relaxed)) return "(registered string)";  // the tool's handle
-      return a->message.registered ? std::string_view(reinterpret_cast<const char*>(a->message.registered)) : "";
-    default: return {};  // wide strings: not decoded
-  }
+  return a ? nvtx_message(a->messageType, a->message) : std::string_view();
 }
 
 // Each function records, then calls the chained tool's (nvtx.h: CUMEMTRACE_NVTX_CHAIN),
@@ -239,32 +230,61 @@ NvtxFunctionPointer slot_value(NvtxFunctionTable table, unsigned size, unsigned 
 
 using InitFn = int (*)(NvtxGetExportTableFunc_t);
 
-// The tool's InitializeInjectionNvtx2, loaded once from CUMEMTRACE_NVTX_CHAIN (not us).
+// The tool's InitializeInjectionNvtx2 (nvtx_shared.h: nvtx_chained_library), once.
 InitFn chained_init() {
-  static const InitFn fn = []() -> InitFn {
-    const char* path = std::getenv("CUMEMTRACE_NVTX_CHAIN");
-    if (!path || !*path) return nullptr;
-    void* lib;
-    {
-      const LoaderUse in_loader;  // a fork meanwhile must not copy the loader's lock held
-      lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-    }
-    auto init = lib ? reinterpret_cast<InitFn>(real_dlsym()(lib, "InitializeInjectionNvtx2")) : nullptr;
-    if (!init || init == reinterpret_cast<InitFn>(real_dlsym()(RTLD_DEFAULT, "InitializeInjectionNvtx2"))) {
-      log_warn("NVTX: cannot chain to {} (the tool NVTX_INJECTION64_PATH named): its NVTX calls go unseen by it", path);
-      return nullptr;
-    }
-    log_info("NVTX: chained to {}: it sees every NVTX call, and marks reach the trace", path);
-    return init;
-  }();
+  static const InitFn fn = reinterpret_cast<InitFn>(nvtx_chained_entry("InitializeInjectionNvtx2"));
   return fn;
 }
 
 }  // namespace
 
-void nvtx_prepare_fork() { g_open_mu.lock(); }
-void nvtx_after_fork_parent() { g_open_mu.unlock(); }
-void nvtx_after_fork_child() { g_open_mu.unlock(); }  // the forking thread took it: ours in the child
+std::atomic<bool> g_chained{false};
+
+// The message of an event attribute or a name: ASCII, or a string registered with
+// nvtxDomainRegisterStringA (whose handle is our own copy of it).
+std::string_view nvtx_message(int32_t type, const nvtxMessageValue_t& value) {
+  switch (type) {
+    case NVTX_MESSAGE_TYPE_ASCII: return value.ascii ? std::string_view(value.ascii) : "";
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      if (g_chained.load(std::memory_order_relaxed)) return "(registered string)";  // the tool's handle
+      return value.registered ? std::string_view(reinterpret_cast<const char*>(value.registered)) : "";
+    default: return {};  // wide strings: not decoded
+  }
+}
+
+void* nvtx_chained_entry(const char* name) {
+  static void* const lib = []() -> void* {
+    const char* path = std::getenv("CUMEMTRACE_NVTX_CHAIN");
+    if (!path || !*path) return nullptr;
+    void* l;
+    {
+      const LoaderUse in_loader;  // a fork meanwhile must not copy the loader's lock held
+      l = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    }
+    if (!l) log_warn("NVTX: cannot load {} (the tool NVTX_INJECTION64_PATH named): it sees no NVTX call", path);
+    return l;
+  }();
+  if (!lib) return nullptr;
+  void* fn = real_dlsym()(lib, name);
+  if (fn && fn == real_dlsym()(RTLD_DEFAULT, name)) fn = nullptr;  // ours: CUMEMTRACE_NVTX_CHAIN named us
+  const char* tool = std::getenv("CUMEMTRACE_NVTX_CHAIN");
+  if (fn) log_info("NVTX: chained to {}'s {}: it sees those NVTX calls, and the trace has them", tool, name);
+  else log_warn("NVTX: cannot chain to {}: it has no {} of its own, and sees none of those NVTX calls", tool, name);
+  return fn;
+}
+
+void nvtx_prepare_fork() {
+  g_open_mu.lock();
+  nvtx_mem_prepare_fork();
+}
+void nvtx_after_fork_parent() {
+  nvtx_mem_after_fork();
+  g_open_mu.unlock();
+}
+void nvtx_after_fork_child() {  // the forking thread took them: ours in the child
+  nvtx_mem_after_fork();
+  g_open_mu.unlock();
+}
 
 void warn_if_nvtx_elsewhere() {
   const char* path = std::getenv("NVTX_INJECTION64_PATH");

@@ -1,5 +1,5 @@
 // The live picture and the trace's records of it: track() for every hooked call, the
-// snapshots, and the C API's queries (stats, live sites, marks). Over 600 lines because
+// snapshots, and the C API's queries (stats, live sites, marks, pools' NVTX records). Over 600 lines because
 // they share one State, private to this file, so that nothing reads or changes it without
 // its lock; the accounting rules themselves are in rules/ledger.h (tracker_ledger.h).
 #include "track/tracker.h"
@@ -496,6 +496,36 @@ bool track_mark(std::string_view name, format::MarkSource source) {
   if (s.ended || s.pending.size() >= config().buffer_limit_bytes) return false;
   put_record(s.pending, end ? format::RecordType::kRangeEnd : format::RecordType::kMark, m,
              std::string(name.substr(0, 4096)));
+  return true;
+}
+
+bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
+  if (!n || !tracing_enabled() || !g_state.load(std::memory_order_acquire)) return false;
+  const ErrnoGuard keep_errno;
+  RawStack stack;
+  PyRawStack python;
+  stack.count = 0;
+  if (with_stack) {
+    walk_python(python);
+    walk_stack(stack, python.count ? config().python_native_depth : config().stack_depth);
+  }
+  const uint32_t tid = thread_state().tid;
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  const uint64_t time = now_ns();
+  if (s.ended || s.pending.size() >= config().buffer_limit_bytes) return false;
+  State::Memos& memo = s.memos[tid % State::kMemos];
+  const uint32_t native = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
+  const uint32_t py = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
+  if (!s.new_nodes.empty()) {
+    s.pending.append(s.new_nodes);
+    s.new_nodes.clear();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const NvtxMemDraft& d = drafts[i];
+    const format::NvtxMemRecord r{time, d.heap, d.address, d.size, tid, native, py, uint8_t(d.op), d.usage, 0};
+    put_record(s.pending, format::RecordType::kNvtxMem, r, std::string(d.name.substr(0, 4096)));
+  }
   return true;
 }
 

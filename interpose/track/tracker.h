@@ -77,6 +77,20 @@ void log_sampling_cost();
 // kNvtxPop, kNvtxEnd and kTagPop are written as RangeEnd records (the range's name): an iteration's end.
 bool track_mark(std::string_view name, format::MarkSource source);
 
+// What a pool declared through NVTX's memory extension (api/nvtx_mem.cpp): one
+// NvtxMemRecord, its time, thread and stacks left to track_nvtx_mem.
+struct NvtxMemDraft {
+  format::NvtxMemOp op{};
+  uint64_t heap = 0, address = 0, size = 0;  // NvtxMemRecord's fields; size in bytes
+  uint8_t usage = 0;
+  std::string_view name;
+};
+// Records `n` drafts in order, as one call's (a batch of regions). With `with_stack`, each
+// carries the calling thread's stacks, walked once for them all. Never calls CUDA; safe from
+// any thread, during a capture too. False when nothing was recorded (no trace yet, tracing
+// off, the buffer full).
+bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack);
+
 // ---- for the C API's live figures (api.h: cumemtrace_stats and its kin) ----
 struct DeviceStats {
   int32_t device = -1;

@@ -214,6 +214,14 @@ class TraceBuilder {
     return record(fmt::RecordType::kRangeEnd, p);
   }
 
+  // 1.12: a pool's NVTX memory-extension record (trace_format.h: NvtxMemRecord).
+  TraceBuilder& nvtx_mem(uint64_t t, fmt::NvtxMemOp op, uint64_t heap, uint64_t address, uint64_t size = 0,
+                         uint32_t stack = 0, const std::string& name = "", uint8_t usage = 0) {
+    std::string p = pod(fmt::NvtxMemRecord{kStart + t, heap, address, size, 1, stack, 0, uint8_t(op), usage, 0});
+    str(p, name);
+    return record(fmt::RecordType::kNvtxMem, p);
+  }
+
   // `written` defaults to the events written so far, as the library counts them.
   TraceBuilder& end(uint64_t t, std::optional<uint64_t> written = {}, uint64_t dropped = 0) {
     return record(fmt::RecordType::kEnd, pod(fmt::EndRecord{kStart + t, written.value_or(events_), dropped}));

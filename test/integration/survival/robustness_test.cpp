@@ -98,22 +98,23 @@ TEST_CASE("an unwritable output path costs a warning, never the job") {
   CHECK(t.err.find("cannot create trace file") != std::string::npos);
 }
 
-TEST_CASE("the library exports only the hooked entry points, its C API and NVTX's injection entry, needs no CUDA") {
+TEST_CASE("the library exports only the hooked entry points, its C API and NVTX's injection entries, needs no CUDA") {
   const Result nm = run({"/usr/bin/nm", "-D", "--defined-only", preload_library()});
   REQUIRE(nm.exit_code == 0);
   std::istringstream lines(nm.out);
   int count = 0;
   for (std::string addr, type, name; lines >> addr >> type >> name; ++count)
     CHECK((name == "dlsym" || name.rfind("cu", 0) == 0 || name.rfind("exec", 0) == 0 || name == "fexecve" ||
-           name == "InitializeInjectionNvtx2" || name == "_exit" || name == "_Exit" || name == "dlerror" ||
-           name == "sigaction" || name == "signal"));
+           name == "InitializeInjectionNvtx2" || name == "InitializeInjectionNvtxExtension" || name == "_exit" ||
+           name == "_Exit" || name == "dlerror" || name == "sigaction" || name == "signal"));
   CHECK(nm.out.find(" cudaMalloc\n") != std::string::npos);
   CHECK(nm.out.find(" cuMemAlloc_v2\n") != std::string::npos);
   CHECK(nm.out.find(" cuGetProcAddress_v2\n") != std::string::npos);
   CHECK(nm.out.find(" execl\n") != std::string::npos);
   CHECK(nm.out.find(" cumemtrace_allocator_segments\n") != std::string::npos);  // include/cumemtrace/api.h
   CHECK(nm.out.find(" cumemtrace_mark\n") != std::string::npos);
-  CHECK(nm.out.find(" InitializeInjectionNvtx2\n") != std::string::npos);  // interpose/api/nvtx.cpp
+  CHECK(nm.out.find(" InitializeInjectionNvtx2\n") != std::string::npos);          // interpose/api/nvtx.cpp
+  CHECK(nm.out.find(" InitializeInjectionNvtxExtension\n") != std::string::npos);  // interpose/api/nvtx_mem.cpp
   CHECK(nm.out.find(" sigaction\n") != std::string::npos);  // interpose/write/fatal_signal.h: the program's view
   CHECK(nm.out.find(" dlerror\n") != std::string::npos);    // interpose/resolve/dlerror.cpp
   CHECK(count > 30);

@@ -1,0 +1,25 @@
+// Pieces every section of `report` renders alike, so that a section written in its own
+// file (pool_view.cpp) shows frames and fragmentation as the others do. Defined in
+// report_text.cpp and report_json.cpp, beside their other uses.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <vector>
+
+#include "cumemtrace/rules/fragmentation.h"
+#include "stacks/stacks.h"
+
+namespace cumemtrace {
+
+// Native frames, "#0 function at file:line (module)" a line, or "(no stack recorded)".
+void write_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent);
+// Python frames, "file:line in function" a line, at most `max` (--frames), then how many more.
+void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent, size_t max);
+
+// docs/report-json.md's frame, Python frame and fragmentation objects.
+nlohmann::ordered_json frames_json(const std::vector<Frame>& fs);
+nlohmann::ordered_json python_frames_json(const std::vector<Frame>& fs);
+nlohmann::ordered_json fragmentation_json(const FragmentationFigures& f);
+
+}  // namespace cumemtrace

@@ -1,0 +1,104 @@
+// A pool that tells NVTX's memory extension what it hands out (programs/nvtx_pool.c, whose
+// comment gives every figure): the tracer is the extension's tool under `cumemtrace run`,
+// alone or chained to a profiler's (programs/nvtx_tool.c), and the report shows the inside
+// of the pool's slabs.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "harness.h"
+#include "sizes.h"
+
+using namespace harness;
+using nlohmann::json;
+
+namespace {
+
+// The pools section of the report of nvtx_pool traced under `cumemtrace run` with `env`.
+json pools_of_run(const Env& env, Result& r) {
+  TempDir dir;
+  r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_pool")}, env);
+  REQUIRE(r.exit_code == 0);
+  const auto traces = dir.files("t-");
+  REQUIRE(traces.size() == 1);
+  return report(traces[0]).at("pools");
+}
+
+// What does not depend on addresses, handles or times.
+json figures(json pools) {
+  for (auto& h : pools.at("heaps")) {
+    for (const char* k : {"handle", "address", "registered_ns", "unregistered_ns", "allocation"}) h.erase(k);
+    h.at("peak").erase("time_ns");
+    for (auto& s : h.at("sites")) s.erase("frames"), s.erase("call_site_id");
+  }
+  return pools;
+}
+
+}  // namespace
+
+TEST_CASE("a pool's NVTX heaps and regions: its slab's peak, leak and fragmentation inside, under cumemtrace run") {
+  Result r;
+  const json p = pools_of_run({}, r);
+  CHECK(r.out == "pool: 2 heaps, two handles\n");  // our heap handles: one each
+  CHECK(p.at("unknown_references") == 0);
+  REQUIRE(p.at("heaps").size() == 2);
+  const json& slab = p.at("heaps").at(0);
+  CHECK(slab.at("name") == "slab");
+  CHECK(slab.at("usage") == 1);
+  CHECK(slab.at("size") == 64 * MiB);
+  CHECK(slab.at("device") == 0);
+  CHECK(slab.at("allocation").at("size") == 64 * MiB);
+  CHECK(slab.at("allocation").at("address") == slab.at("address"));
+  CHECK(slab.at("regions_registered") == 13);
+  CHECK(slab.at("bytes_registered") == 72 * MiB);
+  CHECK(slab.at("peak").at("bytes") == 43 * MiB);
+  CHECK(slab.at("peak").at("count") == 7);
+  CHECK(slab.at("peak").at("inside").at("gap_bytes") == 21 * MiB);
+  CHECK(slab.at("peak").at("inside").at("largest_gap") == 8 * MiB);
+  CHECK(slab.at("end").at("bytes") == 32 * MiB);
+  CHECK(slab.at("end").at("count") == 5);
+  CHECK(slab.at("unregistered_ns").is_null());
+  const json& sites = slab.at("sites");
+  REQUIRE(sites.size() == 3);
+  CHECK(sites.at(0).at("name") == "kv-block");
+  CHECK(sites.at(0).at("class") == "leak");
+  CHECK(sites.at(0).at("growth_per_iteration") == 4 * MiB);
+  CHECK(sites.at(0).at("bytes_at_boundaries") == json::array({0, 4 * MiB, 8 * MiB, 12 * MiB, 16 * MiB}));
+  CHECK(sites.at(1).at("name") == "weights");
+  CHECK(sites.at(1).at("class") == "one-time");
+  CHECK(sites.at(2).at("name") == "");
+  CHECK(sites.at(2).at("class") == "transient");
+  CHECK(sites.at(2).at("registered") == 8);  // scratch and grow, 4 each
+  CHECK(sites.at(2).at("peak_bytes") == 11 * MiB);
+  // NVTX's own functions are the pool's frames: the site is the program's helper.
+  CHECK(sites.at(0).at("frames").at(0).at("function") == "region");
+
+  const json& staging = p.at("heaps").at(1);
+  CHECK(staging.at("name") == "staging");
+  CHECK(staging.at("resets") == 1);
+  CHECK(!staging.at("unregistered_ns").is_null());
+  CHECK(staging.at("peak").at("bytes") == 2 * MiB);
+  CHECK(staging.at("end").at("bytes") == 0);
+}
+
+TEST_CASE("without a tool the pool's NVTX calls are no-ops: it runs the same, and no pool is in its trace") {
+  const Result plain = run({here("nvtx_pool")});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out == "pool: 2 heaps, one handle\n");  // NVTX's no-op returns no handle
+  TempDir dir;
+  const Result t = traced(dir, {here("nvtx_pool")});  // preloaded, but NVTX_INJECTION64_PATH unset
+  REQUIRE(t.exit_code == 0);
+  CHECK(!report(only_trace(dir)).contains("pools"));
+}
+
+TEST_CASE("chained to a profiler's NVTX tool, the tool sees every pool call and the report's figures are the same") {
+  Result alone, chained;
+  const json ours = pools_of_run({}, alone);
+  const json with_tool = pools_of_run({{"NVTX_INJECTION64_PATH", here("libnvtx_tool.so")}}, chained);
+  // The tool's heap handles (0x7001, 0x7002) are what the program holds, and its region
+  // handles (address + 1) come back to it: 4 grow regions unregistered by its handles.
+  CHECK(chained.out == "pool: 2 heaps, two handles\n");
+  CHECK(has(chained.err, "tool: 2 heaps, 15 regions registered, 4 unregistered by its handles, 4 by pointer\n"));
+  CHECK(with_tool.at("heaps").at(0).at("handle") == "0x7001");
+  CHECK(figures(with_tool) == figures(ours));
+}

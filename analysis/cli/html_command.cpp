@@ -54,7 +54,8 @@ int cmd_html(const HtmlOptions& opt) {
     ReportOptions ropt;
     ropt.top = opt.top;
     ropt.frames = opt.frames;
-    ropt.by_range = true;  // the page's "Memory per range" table
+    ropt.by_range = true;     // the page's "Memory per range" table
+    ropt.by_function = true;  // ... and "Memory per function"
     ropt.extra_symbols = &extra;
     Report rep = build_report(t, file.events(), ropt);
     Stacks stacks(t);

@@ -1,7 +1,8 @@
 // Memory per function (`report --by function`; docs/cli.md, "Memory per function"): for
 // each of the program's own functions — a Python function the call-site rule calls the
 // user's (call_site_rule.h), or a native function outside CUDA, the tracer, allocators,
-// framework dispatch and the interpreter — what the allocations made with it on the stack
+// framework dispatch, the interpreter and the C and C++ runtimes (libc, ld.so, libstdc++,
+// libgcc_s, libm, libdl, and `_start`) — what the allocations made with it on the stack
 // did (inclusive, as cProfile's cumulative time; a recursive function counts an
 // allocation once):
 //   allocations, bytes allocated — successful allocations of device memory (a capture's

@@ -16,9 +16,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { drawn, launch_chromium } from './browser.mjs';
 
-const [cli, prog, preload, simDir, shots, tagsProg] = process.argv.slice(2);
-if (!tagsProg) {
-  console.error('usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR TAGS_PROGRAM');
+const [cli, prog, preload, simDir, shots, tagsProg, poolProg] = process.argv.slice(2);
+if (!poolProg) {
+  console.error('usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR TAGS_PROGRAM POOL_PROGRAM');
   process.exit(2);
 }
 const MiB = 1 << 20;
@@ -253,6 +253,33 @@ try {
     await page.evaluate(() => document.querySelectorAll('#ranges-table th')[6].click());
     const byHeld = await rangeRows();
     check(byHeld[0] === 'worker 3.00 MiB (3,145,728 B)', 'sorted by bytes held after once that heading is clicked', byHeld);
+    // Memory per function: the program's main (1 + 2 + 4 MiB) and worker (3 MiB), none of the
+    // C runtime's start frames; by held after once clicked (main's 1 + 2 MiB, then worker's 3).
+    const fnRows = () => page.evaluate(() => [...document.querySelectorAll('#functions-table tr')].slice(1)
+      .map((tr) => tr.children[0].textContent + ' ' + tr.children[2].textContent + ' ' + tr.children[4].textContent));
+    const fns = await fnRows();
+    check(fns.join(' | ') === 'tags:main 7.00 MiB (7,340,032 B) 3.00 MiB (3,145,728 B) | tags:worker 3.00 MiB (3,145,728 B) 3.00 MiB (3,145,728 B)',
+      'the page\'s memory per function, by bytes allocated', fns);
+
+    // Inside pools, of test/integration's nvtx_pool program under `cumemtrace run` (its
+    // comment gives the figures): the slab's peak 43 MiB in 7 regions with 21 MiB free
+    // (largest run 8 MiB); its region sites, the leaking kv-block first.
+    const poolDir = path.join(dir, 'pool');
+    mkdirSync(poolDir);
+    execFileSync(cli, ['run', '-o', poolDir + '/t-%p.trace', '--', poolProg],
+      { env: { ...process.env, LD_LIBRARY_PATH: simDir }, stdio: 'ignore' });
+    const poolTrace = path.join(poolDir, readdirSync(poolDir).find((f) => f.endsWith('.trace')));
+    const pool_page = path.join(dir, 'pool.html');
+    execFileSync(cli, ['html', poolTrace, '-o', pool_page]);
+    await page.goto(pathToFileURL(pool_page).href, { waitUntil: 'load' });
+    if (!(await drawn(page, 10000))) throw new Error('the pool page never finished drawing\n' + errors.join('\n'));
+    const heaps = await page.evaluate(() => [...document.querySelectorAll('#pools-table tr')].slice(1)
+      .map((tr) => [...tr.children].slice(0, 5).map((td) => td.textContent).join(' / ')));
+    check(heaps[0] === 'slab / 64.0 MiB (67,108,864 B) / 0 / 43.0 MiB (45,088,768 B) in 7 / 21.0 MiB (22,020,096 B) (8.00 MiB (8,388,608 B))',
+      'the slab\'s peak and free bytes inside it', heaps);
+    const poolSites = await page.evaluate(() => [...document.querySelectorAll('#pool-sites-table tr')].slice(1)
+      .map((tr) => tr.children[1].textContent + ' ' + tr.children[2].textContent + ' ' + tr.children[3].textContent));
+    check(poolSites[0] === 'kv-block leak +4.00 MiB (4,194,304 B)', 'the leak inside the pool first', poolSites);
     await page.goto(pathToFileURL(page_path).href, { waitUntil: 'load' });
     if (!(await drawn(page, 10000))) throw new Error('the page never finished drawing again\n' + errors.join('\n'));
   }

@@ -481,27 +481,54 @@
     // report --by range's rows (docs/cli.md, "Memory per range"), sortable by a click on a heading.
     if (r.by_range && r.by_range.length) {
       app.append(el('h2', { text: 'Memory per range (NVTX ranges, tags, marks)' }));
-      const cols = [['range', (x) => x.name], ['kind', (x) => x.kind], ['calls', (x) => x.calls],
-        ['allocations', (x) => x.allocations], ['allocated', (x) => x.bytes_allocated], ['peak inside', (x) => x.peak_bytes],
-        ['held after', (x) => x.held_after_bytes], ['time inside', (x) => x.time_ns]];
-      const bytes = new Set(['allocated', 'peak inside', 'held after']);
-      const box = el('div', { id: 'ranges' });
-      app.append(box);
-      let by = 4, down = true;
-      const draw = () => {
-        const rows = r.by_range.slice().sort((a, b) => {
-          const x = cols[by][1](a), y = cols[by][1](b);
-          return (x < y ? -1 : x > y ? 1 : 0) * (down ? -1 : 1);
-        });
-        const t = table('ranges-table', cols.map(([h]) => h + (cols[by][0] === h ? (down ? ' ▼' : ' ▲') : '')),
-          rows.map((x) => cols.map(([h, f]) => (bytes.has(h) ? exact(f(x)) : h === 'time inside' ? secs(f(x)) :
-            h === 'calls' && x.open_at_end ? f(x) + ' (' + x.open_at_end + ' open)' : f(x)))));
-        t.querySelectorAll('th').forEach((th, i) => { th.onclick = () => { down = by === i ? !down : true; by = i; draw(); }; });
-        box.textContent = '';
-        box.append(t);
-      };
-      draw();
+      app.append(sortable('ranges', [['range', (x) => x.name], ['kind', (x) => x.kind],
+        ['calls', (x) => x.calls, (v, x) => (x.open_at_end ? v + ' (' + x.open_at_end + ' open)' : v)],
+        ['allocations', (x) => x.allocations], ['allocated', (x) => x.bytes_allocated, exact],
+        ['peak inside', (x) => x.peak_bytes, exact], ['held after', (x) => x.held_after_bytes, exact],
+        ['time inside', (x) => x.time_ns, secs]], r.by_range, 4));
     }
+    // report --by function's rows (docs/cli.md, "Memory per function").
+    if (r.by_function && r.by_function.length) {
+      app.append(el('h2', { text: 'Memory per function (the program\'s own, inclusive)' }));
+      app.append(sortable('functions', [['function', (x) => x.function],
+        ['allocations', (x) => x.allocations], ['allocated', (x) => x.bytes_allocated, exact],
+        ['at most held at once', (x) => x.peak_bytes, exact], ['held after', (x) => x.held_after_bytes, exact]],
+        r.by_function, 2));
+    }
+    // Inside pools (docs/cli.md, "Inside pools"): each heap, then its regions by call site and name.
+    if (r.pools && r.pools.heaps.length) {
+      app.append(el('h2', { text: 'Inside pools (NVTX memory extension)' }));
+      app.append(table('pools-table', ['heap', 'size', 'device', 'peak', 'free at the peak (largest run)', 'at the end'],
+        r.pools.heaps.map((h) => [h.name || h.handle, h.size === null ? 'no range' : exact(h.size), h.device === null ? '' : h.device,
+          exact(h.peak.bytes) + ' in ' + h.peak.count,
+          h.peak.inside ? exact(h.peak.inside.gap_bytes) + ' (' + exact(h.peak.inside.largest_gap) + ')' : '',
+          exact(h.end.bytes) + ' in ' + h.end.count])));
+      const sites = [];
+      for (const h of r.pools.heaps) for (const s of h.sites) sites.push({ heap: h.name || h.handle, ...s });
+      app.append(sortable('pool-sites', [['heap', (x) => x.heap], ['region', (x) => x.name || '(unnamed)'],
+        ['class', (x) => x.class], ['per iteration', (x) => x.growth_per_iteration, (v) => (v ? '+' + exact(v) : '')],
+        ['at the peak', (x) => x.peak_bytes, exact], ['at the end', (x) => x.end_bytes, exact],
+        ['registered', (x) => x.registered], ['stack', () => 0, (v, x) => frames(x)]], sites, 4));
+    }
+  }
+  // A table sorted by a click on a heading, in a box of its own whose id is `id`, the table's
+  // `id`-table. cols: [heading, value (sorted on), shown (value, row) → cell; else the value].
+  function sortable(id, cols, items, by) {
+    const box = el('div', { id });
+    let down = true;
+    const draw = () => {
+      const rows = items.slice().sort((a, b) => {
+        const x = cols[by][1](a), y = cols[by][1](b);
+        return (x < y ? -1 : x > y ? 1 : 0) * (down ? -1 : 1);
+      });
+      const t = table(id + '-table', cols.map(([h]) => h + (cols[by][0] === h ? (down ? ' ▼' : ' ▲') : '')),
+        rows.map((x) => cols.map(([, f, show]) => (show ? show(f(x), x) : f(x)))));
+      t.querySelectorAll('th').forEach((th, i) => { th.onclick = () => { down = by === i ? !down : true; by = i; draw(); }; });
+      box.textContent = '';
+      box.append(t);
+    };
+    draw();
+    return box;
   }
 
   render();

@@ -93,3 +93,25 @@ TEST_CASE("memory per function: the program's own functions, inclusive, recursio
                         "once; held after 800 B\n") != std::string::npos);
   CHECK_FALSE(build_report(parse(by_function_trace()), ReportOptions{}).functions);
 }
+
+TEST_CASE("memory per function: native functions of the program, not the C runtime's start frames") {
+  // One stack, innermost first: fill (prog) <- main (prog) <- __libc_start_call_main
+  // (libc.so.6) <- _start (prog); a second thread's: worker (prog) <- start_thread (libc.so.6).
+  // Symbols are by return address, as the symbolizer writes them.
+  TraceBuilder b;
+  b.process().device(0, 1ull << 30);
+  b.module(0, 0x400000, 0x500000, "/usr/bin/prog").module(0, 0x7000000, 0x7100000, "/lib/x86_64-linux-gnu/libc.so.6");
+  b.stack(1, 0, 0x401001).stack(2, 1, 0x7000101).stack(3, 2, 0x402001).stack(4, 3, 0x403001);
+  b.stack(5, 0, 0x7000201).stack(6, 5, 0x404001);
+  b.symbol(0x401001, "_start", "", 0).symbol(0x7000101, "__libc_start_call_main", "", 0);
+  b.symbol(0x402001, "main", "prog.c", 20).symbol(0x403001, "fill", "prog.c", 10);
+  b.symbol(0x7000201, "start_thread", "", 0).symbol(0x404001, "worker", "prog.c", 30);
+  b.alloc(10, 0xA000, 1000, 4).alloc(20, 0xB000, 500, 6).end(30);
+  ReportOptions opt;
+  opt.by_function = true;
+  const Report r = build_report(parse(b), opt);
+  REQUIRE(r.functions);
+  std::vector<std::string> names;
+  for (const FunctionRow& f : *r.functions) names.push_back(f.name);
+  CHECK(names == std::vector<std::string>{"prog:fill", "prog:main", "prog:worker"});
+}

@@ -87,7 +87,9 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_mark(const char
 }
 
 namespace {
-thread_local cumemtrace::interpose::NamedStack t_tags;  // this thread's open tags
+struct TagsTag;
+// This thread's open tags (named_stack.h); null at its end.
+cumemtrace::interpose::NamedStack* tags() { return cumemtrace::interpose::ThisThread<TagsTag>::stack(); }
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const char* name) {
@@ -97,7 +99,9 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const 
     return -1;
   }
   try {
-    t_tags.push(name);
+    NamedStack* s = tags();
+    if (!s) return -1;  // the thread's thread_local destructors have run
+    s->push(name);
     return track_mark(name, cumemtrace::format::MarkSource::kTagPush) ? 0 : -1;
   } catch (...) {  // out of memory for a name: the program goes on
     return -1;
@@ -107,7 +111,8 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_pop(void) {
   using namespace cumemtrace::interpose;
   const std::string* name;
-  if (!t_tags.pop(name) || !name) return -1;
+  NamedStack* s = tags();
+  if (!s || !s->pop(name) || !name) return -1;
   return track_mark(*name, cumemtrace::format::MarkSource::kTagPop) ? 0 : -1;
 }
 

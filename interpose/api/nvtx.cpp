@@ -42,8 +42,9 @@ namespace {
 
 using format::MarkSource;
 
-// This thread's open push ranges, whatever the instance (named_stack.h).
-thread_local NamedStack t_pushes;
+// This thread's open push ranges, whatever the instance (named_stack.h); null at its end.
+struct PushesTag;
+NamedStack* pushes() { return ThisThread<PushesTag>::stack(); }
 
 // The chained tool's function for each slot we fill (null: none, or no tool).
 enum Slot {
@@ -76,16 +77,19 @@ std::string_view message_of(const nvtxEventAttributes_t* a) {
 // Each function records, then calls the chained tool's (nvtx.h: CUMEMTRACE_NVTX_CHAIN),
 // whose return value the program gets; without a tool, what NVTX itself would return.
 int push_named(std::string name) {
+  NamedStack* s = pushes();
+  if (!s) return 0;  // the thread's end: not recorded (named_stack.h)
   track_mark(name, MarkSource::kNvtxPush);
-  return int(t_pushes.push(std::move(name)));
+  return int(s->push(std::move(name)));
 }
 // The pop's RangeEnd record, named after the push it closes; the depth it leaves, as NVTX
 // gives it (-1 with no range open).
 int pop_named() {
   const std::string* name;
-  if (!t_pushes.pop(name)) return -1;
+  NamedStack* s = pushes();
+  if (!s || !s->pop(name)) return -1;
   if (name) track_mark(*name, MarkSource::kNvtxPop);
-  return int(t_pushes.depth()) + 1;
+  return int(s->depth()) + 1;
 }
 int push_a(const char* message) {
   const int depth = push_named(message ? message : "");

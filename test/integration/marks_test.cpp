@@ -44,6 +44,21 @@ TEST_CASE("NVTX ranges and marks become marks under cumemtrace run") {
   CHECK(marks(traces[0], "range-end t=") == std::vector<std::string>(5, "5 iter"));
 }
 
+// H200 run AR: under compute-sanitizer, whose libraries push and pop NVTX ranges at exit,
+// the process died of SIGSEGV at exit: a thread's NVTX and tag stacks were thread_local
+// objects, used after their destructors. The ASan tree reports any such use.
+TEST_CASE("NVTX ranges and tags after a thread's thread_local destructors (atexit, a key destructor) do no harm") {
+  TempDir dir;
+  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_at_exit")});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "late ranges done (thread end)\nlate ranges done (atexit)\n");
+  CHECK(r.err.find("ERROR: AddressSanitizer") == std::string::npos);
+  const auto traces = dir.files("t-");
+  REQUIRE(traces.size() == 1);
+  // Recorded while the threads lived; not once their stacks were gone.
+  CHECK(marks(traces[0]) == std::vector<std::string>{"2 main", "2 worker"});
+}
+
 TEST_CASE("without cumemtrace run (no NVTX_INJECTION64_PATH) NVTX calls cost nothing and leave no mark") {
   TempDir dir;
   const Result t = traced(dir, {here("nvtx_marks")});

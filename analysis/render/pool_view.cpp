@@ -28,7 +28,34 @@ void figures(std::ostream& out, const PoolHeap& h, uint64_t bytes, uint64_t coun
         << " (external fragmentation " << fixed(f.external_fragmentation(), 4) << ")";
 }
 
+std::string heap_name(const PoolHeap& h) { return h.name.empty() ? hex(h.handle) : "\"" + printable(h.name) + "\""; }
+
 }  // namespace
+
+void write_pools_summary(std::ostream& out, const Report& rep) {
+  const Pools& p = rep.pools;
+  if (p.heaps.empty()) return;
+  size_t leaks = 0;
+  out << "  inside pools: ";
+  for (const PoolHeap& h : p.heaps)
+    for (const PoolSite& s : h.sites) {
+      if (s.cls != GrowthSite::Class::kLeak) continue;
+      if (leaks++ < 3) {
+        const std::string where = user_frame_text(s.frames, s.python_frames);
+        out << (leaks > 1 ? ", " : "leaks ") << "+" << iec(s.growth_per_iteration) << " per iteration of "
+            << (s.name.empty() ? std::string("unnamed") : "\"" + printable(s.name) + "\"") << " regions in heap "
+            << heap_name(h) << (where.empty() ? "" : " from " + printable(where));
+      }
+    }
+  if (leaks > 3) out << ", ...";
+  if (!leaks) {
+    out << "no leak; at their peaks ";
+    for (size_t i = 0; i < p.heaps.size(); ++i)
+      out << (i ? ", " : "") << heap_name(p.heaps[i]) << " " << iec(p.heaps[i].peak_bytes) << " in "
+          << regions(p.heaps[i].peak_count);
+  }
+  out << "\n";
+}
 
 void write_pools_text(std::ostream& out, const Report& rep) {
   const Pools& p = rep.pools;

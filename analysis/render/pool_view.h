@@ -12,6 +12,9 @@ namespace cumemtrace {
 // The section "Inside pools": nothing when no pool told NVTX about its heaps.
 void write_pools_text(std::ostream& out, const Report& rep);
 
+// The summary's line on pools: their leaks, or their peak when none leaks; nothing without pools.
+void write_pools_summary(std::ostream& out, const Report& rep);
+
 // docs/report-json.md, "pools".
 nlohmann::ordered_json pools_json(const Pools& pools);
 

@@ -394,6 +394,7 @@ void summary(std::ostream& out, const Report& rep) {
           << site_name(leaking[i]->frames, leaking[i]->python_frames, leaking[i]->library);
     out << (leaking.size() > 3 ? ", ...\n" : "\n");
   }
+  write_pools_summary(out, rep);
   for (const auto& d : rep.devices) {
     if (d.device < 0) continue;
     out << "  at exit on " << device_label(d.device) << ": ";

@@ -145,6 +145,8 @@ TEST_CASE("inside pools: heaps, their peak and end, fragmentation inside, and re
   CHECK(text.str().find("    peak 500 B in 6 regions; 500 B of the heap free, the largest run 200 B (external "
                         "fragmentation 0.6000)") != std::string::npos);
   CHECK(text.str().find("    transient: \"tmp\" regions") != std::string::npos);
+  CHECK(text.str().find("  inside pools: leaks +50 B per iteration of unnamed regions in heap \"a\"\n") !=
+        std::string::npos);
 }
 
 TEST_CASE(
@@ -171,6 +173,10 @@ TEST_CASE(
   CHECK((p.heaps[2].inside_at_end.gap_bytes == 65 && p.heaps[2].inside_at_end.largest_gap == 63));
   CHECK((p.heaps[3].handle == 3 && !p.heaps[3].declared && p.heaps[3].end_bytes == 1));
   CHECK(p.heaps[0].device == -1);  // no allocation holds it
+  std::ostringstream text;
+  write_text(text, r);
+  CHECK(text.str().find("  inside pools: no leak; at their peaks 0x1 10 B in 1 region, 0x2 20 B in 1 region, 0x3 35 B "
+                        "in 2 regions, 0x3 1 B in 1 region\n") != std::string::npos);
 }
 
 TEST_CASE("a trace without NVTX memory records has no pools section") {

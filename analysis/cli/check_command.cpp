@@ -204,7 +204,7 @@ int run_check(const CheckOptions& given) {
 Command register_check(CLI::App& app) {
   struct Options {
     CheckOptions check;
-    std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap, max_growth;
+    std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap, max_growth, max_pool_growth;
     double max_rank_imbalance = 0;
     CLI::Option* max_rank_option = nullptr;
   };
@@ -218,6 +218,8 @@ Command register_check(CLI::App& app) {
   c.sub->add_option("--max-single", o->max_single, "Largest single allocation (SIZE, or PCT% of the device)");
   c.sub->add_option("--max-gap-ratio", o->max_gap, "Gap ratio at the peak (0..1)");
   c.sub->add_option("--max-growth", o->max_growth, "Steady growth per iteration of any call site (SIZE)");
+  c.sub->add_option("--max-pool-growth", o->max_pool_growth,
+                    "Steady growth per iteration of a pool's regions at any call site (SIZE; NVTX memory extension)");
   o->max_rank_option = c.sub
                            ->add_option("--max-rank-imbalance", o->max_rank_imbalance,
                                         "Largest difference of a rank's peak from the median over all traces (PCT)")
@@ -231,9 +233,13 @@ Command register_check(CLI::App& app) {
   c.check_usage = [o] {
     if (o->max_rank_option->count()) o->check.max_rank_imbalance = o->max_rank_imbalance;
     const std::pair<const std::vector<std::string>*, Limit::What> kinds[] = {
-        {&o->max_peak, Limit::What::kPeak},     {&o->max_leaked, Limit::What::kLeaked},
-        {&o->max_failed, Limit::What::kFailed}, {&o->max_single, Limit::What::kSingle},
-        {&o->max_gap, Limit::What::kGapRatio},  {&o->max_growth, Limit::What::kGrowth}};
+        {&o->max_peak, Limit::What::kPeak},
+        {&o->max_leaked, Limit::What::kLeaked},
+        {&o->max_failed, Limit::What::kFailed},
+        {&o->max_single, Limit::What::kSingle},
+        {&o->max_gap, Limit::What::kGapRatio},
+        {&o->max_growth, Limit::What::kGrowth},
+        {&o->max_pool_growth, Limit::What::kPoolGrowth}};
     for (const auto& [values, what] : kinds) {
       for (const auto& v : *values) {
         std::string error;

@@ -56,6 +56,7 @@ std::string_view limit_name(Limit::What what) {
     case Limit::What::kSingle: return "max-single";
     case Limit::What::kGapRatio: return "max-gap-ratio";
     case Limit::What::kGrowth: return "max-growth";
+    case Limit::What::kPoolGrowth: return "max-pool-growth";
   }
   return "?";
 }
@@ -98,7 +99,8 @@ std::optional<Limit> parse_limit(Limit::What what, std::string_view arg, std::st
         [[fallthrough]];
       case Limit::What::kPeak:
       case Limit::What::kLeaked:
-      case Limit::What::kGrowth: {
+      case Limit::What::kGrowth:
+      case Limit::What::kPoolGrowth: {
         const auto b = parse_size(v, error);
         if (!b) return std::nullopt;
         l.bytes = *b;
@@ -118,6 +120,39 @@ bool TraceCheck::ok() const {
   return std::all_of(results.begin(), results.end(), [](const LimitResult& r) { return r.ok; });
 }
 
+namespace {
+
+// Inside pools (pools.h): the steadiest growth of a pool's regions, a site classified `leak`,
+// among the heaps on the limit's device (all heaps without "dN:"; a heap in no allocation
+// the trace has is on none). Judged once per trace: a pool's regions are not device bytes.
+LimitResult check_pool_growth(const Report& rep, const Limit& l) {
+  LimitResult r;
+  r.name = std::string(limit_name(l.what)) + (l.device ? " d" + std::to_string(*l.device) : "");
+  const PoolHeap* heap = nullptr;
+  const PoolSite* worst = nullptr;
+  for (const PoolHeap& h : rep.pools.heaps) {
+    if (l.device && (h.backing_size == 0 || h.device != *l.device)) continue;
+    for (const PoolSite& s : h.sites)
+      if (s.cls == GrowthSite::Class::kLeak && (!worst || s.growth_per_iteration > worst->growth_per_iteration))
+        worst = &s, heap = &h;
+  }
+  const uint64_t measured = worst ? worst->growth_per_iteration : 0;
+  r.ok = measured <= l.bytes;
+  r.message = "growth per iteration inside pools" + (l.device ? " on device " + std::to_string(*l.device) : "") + ": " +
+              iec_exact(measured) + ", limit " + iec_exact(l.bytes);
+  if (rep.pools.heaps.empty()) r.message += " (no pool told NVTX about its heaps)";
+  else if (rep.growth.by == IterationsBy::kNone) r.message += " (no iterations found)";
+  if (!r.ok) {
+    const std::string site = user_frame_text(worst->frames, worst->python_frames);
+    r.message += "; leaking " + (worst->name.empty() ? std::string("unnamed") : "\"" + worst->name + "\"") +
+                 " regions of heap " + (heap->name.empty() ? hex(heap->handle) : "\"" + heap->name + "\"") +
+                 (site.empty() ? "" : " from " + site);
+  }
+  return r;
+}
+
+}  // namespace
+
 TraceCheck check_trace(const Trace& trace, const EventSource& events, const Report& rep,
                        const std::vector<Limit>& limits) {
   TraceCheck tc;
@@ -128,6 +163,10 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
   const auto singles = single ? largest_singles(events) : std::map<int32_t, Single>{};
   const Stacks stacks(trace);
   for (const auto& l : limits) {
+    if (l.what == Limit::What::kPoolGrowth) {
+      tc.results.push_back(check_pool_growth(rep, l));
+      continue;
+    }
     for (const auto& d : rep.devices) {
       if (d.device < 0 || (l.device && *l.device != d.device)) continue;
       LimitResult r;
@@ -204,6 +243,7 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           }
           break;
         }
+        case Limit::What::kPoolGrowth: break;  // judged once per trace, above
         case Limit::What::kGapRatio: {
           const double g = d.frag_at_peak.gap_ratio();
           r.ok = g <= l.ratio;

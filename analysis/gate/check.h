@@ -16,10 +16,10 @@
 namespace cumemtrace {
 
 struct Limit {
-  enum class What { kPeak, kLeaked, kFailed, kSingle, kGapRatio, kGrowth };
+  enum class What { kPeak, kLeaked, kFailed, kSingle, kGapRatio, kGrowth, kPoolGrowth };
   What what{};
   std::optional<int32_t> device;  // from "dN:"; all devices when absent
-  uint64_t bytes = 0;             // kPeak, kLeaked, kSingle, kGrowth; kFailed: a count
+  uint64_t bytes = 0;             // kPeak, kLeaked, kSingle, kGrowth, kPoolGrowth; kFailed: a count
   std::optional<double> percent;  // kSingle given as a percentage of the device's total
   double ratio = 0;               // kGapRatio
   std::string text;               // as given

@@ -155,14 +155,20 @@ try {
   const peak_ns = report.devices.find((d) => d.device === 0).peak.since_start_ns;
   const marker = await page.$eval('#peak-marker', (m) => ({ t: Number(m.dataset.tNs), left: parseFloat(m.style.left) }));
   check(marker.t === peak_ns, 'peak marker at the peak time', marker.t);
-  const at = await page.evaluate((t) => {
-    const u = window.cumemtraceView.plot;
-    u.setScale('x', { min: t / 1e9 - 1e-6, max: t / 1e9 + 1e-6 });  // as a drag-zoom would
-    const m = document.getElementById('peak-marker');
-    const r = u.over.getBoundingClientRect();
-    return { x: r.left + parseFloat(m.style.left), y: r.top + r.height / 2 };
+  // Under load the marker moves and the legend follows the cursor a frame or more later
+  // (html_report_page failed so, twice, while other builds ran): wait for each.
+  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.evaluate((t) => {
+    window.cumemtraceView.plot.setScale('x', { min: t / 1e9 - 1e-6, max: t / 1e9 + 1e-6 });  // as a drag-zoom would
   }, peak_ns);
+  await frames();
+  const at = await page.evaluate(() => {
+    const m = document.getElementById('peak-marker');
+    const r = window.cumemtraceView.plot.over.getBoundingClientRect();
+    return { x: r.left + parseFloat(m.style.left), y: r.top + r.height / 2 };
+  });
   await page.mouse.move(at.x, at.y);
+  await page.waitForFunction(() => window.cumemtraceView.plot.legend.values[1]._ !== '—', { timeout: 5000 }).catch(() => {});
   const legend = await page.evaluate(() => window.cumemtraceView.plot.legend.values[1]._);
   check(legend.includes(PEAK.toLocaleString('en-US') + ' B'), 'hover at the peak marker shows the peak bytes', legend);
   await page.screenshot({ path: path.join(shots, 'timeline-peak.png') });

@@ -81,6 +81,22 @@ TEST_CASE("a pool's NVTX heaps and regions: its slab's peak, leak and fragmentat
   CHECK(staging.at("end").at("bytes") == 0);
 }
 
+TEST_CASE("check --max-pool-growth fails a CI job on the leak inside the pool, inclusive limit, by device") {
+  TempDir dir;
+  REQUIRE(run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_pool")}).exit_code == 0);
+  const std::string trace = dir.files("t-").at(0);
+  CHECK(run({cli(), "check", trace, "--max-pool-growth", "4MiB"}).exit_code == 0);
+  const Result bad = run({cli(), "check", trace, "--max-pool-growth", "4194303"});
+  CHECK(bad.exit_code == 1);
+  CHECK(has(bad.out,
+            "max-pool-growth: growth per iteration inside pools: 4.00 MiB (4,194,304 B), limit 4.00 MiB "
+            "(4,194,303 B); leaking \"kv-block\" regions of heap \"slab\" from region\n"));
+  CHECK(run({cli(), "check", trace, "--max-pool-growth", "d0:1B"}).exit_code == 1);
+  CHECK(run({cli(), "check", trace, "--max-pool-growth", "d1:1B"}).exit_code == 0);  // no heap on device 1
+  // The device's own growth: none (the slab does not grow).
+  CHECK(run({cli(), "check", trace, "--max-growth", "0"}).exit_code == 0);
+}
+
 TEST_CASE("without a tool the pool's NVTX calls are no-ops: it runs the same, and no pool is in its trace") {
   const Result plain = run({here("nvtx_pool")});
   REQUIRE(plain.exit_code == 0);

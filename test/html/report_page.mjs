@@ -114,6 +114,15 @@ try {
     'the bytes axis has distinct tick labels', leftAxis.values);
   for (const a of [leftAxis, rightAxis])
     check(a.widest > 0 && a.widest <= a.room, 'axis ' + a.i + ': its widest label fits the axis', a);
+  // Byte ticks are round in their unit: 1, 2 or 5 × a power of ten apart ("0, 191, 381 MiB" before).
+  for (const a of [leftAxis, rightAxis]) {
+    const nums = a.values.filter((v) => v !== '').map((v) => parseFloat(v));
+    const step = nums.length > 1 ? nums[1] - nums[0] : 0;
+    const mant = step > 0 ? step / 10 ** Math.floor(Math.log10(step) + 1e-9) : 0;
+    check(nums.length > 1 && [1, 2, 5].some((m) => Math.abs(mant - m) < 1e-6) &&
+      nums.every((v) => Math.abs(v / step - Math.round(v / step)) < 1e-6) && new Set(a.values.map((v) => v.split(' ')[1])).size === 1,
+      'axis ' + a.i + ': byte ticks 1, 2 or 5 x a power of ten apart, in one unit', a.values);
+  }
   check(series[3] === 'process' && series[4] === 'process' && series[1] === 'y',
     'context and NVML on their own scale, tracked bytes on the left one', series);
 

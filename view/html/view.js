@@ -101,13 +101,18 @@
     const d = decimalsFor(vs.length > 1 ? Math.abs(vs[1] - vs[0]) : 1);
     return vs.map((v) => (v == null ? '' : v.toFixed(d)));
   }
-  // Bytes in the one unit that fits the largest tick, with the decimals the spacing needs.
+  // Byte ticks 1, 2 or 5 × a power of ten of one binary unit apart (200 MiB, 500 MiB,
+  // 1 GiB): uPlot's own steps are decimal bytes, which read 0, 191, 381, 572 MiB.
+  const byteIncrs = [];
+  for (let k = 0; k < units.length; k++) for (const m of [1, 2, 5, 10, 20, 50, 100, 200, 500]) byteIncrs.push(m * 1024 ** k);
+  // Bytes in the unit of the ticks' spacing (so that 500 MiB steps read 0, 500, 1000 MiB),
+  // or of the largest tick when there is one tick only.
   function bytesTicks(u, vs) {
-    const top = Math.max(...vs.map((v) => Math.abs(v || 0)));
+    const step = vs.length > 1 ? Math.abs(vs[1] - vs[0]) : Math.max(...vs.map((v) => Math.abs(v || 0)));
     let k = 0;
-    while (top >= 1024 ** (k + 1) && k < units.length - 1) k++;
+    while (step >= 1024 ** (k + 1) && k < units.length - 1) k++;
     const scale = 1024 ** k;
-    const d = k ? decimalsFor(vs.length > 1 ? Math.abs(vs[1] - vs[0]) / scale : 1) : 0;
+    const d = k ? decimalsFor(vs.length > 1 ? step / scale : 1) : 0;
     return vs.map((v) => (v == null ? '' : (v / scale).toFixed(d) + ' ' + units[k]));
   }
   // An axis as wide as its longest label (uPlot asks again until the size settles; after two
@@ -146,8 +151,8 @@
       scales: { x: { time: false } },
       axes: [
         { label: 'seconds since start', values: secondsTicks },
-        { values: bytesTicks, size: axisWidth, label: 'tracked' },
-        { scale: 'process', side: 1, values: bytesTicks, size: axisWidth, grid: { show: false }, label: 'context and NVML' },
+        { values: bytesTicks, incrs: byteIncrs, size: axisWidth, label: 'tracked' },
+        { scale: 'process', side: 1, values: bytesTicks, incrs: byteIncrs, size: axisWidth, grid: { show: false }, label: 'context and NVML' },
       ],
       series: [
         { label: 'time', value: (u, v) => (v == null ? '—' : v.toFixed(6) + ' s') },
@@ -249,7 +254,7 @@
     const opts = {
       width: Math.max(600, app.clientWidth - 20), height: 260,
       scales: { x: { time: false } },
-      axes: [{ label: 'seconds since start', values: secondsTicks }, { values: bytesTicks, size: axisWidth }],
+      axes: [{ label: 'seconds since start', values: secondsTicks }, { values: bytesTicks, incrs: byteIncrs, size: axisWidth }],
       series: [{ label: 'time', value: (u, v) => (v == null ? '—' : v.toFixed(6) + ' s') }].concat(order.map((k) => ({
         label: names[k],
         stroke: k < sites.length ? bandColors[k % bandColors.length] : '#999',

@@ -28,7 +28,13 @@ void figures(std::ostream& out, const PoolHeap& h, uint64_t bytes, uint64_t coun
         << " (external fragmentation " << fixed(f.external_fragmentation(), 4) << ")";
 }
 
-std::string heap_name(const PoolHeap& h) { return h.name.empty() ? hex(h.handle) : "\"" + printable(h.name) + "\""; }
+// A name in double quotes, a quote inside it escaped (printable() escapes control characters).
+std::string quoted(const std::string& name) {
+  std::string out = "\"";
+  for (const char c : printable(name)) out += c == '"' ? std::string("\\\"") : std::string(1, c);
+  return out + "\"";
+}
+std::string heap_name(const PoolHeap& h) { return h.name.empty() ? hex(h.handle) : quoted(h.name); }
 
 }  // namespace
 
@@ -43,16 +49,17 @@ void write_pools_summary(std::ostream& out, const Report& rep) {
       if (leaks++ < 3) {
         const std::string where = user_frame_text(s.frames, s.python_frames);
         out << (leaks > 1 ? ", " : "leaks ") << "+" << iec(s.growth_per_iteration) << " per iteration of "
-            << (s.name.empty() ? std::string("unnamed") : "\"" + printable(s.name) + "\"") << " regions in heap "
-            << heap_name(h) << (where.empty() ? "" : " from " + printable(where));
+            << (s.name.empty() ? std::string("unnamed") : quoted(s.name)) << " regions in heap " << heap_name(h)
+            << (where.empty() ? "" : " from " + printable(where));
       }
     }
   if (leaks > 3) out << ", ...";
   if (!leaks) {
     out << "no leak; at their peaks ";
-    for (size_t i = 0; i < p.heaps.size(); ++i)
+    for (size_t i = 0; i < p.heaps.size() && i < 3; ++i)
       out << (i ? ", " : "") << heap_name(p.heaps[i]) << " " << iec(p.heaps[i].peak_bytes) << " in "
           << regions(p.heaps[i].peak_count);
+    if (p.heaps.size() > 3) out << ", ... (" << p.heaps.size() << " heaps)";
   }
   out << "\n";
 }
@@ -62,9 +69,12 @@ void write_pools_text(std::ostream& out, const Report& rep) {
   if (p.heaps.empty()) return;
   out << "\nInside pools (what pools said through NVTX's memory extension: the heaps they manage and the\n"
          "regions they handed out; the device memory above counts a heap's allocation once, whole)\n";
+  if (rep.events_dropped)
+    out << "  (the library dropped " << rep.events_dropped
+        << " records, the disk being behind: these figures may lack some of the pools' calls)\n";
   for (const PoolHeap& h : p.heaps) {
-    out << "  heap " << (h.name.empty() ? std::string("(unnamed)") : "\"" + printable(h.name) + "\"");
-    if (!h.declared) out << " " << hex(h.handle) << ", never registered in the trace";
+    out << "  heap " << (h.name.empty() ? std::string("(unnamed)") : quoted(h.name));
+    if (!h.declared) out << " " << hex(h.handle) << ", not registered when used";
     if (const std::string u = usage_name(h.usage); !u.empty()) out << " (" << u << ")";
     if (h.size) out << ": " << iec_exact(h.size) << " at " << hex(h.address);
     if (h.backing_size)
@@ -84,9 +94,8 @@ void write_pools_text(std::ostream& out, const Report& rep) {
     out << "\n";
     for (const PoolSite& s : h.sites) {
       const std::string where = user_frame_text(s.frames, s.python_frames);
-      out << "    " << class_name(s.cls) << ": "
-          << (s.name.empty() ? std::string("unnamed") : "\"" + printable(s.name) + "\"") << " regions"
-          << (where.empty() ? "" : " from " + printable(where));
+      out << "    " << class_name(s.cls) << ": " << (s.name.empty() ? std::string("unnamed") : quoted(s.name))
+          << " regions" << (where.empty() ? "" : " from " + printable(where));
       if (s.cls == GrowthSite::Class::kLeak)
         out << ", +" << iec_exact(s.growth_per_iteration) << " per iteration (steps " << iec(s.growth_min) << " to "
             << iec(s.growth_max) << ")";

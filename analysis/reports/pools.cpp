@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -12,6 +13,9 @@ namespace cumemtrace {
 namespace {
 
 using format::NvtxMemOp;
+
+// [address, address + size), the end saturated: a range past 2^64 ends there.
+uint64_t end_of(uint64_t address, uint64_t size) { return size > UINT64_MAX - address ? UINT64_MAX : address + size; }
 
 // The regions live at one moment, replayed from the trace's NvtxMem records (pools.h's
 // rules); run twice: once to find each heap's peak, once to read the figures there.
@@ -45,24 +49,30 @@ class RegionReplay {
         current_[m.heap] = heaps_.size();
         heaps_.push_back(std::move(h));
         bytes_.push_back(0), count_.push_back(0);
+        by_heap_.emplace_back();
         break;
       }
       case NvtxMemOp::kHeapReset:
         if (m.heap == 0) {  // the process-wide heap: every heap's regions
-          drop_if([](const Live&) { return true; });
-          for (const auto& [handle, h] : current_) ++heaps_[h].resets;
+          for (const auto& [handle, h] : current_) ++heaps_[h].resets, drop_heap(h);
+        } else if (auto it = current_.find(m.heap); it != current_.end()) {
+          ++heaps_[it->second].resets;
+          drop_heap(it->second);
         } else {
-          const size_t h = heap(m.heap);
-          ++heaps_[h].resets;
-          drop_if([h](const Live& l) { return l.heap == h; });
+          ++unknown_;  // a heap not registered then: no heap made of it
         }
         break;
       case NvtxMemOp::kHeapUnregister: {
-        const size_t h = heap(m.heap);
+        auto it = current_.find(m.heap);
+        if (it == current_.end()) {
+          ++unknown_;
+          break;
+        }
+        const size_t h = it->second;
         before_gone(h);
         heaps_[h].gone_ns = m.time_ns;
-        drop_if([h](const Live& l) { return l.heap == h; });
-        current_.erase(m.heap);
+        drop_heap(h);
+        current_.erase(it);
         break;
       }
       case NvtxMemOp::kRegionRegister: {
@@ -70,13 +80,15 @@ class RegionReplay {
         const size_t h = heap(m.heap);
         PoolHeap& ph = heaps_[h];
         ++ph.regions_registered, ph.bytes_registered += m.size;
-        if (ph.size && (m.address < ph.address || m.address + m.size > ph.address + ph.size)) ++ph.outside;
+        if (ph.size && (m.address < ph.address || end_of(m.address, m.size) > end_of(ph.address, ph.size)))
+          ++ph.outside;
         const UserSite us = users_.of(m.stack_id, m.python_stack_id);
         const size_t s = site(h, us, m.python_stack_id, names_ ? (*names_)[i] : std::string());
         ++sites_[s].second.registered;
         if (!boundaries_.empty() && m.time_ns > boundaries_.front() && m.time_ns <= boundaries_.back())
           ++sites_[s].second.registered_within;
         live_[m.address] = {h, s, m.size, i};
+        by_heap_[h].insert(m.address);
         add(h, s, int64_t(m.size), 1);
         grew = h;
         break;
@@ -124,18 +136,18 @@ class RegionReplay {
   // and the fragmentation inside it.
   FragmentationFigures read(size_t h, uint64_t PoolSite::*bytes, uint64_t PoolSite::*count) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (start, end) of its regions, by start
-    for (const auto& [address, l] : live_) {
-      if (l.heap != h) continue;
+    for (const uint64_t address : by_heap_[h]) {
+      const Live& l = live_.at(address);
       sites_[l.site].second.*bytes += l.size;
       ++(sites_[l.site].second.*count);
-      ranges.emplace_back(address, address + l.size);
+      ranges.emplace_back(address, end_of(address, l.size));
     }
     const PoolHeap& ph = heaps_[h];
     FragmentationFigures f;
     f.live_bytes = bytes_[h], f.live_count = count_[h];
     if (!ph.size) return f;
     // The heap's bytes no region covers, in runs (regions may overlap or stray outside).
-    const uint64_t lo = ph.address, hi = ph.address + ph.size;
+    const uint64_t lo = ph.address, hi = end_of(ph.address, ph.size);
     uint64_t covered_to = lo;
     auto gap = [&](uint64_t from, uint64_t to) {
       if (to <= from) return;
@@ -155,12 +167,19 @@ class RegionReplay {
  private:
   size_t heap(uint64_t handle) {
     if (auto it = current_.find(handle); it != current_.end()) return it->second;
-    PoolHeap h;  // never registered in the trace
+    PoolHeap h;  // not registered when used
     h.handle = handle;
     current_[handle] = heaps_.size();
     heaps_.push_back(std::move(h));
     bytes_.push_back(0), count_.push_back(0);
+    by_heap_.emplace_back();
     return heaps_.size() - 1;
+  }
+  // Heap h's regions all go (a reset, an unregister).
+  void drop_heap(size_t h) {
+    const std::set<uint64_t> addresses = std::move(by_heap_[h]);
+    by_heap_[h].clear();
+    for (const uint64_t a : addresses) drop(live_.find(a));
   }
   size_t site(size_t heap, const UserSite& us, uint32_t python, const std::string& name) {
     auto [it, fresh] = site_index_.try_emplace({heap, us.key, us.from_python, name}, sites_.size());
@@ -185,15 +204,8 @@ class RegionReplay {
   }
   void drop(std::map<uint64_t, Live>::iterator it) {
     add(it->second.heap, it->second.site, -int64_t(it->second.size), -1);
+    by_heap_[it->second.heap].erase(it->first);
     live_.erase(it);
-  }
-  template <class If>
-  void drop_if(If&& pred) {
-    for (auto it = live_.begin(); it != live_.end();) {
-      auto next = std::next(it);
-      if (pred(it->second)) drop(it);
-      it = next;
-    }
   }
   void take_boundary() {
     for (size_t s = 0; s < sites_.size(); ++s) sites_[s].second.bytes_at[boundary_] = current_bytes_[s];
@@ -211,6 +223,7 @@ class RegionReplay {
   std::vector<uint64_t> bytes_, count_;             // by heap: live region bytes and count
   std::unordered_map<uint64_t, size_t> current_;    // a registered heap's handle -> heaps_
   std::map<uint64_t, Live> live_;                   // live regions by address
+  std::vector<std::set<uint64_t>> by_heap_;         // by heap: its live regions' addresses
   std::vector<std::pair<size_t, PoolSite>> sites_;  // (heap, site)
   std::vector<uint64_t> current_bytes_;             // each site's live bytes now
   std::map<std::tuple<size_t, uint64_t, bool, std::string>, size_t> site_index_;
@@ -218,20 +231,32 @@ class RegionReplay {
 };
 
 // Where each declared heap with a range lies: the last successful device-memory allocation
-// made before its register whose bytes hold its start.
+// made before its register whose bytes hold its start, and not freed before it.
 void place(const Trace& trace, std::vector<PoolHeap>& heaps) {
   std::vector<std::pair<uint64_t, size_t>> starts;  // (address, heap), sorted
   for (size_t h = 0; h < heaps.size(); ++h)
     if (heaps[h].declared && heaps[h].size) starts.emplace_back(heaps[h].address, h);
   if (starts.empty()) return;
   std::sort(starts.begin(), starts.end());
+  std::unordered_map<uint64_t, std::vector<size_t>> held_by;  // an allocation's address -> heaps placed in it
   for (const Event& e : trace.events) {
-    if (e.op != format::Op::kAlloc || e.result != 0 || !format::holds_device_memory(e.kind) || !e.size) continue;
+    if (e.result != 0 || !format::holds_device_memory(e.kind)) continue;
+    if (e.op == format::Op::kFree) {
+      auto it = held_by.find(e.address);
+      if (it == held_by.end()) continue;
+      for (size_t h : it->second)
+        if (e.time_ns <= heaps[h].registered_ns && heaps[h].backing_address == e.address)
+          heaps[h].device = -1, heaps[h].backing_address = heaps[h].backing_size = 0;
+      held_by.erase(it);
+      continue;
+    }
+    if (e.op != format::Op::kAlloc || !e.size) continue;
     for (auto it = std::lower_bound(starts.begin(), starts.end(), std::make_pair(e.address, size_t(0)));
-         it != starts.end() && it->first < e.address + e.size; ++it) {
+         it != starts.end() && it->first < end_of(e.address, e.size); ++it) {
       PoolHeap& h = heaps[it->second];
       if (e.time_ns > h.registered_ns) continue;
       h.device = e.device, h.backing_address = e.address, h.backing_size = e.size;
+      held_by[e.address].push_back(it->second);
     }
   }
 }
@@ -283,6 +308,16 @@ Pools pool_report(const Trace& trace, const Stacks& stacks, const Growth& growth
     }
   }
   r.finish();
+  // A heap whose regions never held a byte: its peak is its empty state.
+  for (size_t h = 0; h < r.heaps().size(); ++h)
+    if (h >= peaks.size() || peaks[h].at == SIZE_MAX) {
+      PoolHeap& ph = r.heaps()[h];
+      ph.inside_at_peak = FragmentationFigures{};
+      if (ph.size) {
+        ph.inside_at_peak.arena_bytes = ph.inside_at_peak.gap_bytes = ph.inside_at_peak.largest_gap = ph.size;
+        ph.inside_at_peak.arena_count = 1;
+      }
+    }
   ended.resize(r.heaps().size(), false);
   for (size_t h = 0; h < r.heaps().size(); ++h)
     if (!ended[h]) at_end(h);

@@ -6,10 +6,12 @@
 // The rules:
 //   - A region belongs to the heap it was registered in, and lives from its register to its
 //     unregister, its heap's reset or unregister, or the trace's end; a resize changes its
-//     bytes from then on; a name (nvtxMemRegionsName) applies from then on. A region
+//     bytes from then on; its name is the last one it was given (nvtxMemRegionsName) while
+//     it lived, for its whole life. A region
 //     registered at an address where one is live replaces it (the pool reused the address
 //     without saying so). A resize, unregister or name of an address where no region lives
-//     is counted as an unknown reference, and changes nothing.
+//     is counted as an unknown reference, and changes nothing; so is a reset or unregister
+//     of a heap not registered then. Overlapping regions each count their bytes.
 //   - A reset of heap 0 (the process-wide heap) resets every heap registered then. A region
 //     of a heap not registered at the time (registered before the trace began, used after
 //     its unregister, or the process-wide heap itself) goes to a heap of that handle shown
@@ -25,7 +27,8 @@
 //     = 1 - largest gap / gap bytes. At the heap's peak (its regions' bytes at their most,
 //     the first time) and at the end (or when the heap went away).
 //   - Where the heap lies: the last successful device-memory allocation made before the
-//     heap was registered whose bytes hold the heap's start (its device and range).
+//     heap was registered whose bytes hold the heap's start and not freed before it (its
+//     device and range). Ranges that pass 2^64 end there.
 #pragma once
 
 #include <cstdint>

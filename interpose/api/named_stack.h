@@ -4,6 +4,8 @@
 // (ThisThread).
 #pragma once
 
+#include <pthread.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -34,37 +36,45 @@ class NamedStack {
   std::vector<std::string> names_;
 };
 
-// The calling thread's NamedStack of one kind (Tag), or null once the thread's thread_local
-// destructors have run. Calls come after that: exit() runs them before the atexit handlers
-// and the libraries' destructors, and those push and pop NVTX ranges (compute-sanitizer's
-// own libraries pop hundreds at exit, H200 run AR). A thread_local NamedStack was used
-// destroyed then, and the process died of it at exit (SIGSEGV under compute-sanitizer with
-// this library as NVTX's tool). The pointer and the flag have no destructor, so they stay
-// readable for the thread's whole life; the Reaper frees the stack and sets the flag.
+// The calling thread's NamedStack of one kind (Tag), or null once the thread has ended.
+// Calls come late: exit() destroys thread_local objects before the atexit handlers and the
+// libraries' destructors, and a thread's before its pthread key destructors, and those push
+// and pop NVTX ranges (compute-sanitizer's own libraries pop hundreds at exit, H200 run AR).
+// A thread_local NamedStack was used destroyed then, and the process died of it at exit.
+// So the stack hangs on a pthread key: its destructor frees it in the thread's key
+// destructor rounds (also one first made by another key's destructor, in the next round);
+// after the last round `t_gone` (no destructor, readable to the thread's end) stops a new
+// one. The main thread's stack lives until the process ends.
 template <class Tag>
 class ThisThread {
  public:
   static NamedStack* stack() {
     if (t_gone) return nullptr;
-    if (!t_stack) {
-      t_stack = new NamedStack;
-      t_reaper.arm();  // constructs it on this thread: its destructor runs at the thread's end
+    const pthread_key_t k = key();
+    auto* s = static_cast<NamedStack*>(pthread_getspecific(k));
+    if (!s) {
+      s = new NamedStack;
+      if (pthread_setspecific(k, s) != 0) {
+        delete s;
+        return nullptr;
+      }
     }
-    return t_stack;
+    return s;
   }
 
  private:
-  struct Reaper {
-    void arm() {}
-    ~Reaper() {
-      delete t_stack;
-      t_stack = nullptr;
-      t_gone = true;
-    }
-  };
-  static inline thread_local NamedStack* t_stack = nullptr;
+  static pthread_key_t key() {
+    static const pthread_key_t k = [] {
+      pthread_key_t made;
+      pthread_key_create(&made, [](void* s) {
+        delete static_cast<NamedStack*>(s);
+        t_gone = true;
+      });
+      return made;
+    }();
+    return k;
+  }
   static inline thread_local bool t_gone = false;
-  static inline thread_local Reaper t_reaper;
 };
 
 }  // namespace cumemtrace::interpose

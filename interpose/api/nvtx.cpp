@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -184,9 +185,24 @@ void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   record_end(id);
   if (auto f = next<void (*)(nvtxDomainHandle_t, nvtxRangeId_t)>(kDomainEnd)) f(d, id);
 }
-// A registered string lives as long as the process: its handle is a copy we never free.
+// A registered string lives as long as the process: its handle is a copy we never free,
+// kept in kMaxStrings slots so that a message is read only through a handle we gave (a
+// program may pass any value as one: a bad one was read and the program died, review of
+// 2026-12-04). Past the slots a string is registered but its messages read "(registered string)".
+constexpr size_t kMaxStrings = 4096;
+std::atomic<const char*> g_strings[kMaxStrings];
+std::atomic<size_t> g_string_count{0};
 nvtxStringHandle_t register_string(nvtxDomainHandle_t, const char* s) {
-  return reinterpret_cast<nvtxStringHandle_t>(strdup(s ? s : ""));
+  const char* copy = strdup(s ? s : "");
+  const size_t at = g_string_count.fetch_add(1, std::memory_order_relaxed);
+  if (copy && at < kMaxStrings) g_strings[at].store(copy, std::memory_order_release);
+  return reinterpret_cast<nvtxStringHandle_t>(const_cast<char*>(copy));
+}
+bool ours(const void* handle) {
+  const size_t n = std::min(g_string_count.load(std::memory_order_acquire), kMaxStrings);
+  for (size_t i = 0; i < n; ++i)
+    if (g_strings[i].load(std::memory_order_acquire) == handle) return true;
+  return false;
 }
 
 // Our function into slot `id`; where the chained tool's initialization changed that slot,
@@ -250,8 +266,9 @@ std::string_view nvtx_message(int32_t type, const nvtxMessageValue_t& value) {
   switch (type) {
     case NVTX_MESSAGE_TYPE_ASCII: return value.ascii ? std::string_view(value.ascii) : "";
     case NVTX_MESSAGE_TYPE_REGISTERED:
-      if (g_chained.load(std::memory_order_relaxed)) return "(registered string)";  // the tool's handle
-      return value.registered ? std::string_view(reinterpret_cast<const char*>(value.registered)) : "";
+      if (g_chained.load(std::memory_order_relaxed) || !value.registered || !ours(value.registered))
+        return "(registered string)";  // the tool's handle, or none of ours
+      return std::string_view(reinterpret_cast<const char*>(value.registered));
     default: return {};  // wide strings: not decoded
   }
 }

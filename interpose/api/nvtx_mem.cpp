@@ -41,24 +41,31 @@ Fn tool_fn(int id) {
 // Our heap handles, when no tool gives one: never 0 (the process-wide heap) nor -1 (no tool).
 std::atomic<uintptr_t> g_heap_ids{1};
 
-// A chained tool's region handles that are not the region's address, to the address.
-// Bounded: past it a handle names no region (the reader counts the reference as unknown).
+// A chained tool's region handles that are not the region's address, to the address, until
+// the region's unregister. Bounded: past it a handle names no region (the reader counts the
+// reference as unknown).
 constexpr size_t kMaxHandles = 1 << 16;
 std::mutex g_handles_mu;
 std::unordered_map<uint64_t, uint64_t>* g_handles = nullptr;  // under g_handles_mu; never freed
 
-uint64_t address_of(uint32_t ref_type, nvtxMemRegionRef_t ref) {
+// The address a region reference names. A handle a chained tool gave is looked up, and with
+// `forget` (the region's unregister) forgotten: a tool may give it again to another region.
+uint64_t address_of(uint32_t ref_type, nvtxMemRegionRef_t ref, bool forget = false) {
   const uint64_t given = bits(ref.pointer);
   if (ref_type != NVTX_MEM_REGION_REF_TYPE_HANDLE) return given;
   std::lock_guard lock(g_handles_mu);
   if (!g_handles) return given;
   const auto it = g_handles->find(given);
-  return it != g_handles->end() ? it->second : given;
+  if (it == g_handles->end()) return given;
+  const uint64_t address = it->second;
+  if (forget) g_handles->erase(it);
+  return address;
 }
 void remember_handle(uint64_t handle, uint64_t address) {
   std::lock_guard lock(g_handles_mu);
   if (!g_handles) g_handles = new std::unordered_map<uint64_t, uint64_t>;
-  if (g_handles->size() < kMaxHandles) (*g_handles)[handle] = address;
+  if (auto it = g_handles->find(handle); it != g_handles->end()) it->second = address;  // a handle given again
+  else if (g_handles->size() < kMaxHandles) g_handles->emplace(handle, address);
 }
 
 NvtxMemDraft draft(NvtxMemOp op, uint64_t heap, uint64_t address = 0, uint64_t size = 0) {
@@ -168,7 +175,7 @@ void regions_unregister(nvtxDomainHandle_t domain, const nvtxMemRegionsUnregiste
     for (size_t i = 0; i < b->refCount; ++i) {
       const auto* r = element<nvtxMemRegionRef_t>(b->refElements, b->refElementSize, i);
       if (!r) break;
-      drafts.add(draft(NvtxMemOp::kRegionUnregister, 0, address_of(b->refType, *r)));
+      drafts.add(draft(NvtxMemOp::kRegionUnregister, 0, address_of(b->refType, *r, true)));
     }
   }
   if (auto f = tool_fn<void (*)(nvtxDomainHandle_t, const nvtxMemRegionsUnregisterBatch_t*)>(5)) f(domain, b);

@@ -58,6 +58,11 @@ struct State : TrackerLedger {
   PendingBuffer pending;  // encoded records not yet taken by the writer
   std::string new_nodes;  // StackNodeRecords of the event being recorded
   uint64_t events_written = 0, events_dropped = 0;
+  // Marks and NvtxMem records lost the same way: not events (seq() leaves them out, so that
+  // snapshots still line up with the events), but the trace's "dropped" figures include them
+  // (dropped()), so that a report says its figures lack something.
+  uint64_t records_dropped = 0;
+  uint64_t dropped() const { return events_dropped + records_dropped; }
   // The EndRecord is in `pending`: nothing more is appended nor counted, so that its count
   // is what the file holds whatever threads do during exit (issue 29.5: threads allocating
   // while the process exited put 1-15 events after it, and the report called the trace
@@ -93,7 +98,7 @@ struct State : TrackerLedger {
     const uint32_t flags = samples.capture_open ? uint32_t(format::kSnapshotCaptureOpen) : 0u;
     const format::SnapshotRecord head{
         now_ns(), uint32_t(reason), uint32_t(devices.size()), uint32_t(sizeof(format::DeviceSnapshot)),
-        flags,    events_dropped};
+        flags,    dropped()};
     const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
                                  uint32_t(sizeof head + devices.size() * sizeof(format::DeviceSnapshot))};
     put_bytes(pending, &h, sizeof h);
@@ -493,7 +498,11 @@ bool track_mark(std::string_view name, format::MarkSource source) {
   State& s = state();
   std::lock_guard lock(s.mu);
   m.time_ns = now_ns();  // under the lock, as an event's: the file stays in time order
-  if (s.ended || s.pending.size() >= config().buffer_limit_bytes) return false;
+  if (s.ended) return false;
+  if (s.pending.size() >= config().buffer_limit_bytes) {
+    ++s.records_dropped;
+    return false;
+  }
   put_record(s.pending, end ? format::RecordType::kRangeEnd : format::RecordType::kMark, m,
              std::string(name.substr(0, 4096)));
   return true;
@@ -513,7 +522,11 @@ bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
   State& s = state();
   std::lock_guard lock(s.mu);
   const uint64_t time = now_ns();
-  if (s.ended || s.pending.size() >= config().buffer_limit_bytes) return false;
+  if (s.ended) return false;
+  if (s.pending.size() >= config().buffer_limit_bytes) {
+    s.records_dropped += n;
+    return false;
+  }
   State::Memos& memo = s.memos[tid % State::kMemos];
   const uint32_t native = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
   const uint32_t py = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
@@ -593,7 +606,7 @@ void append_end() {
   State& s = state();
   std::lock_guard lock(s.mu);
   if (s.ended) return;
-  put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.events_dropped});
+  put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.dropped()});
   s.ended = true;
 }
 
@@ -609,7 +622,7 @@ struct EndWithReason {
 void append_exec_end(std::string_view target) {
   State& s = state();
   std::lock_guard lock(s.mu);
-  const EndWithReason rec{{now_ns(), s.events_written, s.events_dropped}, uint32_t(format::EndReason::kExec)};
+  const EndWithReason rec{{now_ns(), s.events_written, s.dropped()}, uint32_t(format::EndReason::kExec)};
   put_record(s.pending, format::RecordType::kEnd, rec, target);
 }
 

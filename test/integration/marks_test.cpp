@@ -55,8 +55,13 @@ TEST_CASE("NVTX ranges and tags after a thread's thread_local destructors (atexi
   CHECK(r.err.find("ERROR: AddressSanitizer") == std::string::npos);
   const auto traces = dir.files("t-");
   REQUIRE(traces.size() == 1);
-  // Recorded while the threads lived; not once their stacks were gone.
-  CHECK(marks(traces[0]) == std::vector<std::string>{"2 main", "2 worker"});
+  // The ranges made while the threads ran, then only late ones, each whole: a late call is
+  // recorded while its thread's stack lives (the main thread's to the end; a new one in a
+  // key destructor's round) and dropped after, never read from a destroyed stack.
+  const auto m = marks(traces[0]);
+  REQUIRE(m.size() >= 2);
+  CHECK(std::vector<std::string>(m.begin(), m.begin() + 2) == std::vector<std::string>{"2 main", "2 worker"});
+  for (size_t i = 2; i < m.size(); ++i) CHECK((m[i] == "2 late" || m[i] == "2 later" || m[i] == "7 late tag"));
 }
 
 TEST_CASE("without cumemtrace run (no NVTX_INJECTION64_PATH) NVTX calls cost nothing and leave no mark") {

@@ -118,3 +118,37 @@ TEST_CASE("chained to a profiler's NVTX tool, the tool sees every pool call and 
   CHECK(with_tool.at("heaps").at(0).at("handle") == "0x7001");
   CHECK(figures(with_tool) == figures(ours));
 }
+
+// Review of 2026-12-04 (programs/nvtx_pool_abuse.c).
+TEST_CASE("a chained tool's region handles are forgotten at their unregister: 70,000 of them all find their region") {
+  TempDir dir;
+  const Env tool{{"NVTX_INJECTION64_PATH", here("libnvtx_tool.so")}};
+  const Result r =
+      run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_pool_abuse"), "handles", "70000"}, tool);
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.err, "tool: 1 heaps, 70000 regions registered, 70000 unregistered by its handles, 0 by pointer\n"));
+  const json p = report(dir.files("t-").at(0)).at("pools");
+  CHECK(p.at("unknown_references") == 0);  // 4,464 before: the map of 65,536 handles was full
+  CHECK(p.at("heaps").at(0).at("end").at("count") == 0);
+}
+
+TEST_CASE("a heap named by a registered-string handle no one registered: the program runs on, the name says so") {
+  TempDir dir;
+  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_pool_abuse"), "badstring"});
+  CHECK(r.exit_code == 0);  // SIGSEGV before: the handle was read as a string
+  CHECK(r.out == "a heap named by a handle no one registered\n");
+  CHECK(report(dir.files("t-").at(0)).at("pools").at("heaps").at(0).at("name") == "(registered string)");
+}
+
+TEST_CASE("pool records the disk cannot take are counted as dropped, and the pools section says so") {
+  TempDir dir;
+  const Env small{{"CUMEMTRACE_BUFFER_MB", "1"}};
+  const Result r =
+      run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_pool_abuse"), "batch", "100000"}, small);
+  REQUIRE(r.exit_code == 0);
+  const std::string trace = dir.files("t-").at(0);
+  const json j = report(trace);
+  CHECK(j.at("integrity").at("events_dropped").get<uint64_t>() > 0);  // 0 before: lost unsaid
+  const Result text = run({cli(), "report", trace});
+  CHECK(has(text.out, "records, the disk being behind: these figures may lack some of the pools' calls)"));
+}

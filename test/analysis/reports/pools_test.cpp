@@ -175,8 +175,9 @@ TEST_CASE(
   CHECK(p.heaps[0].device == -1);  // no allocation holds it
   std::ostringstream text;
   write_text(text, r);
+  // At most three heaps named, then how many there are.
   CHECK(text.str().find("  inside pools: no leak; at their peaks 0x1 10 B in 1 region, 0x2 20 B in 1 region, 0x3 35 B "
-                        "in 2 regions, 0x3 1 B in 1 region\n") != std::string::npos);
+                        "in 2 regions, ... (4 heaps)\n") != std::string::npos);
 }
 
 TEST_CASE("a trace without NVTX memory records has no pools section") {
@@ -188,4 +189,32 @@ TEST_CASE("a trace without NVTX memory records has no pools section") {
   std::ostringstream text;
   write_text(text, r);
   CHECK(text.str().find("Inside pools") == std::string::npos);
+}
+
+TEST_CASE("inside pools: calls on heaps not registered then, an empty heap, ranges past 2^64, a freed allocation") {
+  TraceBuilder b;
+  b.process().device(0, 1ull << 30).stack(1, 0, 0x4001);
+  b.alloc(5, 0x10000, 4096).free(6, 0x10000);  // freed before heap 1 is registered in it
+  b.nvtx_mem(10, NvtxMemOp::kHeapRegister, 1, 0x10000, 100, 1, "empty");
+  b.nvtx_mem(20, NvtxMemOp::kHeapUnregister, 2, 0);                                                 // never registered
+  b.nvtx_mem(21, NvtxMemOp::kHeapReset, 3, 0);                                                      // never registered
+  b.nvtx_mem(30, NvtxMemOp::kHeapUnregister, 1, 0).nvtx_mem(31, NvtxMemOp::kHeapUnregister, 1, 0);  // twice
+  const uint64_t top = 0xFFFFFFFFFFF00000ull;  // a heap of 2 MiB from here would pass 2^64
+  b.nvtx_mem(40, NvtxMemOp::kHeapRegister, 4, top, 2ull << 20, 1, "wraps");
+  b.nvtx_mem(50, NvtxMemOp::kHeapRegister, 5, 0x20000, 8ull << 20, 1, "huge region");
+  b.nvtx_mem(51, NvtxMemOp::kRegionRegister, 5, 0x20000, UINT64_MAX, 1);
+  b.end(60);
+  const Pools p = build_report(parse(b), ReportOptions{}).pools;
+  CHECK(p.unknown_references == 3);  // 2 and 3 never registered, 1 unregistered twice: no heap made of them
+  REQUIRE(p.heaps.size() == 3);
+  const PoolHeap& empty = p.heaps[0];
+  CHECK((empty.name == "empty" && empty.gone_ns == t0 + 30));
+  CHECK((empty.device == -1 && empty.backing_size == 0));  // its allocation was freed before it
+  CHECK((empty.peak_bytes == 0 && empty.inside_at_peak.arena_bytes == 100));
+  CHECK((empty.inside_at_peak.gap_bytes == 100 && empty.inside_at_peak.largest_gap == 100));
+  const PoolHeap& wraps = p.heaps[1];
+  CHECK(wraps.inside_at_end.gap_bytes == UINT64_MAX - top);  // its bytes below 2^64
+  const PoolHeap& huge = p.heaps[2];
+  CHECK(huge.outside == 1);
+  CHECK((huge.inside_at_end.gap_bytes == 0 && huge.end_bytes == UINT64_MAX));
 }

@@ -21,6 +21,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -101,8 +102,11 @@ class GrowthScan {
   int32_t last_device_ = INT32_MIN;
   // Without boundaries from records: every successful device-memory allocation, for the
   // loop search (up to kMaxLoopAllocs), and the frees so far.
-  std::vector<AllocStep> allocs_;
-  std::vector<std::pair<int, int32_t>> alloc_kinds_;  // per allocs_: (kind, device)
+  // In blocks, not one array: a vector's doubling left up to half of it unused, and the
+  // copy at each doubling held both at once (per allocation, they were most of what a
+  // report's memory grew by with the trace's allocations: docs/performance.md).
+  std::deque<AllocStep> allocs_;
+  std::deque<std::pair<int, int32_t>> alloc_kinds_;  // per allocs_: (kind, device)
   uint32_t frees_ = 0;
   bool too_many_ = false;
   // Successful device-memory allocations after the first boundary (all of them, while

@@ -74,7 +74,7 @@ inline void python_event(TraceBuilder& b, fmt::EventRecord e) {
   b.record(fmt::RecordType::kEvent, TraceBuilder::pod(e) + TraceBuilder::pod(fmt::EventPython{2}));
 }
 
-Trace read_back(const TraceBuilder& b) { return parse_trace(span_of(b.bytes()), "t.trace"); }
+inline Trace read_back(const TraceBuilder& b) { return parse_trace(span_of(b.bytes()), "t.trace"); }
 
 inline json frame(const std::string& file, int line, const std::string& name) {
   return {{"filename", file}, {"line", line}, {"name", name}};

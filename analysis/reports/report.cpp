@@ -449,6 +449,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   std::map<int32_t, LiveSets::Ticket> peak_sets;
   for (const auto& [d, s] : final.devices()) {
     if (s.peak_event == kNoEvent) continue;
+    rep.peak_events[d] = s.peak_event;
     PeakSums& sums = peak_sums.try_emplace(d, stacks).first->second;
     sets.visit(s.peak_event, d, [&sums](const LiveAlloc& a) {
       if (a.kind == Kind::kIpcImport) return;
@@ -457,6 +458,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     });
     if (cats) peak_sets.emplace(d, sets.want(s.peak_event, d));
   }
+  for (const FailedAlloc& fa : final.failed()) rep.failed_events.emplace_back(fa.event_index, fa.event.device);
   std::vector<size_t> firsts, row_of;
   rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
   std::vector<LiveSets::Ticket> failure_sets;  // per row of rep.failed

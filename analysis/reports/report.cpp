@@ -581,7 +581,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
       row.categories = cats->table(facts.live, beyond_at_failure(row, facts.contexts));
     }
   }
-  rep.growth = pass.growth.finish(stacks, opt.frames, sets);
+  rep.growth = pass.growth.finish(stacks, opt.frames);
   if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),

@@ -29,8 +29,10 @@
 // What was live *at* the peak needs the live set at one past moment. Copying the live
 // set at every new peak would be quadratic on a ramp-up (every allocation is a new peak),
 // so, as heaptrack's peak tracking does, the first pass only remembers the event index
-// of each device's peak and a second pass (live_after) replays up to those indices
-// and copies the live set there, once per device.
+// of each device's peak and a second pass (live_after, replay_to_stops) replays up to
+// those indices and copies the live set there, once per device, or lets a reader that
+// only sums read it in place. A report's second pass goes on to the last event and says
+// what is live at the end, so that the first can forget its own before it starts.
 #pragma once
 
 #include <cstddef>

@@ -222,14 +222,20 @@ struct ReplayerCheckpoint {
       for (const auto& [start, size] : s.frag.live()) o.put(uint64_t(start)), o.put(uint64_t(size));
     }
     o.put(uint64_t(r.by_address_.size()));
-    r.by_address_.for_each([&](uint64_t, const LiveAlloc& a) { put_alloc(o, a); });
+    r.by_address_.for_each([&](uint64_t address, const LiveEntry& a) {
+      put_alloc(o, Replayer::view(a, address, Replayer::other_of(r.alloc_handles_, address, a)));
+    });
     o.put(uint64_t(r.handles_.size()));
-    for (const auto& [h, v] : r.handles_) o.put(h), put_alloc(o, v.alloc), o.put(v.references), o.put(v.maps);
+    for (const auto& [h, v] : r.handles_) {
+      o.put(h), put_alloc(o, Replayer::view(v.alloc, Replayer::other_of(r.handle_addresses_, h, v.alloc), h));
+      o.put(v.references), o.put(v.maps);
+    }
     o.put(uint64_t(r.mappings_.size()));
     for (const auto& [a, m] : r.mappings_)
       o.put(a), o.put(m.size), o.put(m.handle), o.put(m.device), o.put(uint8_t(m.imported));
     o.put(uint64_t(r.reservations_.size()));
-    for (const auto& [a, v] : r.reservations_) o.put(a), put_alloc(o, v);
+    for (const auto& [a, v] : r.reservations_)
+      o.put(a), put_alloc(o, Replayer::view(v, a, Replayer::other_of(r.reservation_handles_, a, v)));
     o.put(uint64_t(r.graph_.size()));
     for (const auto& [a, node] : r.graph_) o.put(a), o.put(node.size);
     return o.s;
@@ -255,11 +261,16 @@ struct ReplayerCheckpoint {
     }
     for (uint64_t k = in.count(kAllocBytes); k--;) {
       const LiveAlloc a = get_alloc(in);
-      r.by_address_.insert_or_assign(a.address, a);
+      LiveEntry v = Replayer::compact(a);
+      v.has_other = Replayer::note(r.alloc_handles_, a.address, a.handle);
+      r.by_address_.insert_or_assign(a.address, v);
     }
     for (uint64_t k = in.count(8 + kAllocBytes + 8); k--;) {
       const uint64_t h = in.get<uint64_t>();
-      Replayer::Handle v{get_alloc(in)};
+      const LiveAlloc a = get_alloc(in);
+      // Saved with its key for a handle (the replay's view of it), as the replay made it.
+      Replayer::Handle v{Replayer::compact(a)};
+      v.alloc.has_other = Replayer::note(r.handle_addresses_, h, a.address);
       v.references = in.get<uint32_t>(), v.maps = in.get<uint32_t>();
       r.handles_[h] = v;
     }
@@ -272,7 +283,9 @@ struct ReplayerCheckpoint {
     }
     for (uint64_t k = in.count(8 + kAllocBytes); k--;) {
       const uint64_t a = in.get<uint64_t>();
-      const LiveAlloc& v = r.reservations_[a] = get_alloc(in);
+      const LiveAlloc saved = get_alloc(in);
+      LiveEntry& v = r.reservations_[a] = Replayer::compact(saved);
+      v.has_other = Replayer::note(r.reservation_handles_, a, saved.handle);
       ++r.dev(v.device).reserved_count;  // not saved: the reservations tell it
     }
     for (uint64_t k = in.count(16); k--;) {

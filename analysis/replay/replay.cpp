@@ -3,6 +3,7 @@
 #include "base/progress.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 namespace cumemtrace {
@@ -18,7 +19,7 @@ DeviceState& Replayer::dev(int32_t d) {
   return it->second;
 }
 
-void Replayer::ledger_added(DeviceState& s, const LiveAlloc& a) {
+void Replayer::ledger_added(DeviceState& s, const LiveEntry& a) {
   if (live_set_only_) return;
   const uint64_t pinned = s.live_bytes[ledger::kind_index(Kind::kHostPinned)];
   if (a.kind == Kind::kHostPinned && pinned > s.peak_pinned_bytes) {
@@ -32,11 +33,36 @@ void Replayer::ledger_added(DeviceState& s, const LiveAlloc& a) {
 void Replayer::apply(const Event& e, size_t index) {
   if (e.op == Op::kShare && e.device < 0) return;  // an export of memory never seen: no device to count it on
   DeviceState& s = dev(e.device);
-  const ledger::Outcome o = Ledger::apply(ledger::entry_of(e), [&](Kind k) {
-    return LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device, e.api, k, e.python_stack_id};
-  });
+  const ledger::Outcome o = Ledger::apply(ledger::entry_of(e), [&](Kind k) { return entry_of(e, k); });
+  forget_notes(e);
   count(s, e, o, index);
   observe(s, e, index);
+}
+
+LiveEntry Replayer::entry_of(const Event& e, Kind k) {
+  LiveEntry a{e.size, e.time_ns, e.stack_id, e.python_stack_id, e.tid, e.device, e.api, k, false};
+  // Which map the ledger puts it in (ledger.h): reservations, handles or allocations.
+  if (k == Kind::kVmmReserve) a.has_other = note(reservation_handles_, e.address, e.handle);
+  else if (ledger::keyed_by_handle(k, e.address, e.handle)) a.has_other = note(handle_addresses_, e.handle, e.address);
+  else a.has_other = note(alloc_handles_, e.address, e.handle);
+  return a;
+}
+
+void Replayer::forget_notes(const Event& e) {
+  if (e.op != Op::kFree && e.op != Op::kReserveFree) return;
+  if (!alloc_handles_.empty() && !by_address_.find(e.address)) alloc_handles_.erase(e.address);
+  if (!handle_addresses_.empty() && !handles_.count(e.handle)) handle_addresses_.erase(e.handle);
+  if (!reservation_handles_.empty() && !reservations_.count(e.address)) reservation_handles_.erase(e.address);
+}
+
+void Replayer::forget_allocations() {
+  by_address_ = {};
+  handles_.clear();
+  mappings_.clear();
+  reservations_.clear();
+  graph_.clear();
+  alloc_handles_ = {}, handle_addresses_ = {}, reservation_handles_ = {};
+  for (auto& [d, s] : devices_) s.frag = FlatFragmentationIndex(granule_);
 }
 
 void Replayer::count(DeviceState& s, const Event& e, const ledger::Outcome& o, size_t index) {
@@ -112,13 +138,21 @@ void Replayer::observe(DeviceState& s, const Event& e, size_t index) {
 
 std::vector<LiveAlloc> Replayer::live(int32_t device, bool all) const {
   std::vector<LiveAlloc> out;
-  by_address_.for_each([&](uint64_t, const LiveAlloc& a) {
-    if (all || a.device == device) out.push_back(a);
+  by_address_.for_each([&](uint64_t address, const LiveEntry& a) {
+    if (all || a.device == device) out.push_back(view(a, address, other_of(alloc_handles_, address, a)));
   });
   // In address order, as the callers have always had them (addresses are unique here).
   std::sort(out.begin(), out.end(), [](const LiveAlloc& a, const LiveAlloc& b) { return a.address < b.address; });
   for (const auto& [h, handle] : handles_)
-    if (all || handle.alloc.device == device) out.push_back(handle.alloc);
+    if (all || handle.alloc.device == device)
+      out.push_back(view(handle.alloc, other_of(handle_addresses_, h, handle.alloc), h));
+  return out;
+}
+
+std::vector<LiveAlloc> Replayer::reserved(int32_t device) const {
+  std::vector<LiveAlloc> out;
+  for (const auto& [address, a] : reservations_)
+    if (a.device == device) out.push_back(view(a, address, other_of(reservation_handles_, address, a)));
   return out;
 }
 
@@ -146,24 +180,37 @@ Replayer replay_until(const EventSource& events, uint64_t granule, uint64_t t) {
 }
 
 std::vector<std::vector<LiveAlloc>> live_after(const EventSource& events, uint64_t granule,
-                                               const std::vector<std::pair<size_t, int32_t>>& stops) {
+                                               const std::vector<std::pair<size_t, int32_t>>& stops, Replayer* to_end) {
   std::vector<std::vector<LiveAlloc>> out(stops.size());
+  std::vector<size_t> at(stops.size());
+  for (size_t k = 0; k < stops.size(); ++k) at[k] = stops[k].first;
+  replay_to_stops(
+      events, granule, at, [&](size_t k, const Replayer& r) { out[k] = live_holding(r, stops[k].second); }, to_end);
+  return out;
+}
+
+std::vector<LiveAlloc> live_holding(const Replayer& r, int32_t device) {
+  std::vector<LiveAlloc> out = r.live(device);
+  std::erase_if(out, [](const LiveAlloc& a) { return !format::holds_device_memory(a.kind); });
+  return out;
+}
+
+void replay_to_stops(const EventSource& events, uint64_t granule, const std::vector<size_t>& stops,
+                     const std::function<void(size_t, const Replayer&)>& at, Replayer* to_end) {
   std::multimap<size_t, size_t> order;  // event index -> position in stops
-  for (size_t i = 0; i < stops.size(); ++i) order.emplace(stops[i].first, i);
-  if (order.empty()) return out;
-  Replayer r(granule, /*live_set_only=*/true);
+  for (size_t i = 0; i < stops.size(); ++i) order.emplace(stops[i], i);
+  if (order.empty() && !to_end) return;
+  std::optional<Replayer> own;
+  Replayer& r = to_end ? *to_end : own.emplace(granule, /*live_set_only=*/true);
   auto stop = order.begin();
-  const size_t last = order.rbegin()->first + 1;
+  const size_t last = to_end ? events.size() : order.rbegin()->first + 1;
   // A source read from a file cannot stop early: past the last stop its events are skipped.
   events.scan([&](const Event& e, size_t i) {
-    if (stop == order.end()) return;
+    if (stop == order.end() && !to_end) return;
     if ((i & 0xfff) == 0) progress("live sets", i, last);
     r.apply(e, i);
-    for (; stop != order.end() && stop->first == i; ++stop)
-      for (auto& a : r.live(stops[stop->second].second))
-        if (format::holds_device_memory(a.kind)) out[stop->second].push_back(a);
+    for (; stop != order.end() && stop->first == i; ++stop) at(stop->second, r);
   });
-  return out;
 }
 
 }  // namespace cumemtrace

@@ -29,12 +29,15 @@
 // What was live *at* the peak needs the live set at one past moment. Copying the live
 // set at every new peak would be quadratic on a ramp-up (every allocation is a new peak),
 // so, as heaptrack's peak tracking does, the first pass only remembers the event index
-// of each device's peak and a second pass (live_after) replays up to those indices
-// and copies the live set there, once per device.
+// of each device's peak and a second pass (live_after, replay_to_stops) replays up to
+// those indices and copies the live set there, once per device, or lets a reader that
+// only sums read it in place. A report's second pass goes on to the last event and says
+// what is live at the end, so that the first can forget its own before it starts.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -59,6 +62,25 @@ struct LiveAlloc {
   format::Kind kind{};
   uint32_t python_stack_id = 0;  // trace 1.6
 };
+
+// What the replay keeps of one live allocation, beside its key (the address, or the handle
+// of a handle kept by handle): 36 bytes, where a LiveAlloc is 56, so that a map entry with
+// its key is 44 (docs/performance.md, "What the analyzer keeps per live allocation").
+// The one of address and handle that is not the key is 0 for almost every allocation; where
+// it is not, it sits in a side table of the Replayer and `has_other` says so. Packed to
+// 4-byte alignment (36 bytes, not 40): its 8-byte fields are then read unaligned, which
+// x86-64 and AArch64 do in hardware.
+#pragma pack(push, 4)
+struct LiveEntry {
+  uint64_t size = 0, time_ns = 0;
+  uint32_t stack_id = 0, python_stack_id = 0, tid = 0;
+  int32_t device = -1;
+  uint16_t api = 0;
+  format::Kind kind{};
+  bool has_other = false;  // the address (kept by handle) or the handle (else) is noted aside
+};
+#pragma pack(pop)
+static_assert(sizeof(LiveEntry) == 36);
 
 struct DeviceCounts {
   uint64_t allocs = 0;         // successful allocations (vmm-physical handles included)
@@ -106,7 +128,7 @@ struct FailedAlloc {
   uint64_t live_device_bytes = 0;  // tracked device bytes on its device at that moment
 };
 
-class Replayer : public ledger::Ledger<Replayer, LiveAlloc, DeviceState> {
+class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
  public:
   // `live_set_only`: keep what is live (live(), reservations(), failed()) and nothing
   // per moment: no fragmentation index, no peaks, no gap ratios. The second passes only
@@ -121,11 +143,27 @@ class Replayer : public ledger::Ledger<Replayer, LiveAlloc, DeviceState> {
   // Every live allocation on `device` (all devices when `all`), vmm-physical handles
   // still holding memory included; mappings and reservations excluded.
   std::vector<LiveAlloc> live(int32_t device, bool all = false) const;
+  // What live(0, true) returns, one at a time and in no particular order, without a copy
+  // of the set: for a reader that only sums.
+  template <class F>
+  void for_each_live(F&& f) const {
+    by_address_.for_each(
+        [&](uint64_t address, const LiveEntry& a) { f(view(a, address, other_of(alloc_handles_, address, a))); });
+    for (const auto& [h, handle] : handles_) f(view(handle.alloc, other_of(handle_addresses_, h, handle.alloc), h));
+  }
+  // The address-space reservations live on `device`, in address order.
+  std::vector<LiveAlloc> reserved(int32_t device) const;
+
+  // Forgets every live allocation, handle, mapping, reservation and each device's
+  // fragmentation index, keeping devices() and failed(): what was live is then another
+  // replay's to say (a report's second pass replays to the end, live_after's `to_end`).
+  // The figures of each device's index as they stood at the end must be read before.
+  void forget_allocations();
 
  private:
   friend struct ReplayerCheckpoint;  // checkpoint.cpp: saves and restores the live state
-  friend class ledger::Ledger<Replayer, LiveAlloc, DeviceState>;
-  using Handle = ledger::Handle<LiveAlloc>;
+  friend class ledger::Ledger<Replayer, LiveEntry, DeviceState>;
+  using Handle = ledger::Handle<LiveEntry>;
   using Mapping = ledger::Mapping;
 
   DeviceState& dev(int32_t d);
@@ -135,7 +173,26 @@ class Replayer : public ledger::Ledger<Replayer, LiveAlloc, DeviceState> {
   // The ledger's calls back (ledger.h).
   DeviceState& ledger_device(int32_t d) { return dev(d); }
   bool ledger_keeps_gaps() const { return !live_set_only_; }
-  void ledger_added(DeviceState& s, const LiveAlloc& a);
+  void ledger_added(DeviceState& s, const LiveEntry& a);
+
+  // The entry of what `e` makes, of kind `k`, its address or handle noted aside if needed.
+  LiveEntry entry_of(const Event& e, format::Kind k);
+  // Forgets the side tables' notes whose entry is gone after `e` (they would only waste room:
+  // an entry reads its note only while `has_other` is set, and a new entry writes its own).
+  void forget_notes(const Event& e);
+  static uint64_t other_of(const AddressMap<uint64_t>& notes, uint64_t key, const LiveEntry& a) {
+    return a.has_other ? *notes.find(key) : 0;
+  }
+  static bool note(AddressMap<uint64_t>& notes, uint64_t key, uint64_t other) {
+    if (other) notes.insert_or_assign(key, other);
+    return other != 0;
+  }
+  static LiveEntry compact(const LiveAlloc& a) {
+    return LiveEntry{a.size, a.time_ns, a.stack_id, a.python_stack_id, a.tid, a.device, a.api, a.kind, false};
+  }
+  static LiveAlloc view(const LiveEntry& a, uint64_t address, uint64_t handle) {
+    return LiveAlloc{address, a.size, handle, a.time_ns, a.stack_id, a.tid, a.device, a.api, a.kind, a.python_stack_id};
+  }
 
   uint64_t granule_;
   bool live_set_only_;
@@ -154,6 +211,9 @@ class Replayer : public ledger::Ledger<Replayer, LiveAlloc, DeviceState> {
   // was a fifth of a replay, a node-based hash a quarter of `report`; live() sorts what it
   // returns by address), handles, mappings, reservations and graph nodes in ordered maps.
   std::vector<FailedAlloc> failed_;
+  // The notes of LiveEntry::has_other: an allocation's handle by its address, a handle's
+  // address by its handle, a reservation's handle by its address.
+  AddressMap<uint64_t> alloc_handles_, handle_addresses_, reservation_handles_;
 };
 
 // The whole trace, replayed.
@@ -168,7 +228,25 @@ Replayer replay_until(const EventSource& events, uint64_t granule, uint64_t t);
 // device memory live on that device just after that event; keyed by the stop's position
 // in `stops`.
 // `events` (event_source.h) are replayed laid out in `granule`.
+// With `to_end`, a fresh Replayer made with live_set_only, the replay goes on to the last
+// event into it, so that what is live at the end needs no other replay kept beside this one.
 std::vector<std::vector<LiveAlloc>> live_after(const EventSource& events, uint64_t granule,
-                                               const std::vector<std::pair<size_t, int32_t>>& stops);
+                                               const std::vector<std::pair<size_t, int32_t>>& stops,
+                                               Replayer* to_end = nullptr);
+// The replay behind live_after, for a reader that sums rather than copies: at(k, r) is called
+// just after the event at stops[k].first, with r replayed to there (its live set read in
+// place, for_each_live), the stops of one event in the order given. `to_end` as above.
+void replay_to_stops(const EventSource& events, uint64_t granule, const std::vector<size_t>& stops,
+                     const std::function<void(size_t, const Replayer&)>& at, Replayer* to_end = nullptr);
+// What live_after copies at a stop: the allocations of `r` holding device memory on `device`.
+std::vector<LiveAlloc> live_holding(const Replayer& r, int32_t device);
+// The same, one at a time and in no particular order.
+
+template <class F>
+void for_each_holding(const Replayer& r, int32_t device, F&& f) {
+  r.for_each_live([&](const LiveAlloc& a) {
+    if (a.device == device && format::holds_device_memory(a.kind)) f(a);
+  });
+}
 
 }  // namespace cumemtrace

@@ -130,15 +130,26 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
     allocs_ = {}, alloc_kinds_ = {};
   }
   g_.iterations = g_.by == IterationsBy::kNone ? 0 : bounds.size() - 1;
-  at_boundary_.assign(bounds.size(), {});
-  for (size_t k = 0; k < bounds.size(); ++k) {
+  const size_t n = bounds.size();
+  for (size_t k = 0; k < n; ++k) {
     g_.boundaries_ns.push_back(bounds[k].first);
     if (bounds[k].second == 0) continue;  // nothing before it: nothing live
-    for (const auto& [d, unused] : devices_) at_boundary_[k].push_back(sets.want(bounds[k].second - 1, d));
+    for (const auto& [d, unused] : devices_) {
+      sets.visit(bounds[k].second - 1, d, [this, k, n, d](const LiveAlloc& a) {
+        auto [it, fresh] = at_boundaries_.try_emplace({a.stack_id, a.python_stack_id, int(a.kind), a.device});
+        AtBoundaries& at = it->second;
+        const bool by_handle = ledger::keyed_by_handle(a.kind, a.address, a.handle);
+        const auto here = std::tuple(k, d, by_handle, by_handle ? a.handle : a.address);
+        if (fresh) at.first = here, at.bytes_at.assign(n, 0);
+        else at.first = std::min(at.first, here);
+        at.bytes_at[k] += a.size;
+        if (k + 1 == n) ++at.count_at_end;
+      });
+    }
   }
 }
 
-Growth GrowthScan::finish(const Stacks& stacks, size_t frames, LiveSets& sets) {
+Growth GrowthScan::finish(const Stacks& stacks, size_t frames) {
   Growth g = std::move(g_);
   std::map<Key, GrowthSite> sites;
   const UserSites users(stacks);
@@ -158,13 +169,15 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames, LiveSets& sets) {
     }
     return s;
   };
-  for (size_t k = 0; k < g.boundaries_ns.size(); ++k)
-    for (const LiveSets::Ticket t : at_boundary_[k])
-      for (const auto& a : sets.take(t)) {
-        GrowthSite& s = site(a.stack_id, a.python_stack_id, a.kind, a.device);
-        s.bytes_at[k] += a.size;
-        if (k + 1 == g.boundaries_ns.size()) ++s.count_at_end;
-      }
+  std::vector<std::pair<const Within, AtBoundaries>*> met;
+  for (auto& entry : at_boundaries_) met.push_back(&entry);
+  std::sort(met.begin(), met.end(), [](const auto* a, const auto* b) { return a->second.first < b->second.first; });
+  for (const auto* m : met) {
+    const auto& [stack, python, kind, device] = m->first;
+    GrowthSite& s = site(stack, python, format::Kind(kind), device);
+    for (size_t k = 0; k < s.bytes_at.size(); ++k) s.bytes_at[k] += m->second.bytes_at[k];
+    s.count_at_end += m->second.count_at_end;
+  }
   for (const auto& [key, count] : within_)
     site(std::get<0>(key), std::get<1>(key), format::Kind(std::get<2>(key)), std::get<3>(key)).allocations_within +=
         count;

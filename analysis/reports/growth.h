@@ -21,6 +21,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -80,17 +81,20 @@ struct Growth {
 
 // Growth worked out in two passes over the events (event_source.h), with the other
 // readers of the same passes: the first (observe, every event in file order) finds where
-// each boundary falls and counts allocations per stack; want() then asks for the live sets
-// the second pass copies (live_sets.h), and finish() classifies from those live sets.
+// each boundary falls and counts allocations per stack; want() then has the second pass sum
+// the live set at each boundary per stack as it stands there (live_sets.h: visit, no copy of
+// a set: a copy per boundary was the live set times the iterations), and finish()
+// classifies from those sums.
 class GrowthScan {
  public:
   explicit GrowthScan(const Trace& trace);  // boundaries from its ranges or marks, if any
   void observe(const Event& e, size_t index);
-  // Asks `sets` for what was live just after the last event at or before each boundary,
-  // on each device the events touched; `events`: how many observe() saw.
+  // Asks `sets` to show it what was live just after the last event at or before each
+  // boundary, on each device the events touched; `events`: how many observe() saw. The
+  // GrowthScan must stay where it is until sets.take_all() has run.
   void want(size_t events, LiveSets& sets);
-  // After sets.take_all(): takes back the sets want() asked for.
-  Growth finish(const Stacks& stacks, size_t frames, LiveSets& sets);
+  // After sets.take_all().
+  Growth finish(const Stacks& stacks, size_t frames);
 
   static constexpr size_t kMaxLoopAllocs = size_t(1) << 22;  // allocations kept for the loop search
 
@@ -109,8 +113,11 @@ class GrowthScan {
   int32_t last_device_ = INT32_MIN;
   // Without boundaries from records: every successful device-memory allocation, for the
   // loop search (up to kMaxLoopAllocs), and the frees so far.
-  std::vector<AllocStep> allocs_;
-  std::vector<std::pair<int, int32_t>> alloc_kinds_;  // per allocs_: (kind, device)
+  // In blocks, not one array: a vector's doubling left up to half of it unused, and the
+  // copy at each doubling held both at once (per allocation, they were most of what a
+  // report's memory grew by with the trace's allocations: docs/performance.md).
+  std::deque<AllocStep> allocs_;
+  std::deque<std::pair<int, int32_t>> alloc_kinds_;  // per allocs_: (kind, device)
   uint32_t frees_ = 0;
   bool too_many_ = false;
   // Successful device-memory allocations after the first boundary (all of them, while
@@ -119,7 +126,16 @@ class GrowthScan {
   std::map<Within, size_t> within_of_;
   std::vector<std::pair<Within, uint64_t>> within_;
   std::vector<size_t> prefix_end_;  // per boundary: the events before it (its live set's prefix)
-  std::vector<std::vector<LiveSets::Ticket>> at_boundary_;  // per boundary, one per device (none: nothing before it)
+  // What the second pass showed, per (stack, Python stack, kind, device): bytes live at
+  // each boundary, how many at the last, and where it was first met: (boundary, device,
+  // kept by handle, address or handle), the order in which finish() met allocations when it
+  // read copies of the sets (live_holding's), so that the same allocation names each site.
+  struct AtBoundaries {
+    std::tuple<size_t, int32_t, bool, uint64_t> first;
+    std::vector<uint64_t> bytes_at;
+    uint64_t count_at_end = 0;
+  };
+  std::map<Within, AtBoundaries> at_boundaries_;
 };
 
 }  // namespace cumemtrace

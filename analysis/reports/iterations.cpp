@@ -96,7 +96,7 @@ TimedIterations timed_iterations(const Trace& trace) {
   return out;
 }
 
-FoundLoop find_loop(std::span<const AllocStep> allocs, uint32_t frees_total) {
+FoundLoop find_loop(const std::deque<AllocStep>& allocs, uint32_t frees_total) {
   const size_t n = allocs.size();
   std::vector<uint64_t> hash(n + 1, 0);  // hash[i]: the allocations before position i, as a multiset
   for (size_t i = 0; i < n; ++i) hash[i + 1] = hash[i] + mix((uint64_t(allocs[i].stack) << 32) | allocs[i].python);

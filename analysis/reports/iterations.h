@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <string_view>
@@ -71,6 +72,6 @@ struct FoundLoop {
   uint64_t agreeing = 0;           // of which share the signature
 };
 // `frees_total`: device-memory frees in the whole trace.
-FoundLoop find_loop(std::span<const AllocStep> allocs, uint32_t frees_total);
+FoundLoop find_loop(const std::deque<AllocStep>& allocs, uint32_t frees_total);
 
 }  // namespace cumemtrace

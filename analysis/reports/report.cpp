@@ -28,15 +28,16 @@ constexpr auto by_bytes_desc = [](const auto& a, const auto& b) {
 // Groups allocations by (call site, Python stack, kind, device); sorted by bytes, largest
 // first. Two lines of one Python function reach the allocator through the same native
 // frames: only their Python stacks tell them apart.
-std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
-  std::map<std::tuple<uint32_t, uint32_t, int, int32_t>, SiteRow> rows;
-  const UserSites users(stacks);
-  for (const auto& a : allocs) {
-    CallSite cs = stacks.call_site(a.stack_id);
+// The sums are fed one allocation at a time, so that a live set need not be copied to be grouped.
+class SiteSums {
+ public:
+  explicit SiteSums(const Stacks& stacks) : stacks_(&stacks), users_(stacks) {}
+  void add(const LiveAlloc& a) {
+    CallSite cs = stacks_->call_site(a.stack_id);
     // Native frames from the user's (call_site_rule.h): past framework dispatch too, unless
     // a Python frame of the user's names the site: then from the allocator's caller.
-    const uint32_t node = users.of(a.stack_id, a.python_stack_id).node;
-    auto& r = rows[{node, a.python_stack_id, int(a.kind), a.device}];
+    const uint32_t node = users_.of(a.stack_id, a.python_stack_id).node;
+    auto& r = rows_[{node, a.python_stack_id, int(a.kind), a.device}];
     r.node = node;
     r.python_stack = a.python_stack_id;
     r.library = cs.library;
@@ -46,10 +47,23 @@ std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Sta
     r.count += 1;
     r.threads.insert(a.tid);
   }
-  std::vector<SiteRow> out;
-  for (auto& [k, r] : rows) out.push_back(std::move(r));
-  std::sort(out.begin(), out.end(), by_bytes_desc);
-  return out;
+  std::vector<SiteRow> rows() && {
+    std::vector<SiteRow> out;
+    for (auto& [k, r] : rows_) out.push_back(std::move(r));
+    std::sort(out.begin(), out.end(), by_bytes_desc);
+    return out;
+  }
+
+ private:
+  const Stacks* stacks_;
+  UserSites users_;
+  std::map<std::tuple<uint32_t, uint32_t, int, int32_t>, SiteRow> rows_;
+};
+
+std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
+  SiteSums sums(stacks);
+  for (const auto& a : allocs) sums.add(a);
+  return std::move(sums).rows();
 }
 
 // Keeps the first `top` rows, symbolizes them; returns how many were dropped.
@@ -64,23 +78,44 @@ uint64_t keep_top(std::vector<SiteRow>& rows, const Stacks& stacks, const Report
   return omitted;
 }
 
-std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
-  std::map<std::string, LibraryRow> rows;
-  for (const auto& a : allocs) {
-    if (!format::holds_device_memory(a.kind)) continue;
-    auto& r = rows[stacks.call_site(a.stack_id).library];
+class LibrarySums {
+ public:
+  explicit LibrarySums(const Stacks& stacks) : stacks_(&stacks) {}
+  void add(const LiveAlloc& a) {
+    if (!format::holds_device_memory(a.kind)) return;
+    auto& r = rows_[stacks_->call_site(a.stack_id).library];
     r.bytes += a.size;
     r.count += 1;
     r.bytes_by_kind[int(a.kind)] += a.size;
   }
-  std::vector<LibraryRow> out;
-  for (auto& [lib, r] : rows) {
-    r.library = lib;
-    out.push_back(r);
+  std::vector<LibraryRow> rows() && {
+    std::vector<LibraryRow> out;
+    for (auto& [lib, r] : rows_) {
+      r.library = lib;
+      out.push_back(r);
+    }
+    std::sort(out.begin(), out.end(), by_bytes_desc);
+    return out;
   }
-  std::sort(out.begin(), out.end(), by_bytes_desc);
-  return out;
+
+ private:
+  const Stacks* stacks_;
+  std::map<std::string, LibraryRow> rows_;
+};
+
+std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
+  LibrarySums sums(stacks);
+  for (const auto& a : allocs) sums.add(a);
+  return std::move(sums).rows();
 }
+
+// What a device's peak shows of the set live there, summed while the second pass stands
+// at the peak rather than from a copy of it.
+struct PeakSums {
+  explicit PeakSums(const Stacks& stacks) : sites(stacks), libraries(stacks) {}
+  SiteSums sites;
+  LibrarySums libraries;
+};
 
 // What the first pass over the events gathers besides the replay: everything the
 // report reads from single events, so that no other pass needs them (event_source.h).
@@ -241,8 +276,9 @@ int leak_rank(Kind k) {
   return 3;
 }
 
-// The replay's figures of one device, as they stood at the end and at its peak.
-void copy_replayed(const DeviceState& s, DeviceReport& dr) {
+// The replay's figures of one device, as they stood at the end and at its peak (its gap
+// figures at the end read before the first pass forgot its allocations).
+void copy_replayed(const DeviceState& s, const FragmentationFigures& frag_at_end, DeviceReport& dr) {
   dr.peak_bytes = s.peak_bytes;
   dr.peak_time_ns = s.peak_time_ns;
   dr.peak_pinned_bytes = s.peak_pinned_bytes;
@@ -255,14 +291,14 @@ void copy_replayed(const DeviceState& s, DeviceReport& dr) {
   dr.end_device_bytes = s.device_bytes;
   std::copy(std::begin(s.live_bytes), std::end(s.live_bytes), dr.end_live_bytes);
   std::copy(std::begin(s.live_count), std::end(s.live_count), dr.end_live_count);
-  dr.frag_at_end = s.frag.figures();
+  dr.frag_at_end = frag_at_end;
   dr.counts = s.counts;
   dr.context_bytes = s.context_bytes;
 }
 
 // A device's VMM address-space reservations: counts, peak, and what is still reserved at
 // the end by call site.
-ReservationReport reservations_of(const DeviceState& s, const Replayer& final, const Stacks& stacks,
+ReservationReport reservations_of(const DeviceState& s, const Replayer& end, const Stacks& stacks,
                                   const ReportOptions& opt) {
   ReservationReport rr;
   rr.device = s.device;
@@ -270,9 +306,7 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& final, c
   rr.frees = s.counts.reserve_frees;
   rr.peak_bytes = s.peak_reserved_bytes;
   rr.end_bytes = s.reserved_bytes;
-  std::vector<LiveAlloc> live;
-  for (const auto& [addr, a] : final.reservations())
-    if (a.device == s.device) live.push_back(a);
+  const std::vector<LiveAlloc> live = end.reserved(s.device);
   rr.end_count = live.size();
   rr.sites = group_sites(live, stacks);
   keep_top(rr.sites, stacks, opt);
@@ -284,19 +318,27 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& final, c
 // library_handle_owner) "held by its handles at exit", unless growth classifies its call
 // site `leak`; everything else live is a possible leak. Groups by kind (leaks) or allocator (cache), then call site;
 // each device's two sums go to its DeviceReport.
-void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks& stacks, const ReportOptions& opt) {
+// Read from the replay at the end one allocation at a time: a copy of the set there (and
+// one more per group) was the largest part of a report's memory after the replays' maps.
+void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const ReportOptions& opt) {
   const CachingAllocators owners(stacks);
   // growth's `leak` sites, as growth keys them (call_site_rule.h): (key, from Python, device, kind)
   std::set<std::tuple<uint64_t, bool, int32_t, int>> leaking;
   for (const auto& g : rep.growth.sites)
     if (g.cls == GrowthSite::Class::kLeak) leaking.insert({g.key, g.from_python, g.device, int(g.kind)});
-  std::map<std::pair<int, int>, std::vector<LiveAlloc>> by_kind;
-  std::map<std::string, std::vector<LiveAlloc>> by_cache;
+  struct Group {
+    explicit Group(const Stacks& stacks) : sites(stacks) {}
+    uint64_t bytes = 0, count = 0;
+    SiteSums sites;
+    void add(const LiveAlloc& a) { bytes += a.size, count += 1, sites.add(a); }
+  };
+  std::map<std::pair<int, int>, Group> by_kind;
+  std::map<std::string, Group> by_cache;
   std::map<int32_t, uint64_t> held;
   const UserSites users(stacks);
   std::set<std::string> handle_owners;                   // the names in by_cache that are libraries' handles
   std::unordered_map<uint32_t, std::string> handles_of;  // per stack: many live allocations share one
-  for (const auto& a : live) {
+  end.for_each_live([&](const LiveAlloc& a) {
     std::string cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
     if (cache.empty() && format::holds_device_memory(a.kind)) {
       auto [it, fresh] = handles_of.try_emplace(a.stack_id);
@@ -306,24 +348,24 @@ void split_at_exit(const std::vector<LiveAlloc>& live, Report& rep, const Stacks
     }
     const UserSite site = cache.empty() ? UserSite{} : users.of(a.stack_id, a.python_stack_id);
     if (!cache.empty() && !leaking.count({site.key, site.from_python, a.device, int(a.kind)})) {
-      by_cache[cache].push_back(a);
+      by_cache.try_emplace(cache, stacks).first->second.add(a);
       held[a.device] += a.size;
     } else {
-      by_kind[{leak_rank(a.kind), int(a.kind)}].push_back(a);
+      by_kind.try_emplace({leak_rank(a.kind), int(a.kind)}, stacks).first->second.add(a);
     }
-  }
-  const auto group = [&](std::vector<LiveAlloc>& allocs, Kind kind, std::string allocator) {
+  });
+  const auto group = [&](Group& sums, Kind kind, std::string allocator) {
     LeakGroup g;
     g.kind = kind;
     g.allocator = std::move(allocator);
-    for (const auto& a : allocs) g.bytes += a.size, g.count += 1;
-    g.sites = group_sites(allocs, stacks);
+    g.bytes = sums.bytes, g.count = sums.count;
+    g.sites = std::move(sums.sites).rows();
     g.sites_omitted = keep_top(g.sites, stacks, opt);
     return g;
   };
-  for (auto& [key, allocs] : by_kind) rep.leaks.push_back(group(allocs, static_cast<Kind>(key.second), ""));
-  for (auto& [name, allocs] : by_cache) {
-    rep.held_by_cache.push_back(group(allocs, Kind::kDevice, name));
+  for (auto& [key, sums] : by_kind) rep.leaks.push_back(group(sums, static_cast<Kind>(key.second), ""));
+  for (auto& [name, sums] : by_cache) {
+    rep.held_by_cache.push_back(group(sums, Kind::kDevice, name));
     rep.held_by_cache.back().library_handles = handle_owners.count(name) > 0;
   }
   for (auto& d : rep.devices) {
@@ -388,16 +430,35 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     if ((i & 0xfff) == 0) progress("replaying", i, all.size());
     pass.observe(e);
   });
+  // One replay's live set at a time: the second pass goes on to the end and says what is
+  // live there, so the first forgets its own (its figures stay) before the second starts.
+  std::map<int32_t, FragmentationFigures> frag_at_end;
+  for (const auto& [d, s] : pass.final.devices()) frag_at_end[d] = s.frag.figures();
+  pass.final.forget_allocations();
   const Replayer& final = pass.final;
   const uint64_t last = last_time(trace, pass);
   rep.duration_ns = last > rep.start_ns ? last - rep.start_ns : 0;
 
   // Second pass: every live set the report shows, copied in one replay (live_sets.h):
   // each device's peak, each failure's group, each allocator map, each growth boundary.
+  // What was live at a peak is what made it: another process's memory mapped here
+  // (ipc-import) never did. Its sites and libraries are summed in place; only the
+  // categories (--categories) need the set itself.
   LiveSets sets;
+  std::map<int32_t, PeakSums> peak_sums;
   std::map<int32_t, LiveSets::Ticket> peak_sets;
-  for (const auto& [d, s] : final.devices())
-    if (s.peak_event != kNoEvent) peak_sets.emplace(d, sets.want(s.peak_event, d));
+  for (const auto& [d, s] : final.devices()) {
+    if (s.peak_event == kNoEvent) continue;
+    rep.peak_events[d] = s.peak_event;
+    PeakSums& sums = peak_sums.try_emplace(d, stacks).first->second;
+    sets.visit(s.peak_event, d, [&sums](const LiveAlloc& a) {
+      if (a.kind == Kind::kIpcImport) return;
+      sums.sites.add(a);
+      sums.libraries.add(a);
+    });
+    if (cats) peak_sets.emplace(d, sets.want(s.peak_event, d));
+  }
+  for (const FailedAlloc& fa : final.failed()) rep.failed_events.emplace_back(fa.event_index, fa.event.device);
   std::vector<size_t> firsts, row_of;
   rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
   std::vector<LiveSets::Ticket> failure_sets;  // per row of rep.failed
@@ -406,10 +467,9 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   const auto maps = pick_allocator_maps(trace, final, row_of, rep.failed, sets);
   pass.growth.want(pass.kept, sets);
   sets.take_all(all, trace.granule());
+  const Replayer& end = sets.end();
 
-  // What was live at a peak is what made it: another process's memory mapped here
-  // (ipc-import) never did.
-  std::map<int32_t, std::vector<LiveAlloc>> at_peak;
+  std::map<int32_t, std::vector<LiveAlloc>> at_peak;  // with --categories
   for (const auto& [d, ticket] : peak_sets) {
     at_peak[d] = sets.take(ticket);
     std::erase_if(at_peak[d], [](const LiveAlloc& a) { return a.kind == Kind::kIpcImport; });
@@ -440,7 +500,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     auto sit = final.devices().find(ordinal);
     if (sit != final.devices().end()) {
       const DeviceState& s = sit->second;
-      copy_replayed(s, dr);
+      copy_replayed(s, frag_at_end[ordinal], dr);
       // Without a peak (nothing was ever live here) NVML is split at the trace's last
       // moment, so the device section and the failed allocations tell one story.
       const bool peak = s.peak_event != kNoEvent;
@@ -448,20 +508,20 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
                      : nvml_split(trace, pass.contexts, ordinal, 0, last);
       dr.nvml.has_peak = peak;
       dr.graph_pool = graph_pool_figures(trace, pass.graph_calls, ordinal, peak ? s.peak_time_ns : 0);
-      if (auto p = at_peak.find(ordinal); p != at_peak.end()) {
-        dr.top_sites = group_sites(p->second, stacks);
+      if (auto p = peak_sums.find(ordinal); p != peak_sums.end()) {
+        dr.top_sites = std::move(p->second.sites).rows();
         dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
-        dr.by_library = group_libraries(p->second, stacks);
+        dr.by_library = std::move(p->second.libraries).rows();
       }
       if (cats && ordinal >= 0) {  // the host row holds pinned memory, no device memory to split
         const auto p = at_peak.find(ordinal);
         const uint64_t ctx = context_bytes_until(pass.contexts, ordinal, peak ? s.peak_time_ns : last);
         dr.categories_at_peak = cats->table(p != at_peak.end() ? p->second : std::vector<LiveAlloc>{},
                                             beyond_at_peak(dr.nvml, dr.graph_pool, ctx));
-        dr.categories_at_end = cats->table(final.live(ordinal), beyond_at_end(trace, pass.contexts, dr, last));
+        dr.categories_at_end = cats->table(end.live(ordinal), beyond_at_end(trace, pass.contexts, dr, last));
       }
       if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0)
-        rep.reservations.push_back(reservations_of(s, final, stacks, opt));
+        rep.reservations.push_back(reservations_of(s, end, stacks, opt));
     }
     if (const auto graph = pass.graph_nodes.find(ordinal); graph != pass.graph_nodes.end()) {
       const std::vector<LiveAlloc>& nodes = graph->second;  // graph allocation nodes made on this device
@@ -521,13 +581,13 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
       row.categories = cats->table(facts.live, beyond_at_failure(row, facts.contexts));
     }
   }
-  rep.growth = pass.growth.finish(stacks, opt.frames, sets);
+  rep.growth = pass.growth.finish(stacks, opt.frames);
   rep.pools = pool_report(trace, stacks, rep.growth, opt.frames);
   if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),
   // apart from possible leaks (the rest), each grouped.
-  split_at_exit(final.live(0, true), rep, stacks, opt);
+  split_at_exit(end, rep, stacks, opt);
   return rep;
 }
 

@@ -240,6 +240,11 @@ struct Report {
   std::optional<std::vector<RangeRow>> ranges;        // with ReportOptions::by_range (ranges.h)
   std::optional<std::vector<FunctionRow>> functions;  // with ReportOptions::by_function (functions.h)
   Pools pools;                                        // inside pools that told NVTX (pools.h); 1.12
+  // Where the first pass's replay found each device's peak and each failed allocation, by
+  // event index in file order: the page (render/html_data.h) takes its moments there
+  // without a replay of its own to find them. Not printed.
+  std::map<int32_t, size_t> peak_events;                  // devices that had a peak
+  std::vector<std::pair<size_t, int32_t>> failed_events;  // (event index, device), in file order
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);

@@ -116,6 +116,11 @@ inline bool pairs_by_address(format::Kind k) {
   return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kManaged || k == Kind::kAsyncPool ||
          k == Kind::kHostPinned || k == Kind::kArray || k == Kind::kIpcImport;
 }
+// Whether an allocation of `k` is kept by its handle (cuMemCreate's, or an imported
+// physical handle, which has no address) rather than by its address.
+inline bool keyed_by_handle(format::Kind k, uint64_t address, uint64_t handle) {
+  return k == format::Kind::kVmmPhysical || (k == format::Kind::kIpcImport && address == 0 && handle != 0);
+}
 inline size_t kind_index(format::Kind k) {
   const size_t i = static_cast<size_t>(k);
   return i < format::kKindCount ? i : 0;
@@ -265,8 +270,7 @@ class Ledger {
   template <class Make>
   void alloc(const Entry& e, Make& make, Outcome& o) {
     using format::Kind;
-    const bool imported_handle = e.kind == Kind::kIpcImport && e.address == 0 && e.handle != 0;
-    if (e.kind == Kind::kVmmPhysical || imported_handle) {
+    if (keyed_by_handle(e.kind, e.address, e.handle)) {
       if (auto old = handles_.find(e.handle); old != handles_.end()) {
         remove(device(old->second.alloc.device), old->second.alloc, 0);
         handles_.erase(old);

@@ -2,10 +2,15 @@
 // bytes each call site holds at each boundary worked out by hand below.
 #include "catch.h"
 
+#include <map>
+#include <random>
 #include <sstream>
+#include <vector>
 
 #include "reports/report.h"
 #include "render/report_text.h"
+#include "parse_built.h"
+#include "replay/replay.h"
 #include "report_both.h"
 #include "trace_builder.h"
 #include "sizes.h"
@@ -351,4 +356,62 @@ TEST_CASE("growth with no loop: no iterations found, weights loaded over several
   write_text(text, r);
   CHECK(text.str().find("Growth across iterations (no iterations found: no NVTX range or mark name twice, and no "
                         "stack that recurs once per loop; the only boundary is the end)\n") != std::string::npos);
+}
+
+// The second pass sums each boundary's live set per stack where it stands (LiveSets::visit)
+// instead of copying it: the sums against copies of the same sets (live_holding after a
+// replay up to each boundary), over random allocations and frees on two devices, with
+// stacks that are each their own site.
+TEST_CASE("growth: the bytes and counts summed in place at each boundary are those of the live sets copied there") {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937_64 rng(seed);
+    const auto pick = [&](uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng); };
+    TraceBuilder b;
+    b.process().device(0, 1024 * MiB).device(1, 1024 * MiB);
+    for (uint32_t s = 1; s <= 6; ++s) b.stack(s, 0, 0x401000 + 0x10 * s);
+    std::vector<std::pair<uint64_t, int32_t>> live;  // address, device
+    uint64_t next = 0x7f0000000000;
+    for (uint64_t t = 1; t <= 400; ++t) {
+      if (t % 40 == 0) b.mark(t * ms, "step");
+      if (!live.empty() && pick(3) == 0) {
+        const size_t i = pick(live.size());
+        b.free(t * ms, live[i].first, live[i].second);
+        live.erase(live.begin() + long(i));
+      } else {
+        const int32_t device = int32_t(pick(2));
+        b.alloc(t * ms, next += MiB, (1 + pick(8)) * 4096, uint32_t(1 + pick(6)), device);
+        live.emplace_back(next, device);
+      }
+    }
+    b.end(440 * ms);  // a whole last iteration after the last mark
+    const Report r = report_both(b, "t.trace");
+    const Growth& g = r.growth;
+    REQUIRE(g.boundaries_ns.size() >= 10);
+    const Trace t = cumemtrace::test::parse(b);
+    std::map<std::pair<uint32_t, int32_t>, std::pair<std::vector<uint64_t>, uint64_t>> expected;  // bytes_at, count
+    for (size_t k = 0; k < g.boundaries_ns.size(); ++k) {
+      const Replayer upto = replay_until(t, g.boundaries_ns[k]);
+      for (int32_t d = 0; d <= 1; ++d)
+        for (const LiveAlloc& a : live_holding(upto, d)) {
+          auto& [bytes_at, count] = expected[{a.stack_id, a.device}];
+          bytes_at.resize(g.boundaries_ns.size());
+          bytes_at[k] += a.size;
+          if (k + 1 == g.boundaries_ns.size()) ++count;
+        }
+    }
+    REQUIRE(expected.size() >= 6);
+    size_t with_bytes = 0;
+    for (const GrowthSite& s : g.sites) {
+      INFO("seed " << seed << " stack " << s.node << " device " << s.device);
+      const auto it = expected.find({s.node, s.device});
+      if (it == expected.end()) {  // allocated and freed within iterations only
+        CHECK(s.bytes_at == std::vector<uint64_t>(g.boundaries_ns.size(), 0));
+        continue;
+      }
+      ++with_bytes;
+      CHECK(s.bytes_at == it->second.first);
+      CHECK(s.count_at_end == it->second.second);
+    }
+    CHECK(with_bytes == expected.size());
+  }
 }

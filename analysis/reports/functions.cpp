@@ -40,7 +40,7 @@ uint32_t FunctionScan::row_of(const std::string& name, bool python) {
 }
 
 const std::vector<uint32_t>& FunctionScan::functions_of(uint32_t stack_id, uint32_t python_stack_id) {
-  auto [it, fresh] = functions_.try_emplace({stack_id, python_stack_id});
+  auto [it, fresh] = functions_.try_emplace(uint64_t(stack_id) << 32 | python_stack_id);
   if (!fresh) return it->second;
   std::vector<uint32_t> rows;
   for (const Frame& f : python_frames(trace_, python_stack_id))
@@ -66,12 +66,13 @@ void FunctionScan::observe(const Event& e) {
       live_[r] += e.size;
       row.peak_bytes = std::max(row.peak_bytes, live_[r]);
     }
-    if (const uint64_t k = allocation_key(e)) held_[k] = {e.size, &rows};
+    if (const uint64_t k = allocation_key(e)) held_.insert_or_assign(k, {e.size, &rows});
   } else if (e.op == format::Op::kFree && e.result == 0) {
-    const auto it = held_.find(allocation_key(e));
-    if (it == held_.end()) return;
-    for (uint32_t r : *it->second.rows) live_[r] -= std::min(live_[r], it->second.bytes);
-    held_.erase(it);
+    const uint64_t k = allocation_key(e);
+    const Held* h = k ? held_.find(k) : nullptr;
+    if (!h) return;
+    for (uint32_t r : *h->rows) live_[r] -= std::min(live_[r], h->bytes);
+    held_.erase(k);
   }
 }
 

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cumemtrace/rules/address_map.h"
 #include "read/reader.h"
 #include "stacks/stacks.h"
 
@@ -49,12 +50,13 @@ class FunctionScan {
   std::vector<FunctionRow> rows_;
   std::vector<uint64_t> live_;  // per row: bytes its allocations hold now
   std::unordered_map<std::string, uint32_t> row_index_;
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>> functions_;  // (stack, Python stack) -> rows
+  // (stack << 32 | Python stack) -> rows; node-based, so a Held's pointer stays good
+  std::unordered_map<uint64_t, std::vector<uint32_t>> functions_;
   struct Held {
     uint64_t bytes;
     const std::vector<uint32_t>* rows;
   };
-  std::unordered_map<uint64_t, Held> held_;  // a live allocation (address, or handle) -> its rows
+  AddressMap<Held> held_;  // a live allocation (address, or handle) -> its rows
 };
 
 }  // namespace cumemtrace

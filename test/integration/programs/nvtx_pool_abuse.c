@@ -56,12 +56,12 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   const size_t n = argc > 2 ? strtoul(argv[2], 0, 0) : 0;
   char* slab;
-  if (cudaMalloc((void**)&slab, 1 << 30)) return 1;
+  if (cudaMalloc((void**)&slab, 64 << 20)) return 1;
   g_domain = nvtxDomainCreateA("abuse");
   if (!strcmp(mode, "handles")) {
-    nvtxMemHeapHandle_t h = heap(slab, 1 << 30, 0, 0);
+    nvtxMemHeapHandle_t h = heap(slab, 64 << 20, 0, 0);
     for (size_t i = 0; i < n; ++i) {
-      nvtxMemVirtualRangeDesc_t r = {1024, slab + (i % (1 << 20)) * 1024};
+      nvtxMemVirtualRangeDesc_t r = {1024, slab + (i % (1 << 16)) * 1024};
       nvtxMemRegionRef_t ref;
       ref.handle = 0;
       regions(h, &r, 1, &ref.handle);
@@ -71,16 +71,18 @@ int main(int argc, char** argv) {
   } else if (!strcmp(mode, "badstring")) {
     nvtxMessageValue_t name;
     name.registered = (nvtxStringHandle_t)(uintptr_t)0x10;
-    heap(slab, 1 << 30, &name, NVTX_MESSAGE_TYPE_REGISTERED);
+    heap(slab, 64 << 20, &name, NVTX_MESSAGE_TYPE_REGISTERED);
     printf("a heap named by a handle no one registered\n");
   } else if (!strcmp(mode, "batch")) {
     nvtxMemVirtualRangeDesc_t* r = calloc(n, sizeof *r);
     nvtxMemRegionRef_t* refs = calloc(n, sizeof *refs);
     if (!r || !refs) return 1;
     for (size_t i = 0; i < n; ++i) r[i].size = 64, r[i].ptr = slab + i * 64, refs[i].pointer = r[i].ptr;
-    nvtxMemHeapHandle_t h = heap(slab, 1 << 30, 0, 0);
+    nvtxMemHeapHandle_t h = heap(slab, 64 << 20, 0, 0);
     regions(h, r, n, 0);
     unregister(NVTX_MEM_REGION_REF_TYPE_POINTER, refs, n);
+    free(r);
+    free(refs); /* LeakSanitizer fails the program otherwise (ASan tree) */
     printf("%zu regions in one batch, registered and unregistered\n", n);
   } else {
     return 2;

@@ -134,7 +134,8 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
   for (size_t k = 0; k < n; ++k) {
     g_.boundaries_ns.push_back(bounds[k].first);
     if (bounds[k].second == 0) continue;  // nothing before it: nothing live
-    for (const auto& [d, unused] : devices_) {
+    for (const auto& device_seen : devices_) {
+      const int32_t d = device_seen.first;  // a structured binding cannot be captured (clang 14)
       sets.visit(bounds[k].second - 1, d, [this, k, n, d](const LiveAlloc& a) {
         auto [it, fresh] = at_boundaries_.try_emplace({a.stack_id, a.python_stack_id, int(a.kind), a.device});
         AtBoundaries& at = it->second;

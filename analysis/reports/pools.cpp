@@ -232,25 +232,25 @@ class RegionReplay {
 
 // Where each declared heap with a range lies: the last successful device-memory allocation
 // made before its register whose bytes hold its start, and not freed before it.
-void place(const Trace& trace, std::vector<PoolHeap>& heaps) {
+void place(const EventSource& events, std::vector<PoolHeap>& heaps) {
   std::vector<std::pair<uint64_t, size_t>> starts;  // (address, heap), sorted
   for (size_t h = 0; h < heaps.size(); ++h)
     if (heaps[h].declared && heaps[h].size) starts.emplace_back(heaps[h].address, h);
   if (starts.empty()) return;
   std::sort(starts.begin(), starts.end());
   std::unordered_map<uint64_t, std::vector<size_t>> held_by;  // an allocation's address -> heaps placed in it
-  for (const Event& e : trace.events) {
-    if (e.result != 0 || !format::holds_device_memory(e.kind)) continue;
+  events.scan([&](const Event& e, size_t) {
+    if (e.result != 0 || !format::holds_device_memory(e.kind)) return;
     if (e.op == format::Op::kFree) {
       auto it = held_by.find(e.address);
-      if (it == held_by.end()) continue;
+      if (it == held_by.end()) return;
       for (size_t h : it->second)
         if (e.time_ns <= heaps[h].registered_ns && heaps[h].backing_address == e.address)
           heaps[h].device = -1, heaps[h].backing_address = heaps[h].backing_size = 0;
       held_by.erase(it);
-      continue;
+      return;
     }
-    if (e.op != format::Op::kAlloc || !e.size) continue;
+    if (e.op != format::Op::kAlloc || !e.size) return;
     for (auto it = std::lower_bound(starts.begin(), starts.end(), std::make_pair(e.address, size_t(0)));
          it != starts.end() && it->first < end_of(e.address, e.size); ++it) {
       PoolHeap& h = heaps[it->second];
@@ -258,12 +258,13 @@ void place(const Trace& trace, std::vector<PoolHeap>& heaps) {
       h.device = e.device, h.backing_address = e.address, h.backing_size = e.size;
       held_by[e.address].push_back(it->second);
     }
-  }
+  });
 }
 
 }  // namespace
 
-Pools pool_report(const Trace& trace, const Stacks& stacks, const Growth& growth, size_t frames) {
+Pools pool_report(const Trace& trace, const EventSource& events, const Stacks& stacks, const Growth& growth,
+                  size_t frames) {
   Pools out;
   if (trace.nvtx_mem.empty()) return out;
   const size_t n = trace.nvtx_mem.size();
@@ -328,7 +329,7 @@ Pools pool_report(const Trace& trace, const Stacks& stacks, const Growth& growth
     s.cls = fit.cls, s.growth_per_iteration = fit.per_iteration, s.growth_min = fit.min, s.growth_max = fit.max;
     heaps[h].sites.push_back(std::move(s));
   }
-  place(trace, heaps);
+  place(events, heaps);  // a pass over the events, only for a trace with pools
   for (PoolHeap& h : heaps)
     std::stable_sort(h.sites.begin(), h.sites.end(), [](const PoolSite& a, const PoolSite& b) {
       const bool la = a.cls == GrowthSite::Class::kLeak, lb = b.cls == GrowthSite::Class::kLeak;

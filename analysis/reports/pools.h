@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "cumemtrace/rules/fragmentation.h"
+#include "read/event_source.h"
 #include "read/reader.h"
 #include "reports/growth.h"
 #include "stacks/stacks.h"
@@ -84,7 +85,9 @@ struct Pools {
   uint64_t unknown_references = 0;  // resizes, unregisters and names of no live region
 };
 
-// Empty when the trace has no NvtxMem records. `growth` gives the iterations' boundaries.
-Pools pool_report(const Trace& trace, const Stacks& stacks, const Growth& growth, size_t frames);
+// Empty when the trace has no NvtxMem records. `events` are the trace's (read whole or in
+// passes: event_source.h); `growth` gives the iterations' boundaries.
+Pools pool_report(const Trace& trace, const EventSource& events, const Stacks& stacks, const Growth& growth,
+                  size_t frames);
 
 }  // namespace cumemtrace

@@ -582,7 +582,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     }
   }
   rep.growth = pass.growth.finish(stacks, opt.frames);
-  rep.pools = pool_report(trace, stacks, rep.growth, opt.frames);
+  rep.pools = pool_report(trace, all, stacks, rep.growth, opt.frames);
   if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),

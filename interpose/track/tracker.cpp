@@ -170,6 +170,29 @@ void check_native_walk(const RawStack& stack, uint32_t depth) {
     log_warn("stack check: a native walk gave {} frames, the full length {}", stack.count, again.count);
 }
 
+// The calling thread's Python stack and native stack, the native one as deep as the
+// settings allow with Python frames or without. Outside the tracker's lock.
+void walk_stacks(RawStack& stack, PyRawStack& python) {
+  walk_python(python);
+  const uint32_t depth = python.count ? config().python_native_depth : config().stack_depth;
+  walk_stack(stack, depth);
+  if (config().check_stacks) check_native_walk(stack, depth);
+}
+
+// Both stacks' tree ids (0: none), interned from thread `tid`'s previous stacks, their new
+// nodes appended to the records waiting. Under the tracker's lock.
+std::pair<uint32_t, uint32_t> intern_stacks(State& s, uint32_t tid, const RawStack& stack, const PyRawStack& python) {
+  State::Memos& memo = s.memos[tid % State::kMemos];
+  const uint32_t native = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
+  const uint32_t py = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
+  if (config().check_stacks) check_stacks(s, stack, python, native, py);
+  if (!s.new_nodes.empty()) {
+    s.pending.append(s.new_nodes);
+    s.new_nodes.clear();
+  }
+  return {native, py};
+}
+
 // Contexts from cuCtxCreate ever made: until one is, every allocation is its device's
 // primary context's, and no allocation pays a driver call to ask which context is current.
 std::atomic<bool> g_created_any{false};
@@ -208,14 +231,8 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   // A free that failed (kEventRestored) keeps its stack: it is worth a look.
   const bool frees =
       (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) && !(flags & format::kEventRestored);
-  if (!frees || config().free_stacks) {
-    walk_python(python);
-    const uint32_t depth = python.count ? config().python_native_depth : config().stack_depth;
-    walk_stack(stack, depth);
-    if (config().check_stacks) check_native_walk(stack, depth);
-  } else {
-    stack.count = 0;
-  }
+  if (!frees || config().free_stacks) walk_stacks(stack, python);
+  else stack.count = 0;
 
   format::EventRecord ev{};
   ev.address = d.address;
@@ -283,14 +300,8 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
         if (pool) s.pool_devices[pool] = ev.device;
       if (facts.pools[0]) s.default_pools[ev.device] = facts.pools[0];
     }
-    State::Memos& memo = s.memos[t.tid % State::kMemos];
-    ev.stack_id = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
-    const uint32_t python_stack_id = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
-    if (config().check_stacks) check_stacks(s, stack, python, ev.stack_id, python_stack_id);
-    if (!s.new_nodes.empty()) {
-      s.pending.append(s.new_nodes);
-      s.new_nodes.clear();
-    }
+    const auto [native_id, python_stack_id] = intern_stacks(s, t.tid, stack, python);
+    ev.stack_id = native_id;
     s.apply(ev, python_stack_id);
     if (context && s.created_contexts.count(context))
       if (Allocation* a = s.allocation(ev.address)) a->context = context;
@@ -514,10 +525,7 @@ bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
   RawStack stack;
   PyRawStack python;
   stack.count = 0;
-  if (with_stack) {
-    walk_python(python);
-    walk_stack(stack, python.count ? config().python_native_depth : config().stack_depth);
-  }
+  if (with_stack) walk_stacks(stack, python);
   const uint32_t tid = thread_state().tid;
   State& s = state();
   std::lock_guard lock(s.mu);
@@ -527,13 +535,7 @@ bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
     s.records_dropped += n;
     return false;
   }
-  State::Memos& memo = s.memos[tid % State::kMemos];
-  const uint32_t native = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
-  const uint32_t py = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
-  if (!s.new_nodes.empty()) {
-    s.pending.append(s.new_nodes);
-    s.new_nodes.clear();
-  }
+  const auto [native, py] = intern_stacks(s, tid, stack, python);
   for (size_t i = 0; i < n; ++i) {
     const NvtxMemDraft& d = drafts[i];
     const format::NvtxMemRecord r{time, d.heap, d.address, d.size, tid, native, py, uint8_t(d.op), d.usage, 0};

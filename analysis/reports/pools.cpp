@@ -34,7 +34,8 @@ class RegionReplay {
       : trace_(trace), stacks_(stacks), users_(stacks), boundaries_(std::move(boundaries)), frames_(frames),
         names_(names), given_(trace.nvtx_mem.size()) {}
 
-  // Applies record `i`; returns the heap whose regions it may have added to (kNone: none).
+  // Applies record `i`; returns the heap it made or whose regions it may have added to
+  // (kNone: none).
   // `before_gone(h)` runs when heap h is unregistered, before its regions go.
   template <class BeforeGone>
   size_t apply(size_t i, BeforeGone&& before_gone) {
@@ -46,10 +47,7 @@ class RegionReplay {
         PoolHeap h;
         h.handle = m.heap, h.name = m.name, h.usage = m.usage, h.declared = true;
         h.address = m.address, h.size = m.size, h.registered_ns = m.time_ns;
-        current_[m.heap] = heaps_.size();
-        heaps_.push_back(std::move(h));
-        bytes_.push_back(0), count_.push_back(0);
-        by_heap_.emplace_back();
+        grew = add_heap(std::move(h));  // its peak is its empty state until a region comes
         break;
       }
       case NvtxMemOp::kHeapReset:
@@ -169,7 +167,10 @@ class RegionReplay {
     if (auto it = current_.find(handle); it != current_.end()) return it->second;
     PoolHeap h;  // not registered when used
     h.handle = handle;
-    current_[handle] = heaps_.size();
+    return add_heap(std::move(h));
+  }
+  size_t add_heap(PoolHeap h) {
+    current_[h.handle] = heaps_.size();
     heaps_.push_back(std::move(h));
     bytes_.push_back(0), count_.push_back(0);
     by_heap_.emplace_back();
@@ -271,7 +272,8 @@ Pools pool_report(const Trace& trace, const EventSource& events, const Stacks& s
   const auto nothing = [](size_t) {};
 
   // First: each heap's peak, the record after which its regions' bytes are at their most
-  // (the first time), and each region's name.
+  // (the first time; a heap whose regions never held a byte: when it came), and each
+  // region's name.
   struct Peak {
     size_t at = SIZE_MAX;
     uint64_t bytes = 0, count = 0, time_ns = 0;
@@ -283,7 +285,7 @@ Pools pool_report(const Trace& trace, const EventSource& events, const Stacks& s
     for (size_t i = 0; i < n; ++i) {
       const size_t h = r.apply(i, nothing);
       peaks.resize(r.heaps().size());
-      if (h != RegionReplay::kNone && r.bytes(h) > peaks[h].bytes)
+      if (h != RegionReplay::kNone && (peaks[h].at == SIZE_MAX || r.bytes(h) > peaks[h].bytes))
         peaks[h] = {i, r.bytes(h), r.count(h), trace.nvtx_mem[i].time_ns};
     }
     names = r.names_given();
@@ -292,36 +294,23 @@ Pools pool_report(const Trace& trace, const EventSource& events, const Stacks& s
   // Then the same records again: the figures at each peak and each end, and at growth's
   // boundaries.
   RegionReplay r(trace, stacks, growth.boundaries_ns, frames, &names);
-  std::vector<bool> ended;
   auto at_end = [&](size_t h) {
     PoolHeap& ph = r.heaps()[h];
     ph.end_bytes = r.bytes(h), ph.end_count = r.count(h);
     ph.inside_at_end = r.read(h, &PoolSite::end_bytes, &PoolSite::end_count);
-    ended.resize(r.heaps().size(), false);
-    ended[h] = true;
   };
   for (size_t i = 0; i < n; ++i) {
     const size_t h = r.apply(i, at_end);
     if (h != RegionReplay::kNone && peaks[h].at == i) {
       PoolHeap& ph = r.heaps()[h];
-      ph.peak_bytes = peaks[h].bytes, ph.peak_count = peaks[h].count, ph.peak_time_ns = peaks[h].time_ns;
+      ph.peak_bytes = peaks[h].bytes, ph.peak_count = peaks[h].count;
+      ph.peak_time_ns = peaks[h].bytes ? peaks[h].time_ns : 0;  // 0: its regions never held a byte
       ph.inside_at_peak = r.read(h, &PoolSite::peak_bytes, &PoolSite::peak_count);
     }
   }
   r.finish();
-  // A heap whose regions never held a byte: its peak is its empty state.
   for (size_t h = 0; h < r.heaps().size(); ++h)
-    if (h >= peaks.size() || peaks[h].at == SIZE_MAX) {
-      PoolHeap& ph = r.heaps()[h];
-      ph.inside_at_peak = FragmentationFigures{};
-      if (ph.size) {
-        ph.inside_at_peak.arena_bytes = ph.inside_at_peak.gap_bytes = ph.inside_at_peak.largest_gap = ph.size;
-        ph.inside_at_peak.arena_count = 1;
-      }
-    }
-  ended.resize(r.heaps().size(), false);
-  for (size_t h = 0; h < r.heaps().size(); ++h)
-    if (!ended[h]) at_end(h);
+    if (!r.heaps()[h].gone_ns) at_end(h);  // an unregistered heap's end was read as it went
 
   std::vector<PoolHeap>& heaps = r.heaps();
   for (auto& [h, s] : r.sites()) {

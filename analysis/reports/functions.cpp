@@ -11,15 +11,13 @@
 namespace cumemtrace {
 namespace {
 
-bool starts(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
 // The C and C++ runtimes' frames every native stack passes through (a program's start, a
 // thread's start): on every stack, so never the answer to "which of my functions".
 bool is_runtime(const Frame& f) {
   const std::string_view m = f.module, fn = f.function;
   for (std::string_view lib :
        {"libc.so", "libc-", "ld-linux", "libpthread", "libstdc++", "libgcc_s", "libm.so", "libdl"})
-    if (starts(m, lib)) return true;
+    if (m.starts_with(lib)) return true;
   return fn == "_start";
 }
 

@@ -19,7 +19,7 @@ std::string usage_name(uint8_t usage) {
   return s;
 }
 
-// "43.00 MiB in 7 regions; inside it 21.00 MiB free, the largest run 8.00 MiB (external
+// "43.00 MiB in 7 regions; 21.00 MiB of the heap free, the largest run 8.00 MiB (external
 // fragmentation 0.6190)"
 void figures(std::ostream& out, const PoolHeap& h, uint64_t bytes, uint64_t count, const FragmentationFigures& f) {
   out << iec_exact(bytes) << " in " << regions(count);
@@ -35,6 +35,7 @@ std::string quoted(const std::string& name) {
   return out + "\"";
 }
 std::string heap_name(const PoolHeap& h) { return h.name.empty() ? hex(h.handle) : quoted(h.name); }
+std::string region_name(const PoolSite& s) { return s.name.empty() ? "unnamed" : quoted(s.name); }
 
 }  // namespace
 
@@ -49,7 +50,7 @@ void write_pools_summary(std::ostream& out, const Report& rep) {
       if (leaks++ < 3) {
         const std::string where = user_frame_text(s.frames, s.python_frames);
         out << (leaks > 1 ? ", " : "leaks ") << "+" << iec(s.growth_per_iteration) << " per iteration of "
-            << (s.name.empty() ? std::string("unnamed") : quoted(s.name)) << " regions in heap " << heap_name(h)
+            << region_name(s) << " regions in heap " << heap_name(h)
             << (where.empty() ? "" : " from " + printable(where));
       }
     }
@@ -94,8 +95,8 @@ void write_pools_text(std::ostream& out, const Report& rep) {
     out << "\n";
     for (const PoolSite& s : h.sites) {
       const std::string where = user_frame_text(s.frames, s.python_frames);
-      out << "    " << class_name(s.cls) << ": " << (s.name.empty() ? std::string("unnamed") : quoted(s.name))
-          << " regions" << (where.empty() ? "" : " from " + printable(where));
+      out << "    " << class_name(s.cls) << ": " << region_name(s) << " regions"
+          << (where.empty() ? "" : " from " + printable(where));
       if (s.cls == GrowthSite::Class::kLeak)
         out << ", +" << iec_exact(s.growth_per_iteration) << " per iteration (steps " << iec(s.growth_min) << " to "
             << iec(s.growth_max) << ")";

@@ -32,7 +32,6 @@ using format::NvtxMemOp;
 constexpr int kMemSlots = NVTX3EXT_CBID_nvtxMemRegionsName + 1;  // the slots we fill: 0-6
 std::atomic<void*> g_mem_next[kMemSlots];                        // the chained tool's, by callback id
 
-// NVTX_MEM_HEAP_HANDLE_NO_TOOL's value: the header's macro is a static_cast C++ refuses.
 template <class Fn>
 Fn tool_fn(int id) {
   return reinterpret_cast<Fn>(g_mem_next[id].load(std::memory_order_acquire));
@@ -105,6 +104,7 @@ class Drafts {
 nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, const nvtxMemHeapDesc_t* desc) {
   nvtxMemHeapHandle_t h = nullptr;
   if (auto f = tool_fn<nvtxMemHeapHandle_t (*)(nvtxDomainHandle_t, const nvtxMemHeapDesc_t*)>(0)) h = f(domain, desc);
+  // -1 is NVTX_MEM_HEAP_HANDLE_NO_TOOL, whose macro is a static_cast C++ refuses.
   if (!h || h == reinterpret_cast<nvtxMemHeapHandle_t>(intptr_t(-1)))
     h = reinterpret_cast<nvtxMemHeapHandle_t>(g_heap_ids.fetch_add(1, std::memory_order_relaxed));
   NvtxMemDraft d = draft(NvtxMemOp::kHeapRegister, bits(h));

@@ -143,6 +143,36 @@ struct NvtxMemEvent {
   uint8_t usage = 0;
   std::string name;
 };
+// 1.13: a caching allocator's block events start or stop (BlockSourceRecord).
+struct BlockSource {
+  uint64_t time_ns = 0;
+  int32_t device = -1;  // -1: every device
+  uint32_t flags = 0;   // format::BlockSourceFlags
+  format::BlockAllocator allocator{};
+  format::BlockSourceState state{};
+  std::string version;
+  std::string reason;
+  std::string settings;
+};
+// 1.13: one block action inside a caching allocator (BlockEventRecord).
+struct BlockEvent {
+  uint64_t time_ns = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t requested = format::kUnknown64;
+  uint64_t stream = format::kUnknown64;
+  uint64_t pool[2] = {format::kUnknown64, format::kUnknown64};
+  uint64_t allocated = format::kUnknown64;
+  uint64_t reserved = format::kUnknown64;
+  uint32_t tid = 0;
+  uint32_t stack_id = 0;
+  uint32_t python_stack_id = 0;
+  int32_t device = -1;
+  format::BlockOp op{};
+  format::BlockAllocator allocator{};
+  uint16_t flags = 0;  // format::BlockEventFlags
+  size_t events_before = 0;  // Trace::events read before it: its place among the events
+};
 // 1.3: NVML's list of compute processes on one GPU at one reading.
 struct GpuProcesses {
   uint64_t time_ns = 0;
@@ -243,6 +273,8 @@ struct Trace {
   std::vector<Mark> marks;                               // in file order (1.5)
   std::vector<Mark> range_ends;                          // RangeEnd records, in file order (1.10)
   std::vector<NvtxMemEvent> nvtx_mem;                    // NvtxMem records, in file order (1.12)
+  std::vector<BlockSource> block_sources;                // BlockSource records, in file order (1.13)
+  std::vector<BlockEvent> block_events;                  // BlockEvent records, in file order (1.13)
   std::unordered_map<uint64_t, Symbol> symbols;          // by ip
   std::optional<EndInfo> end;
 

@@ -201,6 +201,25 @@ std::string Parser::decode_NvtxMem(Cursor& c) {
   return {};
 }
 
+std::string Parser::decode_BlockSource(Cursor& c) {
+  BlockSourceRecord r{};
+  c.fixed(r);
+  BlockSource b{r.time_ns, r.device, r.flags, BlockAllocator(r.allocator), BlockSourceState(r.state), {}, {}, {}};
+  if (!c.string(b.version) || !c.string(b.reason) || !c.string(b.settings)) return "bad string length";
+  t_.block_sources.push_back(std::move(b));
+  return {};
+}
+
+std::string Parser::decode_BlockEvent(Cursor& c) {
+  BlockEventRecord r{};
+  c.fixed(r);
+  BlockEvent b{r.time_ns, r.address, r.size, r.requested, r.stream, {r.pool[0], r.pool[1]}, r.allocated,
+               r.reserved, r.tid, r.stack_id, r.python_stack_id, r.device, BlockOp(r.op),
+               BlockAllocator(r.allocator), r.flags, t_.events.size()};
+  t_.block_events.push_back(b);
+  return {};
+}
+
 std::string Parser::decode_GpuProcesses(Cursor& c) {
   GpuProcessesRecord r{};
   c.fixed(r);

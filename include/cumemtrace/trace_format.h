@@ -26,7 +26,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 12;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 13;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                                // 1.2: ChecksumRecord after every flush; capture
                                                //      flags (events, snapshots)
                                                // 1.3: snapshots of one moment, sampled peaks,
@@ -45,6 +45,8 @@ inline constexpr uint16_t kVersionMinor = 12;  // 1.1: DeviceSnapshot::pool_rese
                                                //       moment bit 1)
                                                // 1.11: tags (MarkSource kTagPush, kTagPop)
                                                // 1.12: pools' own heaps and regions (NvtxMem)
+                                               // 1.13: inside a caching allocator (BlockSource,
+                                               //       BlockEvent)
 
 #pragma pack(push, 1)
 
@@ -159,6 +161,92 @@ struct NvtxMemRecord {
   // then: string name (kHeapRegister: the heap's; kRegionName: the region's; else empty)
 };
 static_assert(sizeof(NvtxMemRecord) == 48);
+
+// 1.13: what a caching allocator did inside the device memory it holds, as the allocator
+// itself told the tracer (PyTorch's CUDA caching allocator: c10::reportMemoryUsageToProfiler
+// for every block handed out and freed, and the entries of its trace trackers). The
+// driver sees the segments; these records are the blocks inside them.
+enum class BlockAllocator : uint8_t {
+  kPyTorch = 1,  // PyTorch's CUDA caching allocator (c10::cuda::CUDACachingAllocator)
+};
+
+// Where block events come from, and when they start and stop (BlockSourceRecord::flags).
+enum BlockSourceFlags : uint32_t {
+  // Every block handed out and freed, with the block's own bytes and the allocator's
+  // allocated and reserved totals right after (c10::reportMemoryUsageToProfiler).
+  kBlockSourceUsageReports = 1u << 0,
+  // The allocator's own trace entries (attachAllocatorTraceTracker): requested bytes,
+  // streams, pools, frees that wait on other streams, its segments and its own OOMs.
+  kBlockSourceTraceEntries = 1u << 1,
+};
+enum class BlockSourceState : uint8_t {
+  kOn = 1,   // from this moment the sources in `flags` are recorded
+  kOff = 2,  // from this moment the sources in `flags` are not recorded: `reason` says why
+};
+struct BlockSourceRecord {
+  uint64_t time_ns;   // CLOCK_MONOTONIC, in the events' time order
+  int32_t device;     // the device it applies to; -1: every device
+  uint32_t flags;     // BlockSourceFlags this record turns on or off
+  uint8_t allocator;  // BlockAllocator
+  uint8_t state;      // BlockSourceState
+  uint16_t reserved;  // zero
+  uint32_t reserved2; // zero
+  // then: string version (the allocator's library version, e.g. PyTorch's "2.11.0+cu130";
+  // empty when unknown), string reason (kOff: why, in words; else empty), string settings
+  // (the allocator's configuration as the process had it, e.g. PYTORCH_CUDA_ALLOC_CONF)
+};
+static_assert(sizeof(BlockSourceRecord) == 24);
+
+enum class BlockOp : uint8_t {
+  kAlloc = 1,          // a block was handed to the program
+  kFree = 2,           // the program freed it: no longer allocated (kBlockPendingFree: it
+                       // still waits on other streams and stays out of the cache until a
+                       // kFreeCompleted)
+  kFreeCompleted = 3,  // a free that waited on other streams completed: the block is back in
+                       // the cache
+  kSegmentAlloc = 4,   // the allocator took a segment (cudaMalloc, or cuMemCreate for an
+                       // expandable segment): address and size as the driver gave them
+  kSegmentFree = 5,    // it gave a segment back (empty_cache, a retry after a failure)
+  kSegmentMap = 6,     // it mapped [address, address+size) of an expandable segment
+  kSegmentUnmap = 7,   // it unmapped [address, address+size) of an expandable segment
+  kSnapshot = 8,       // the program asked the allocator for a snapshot of its state
+  kOom = 9,            // the allocator refused a request and raised out-of-memory
+};
+enum BlockEventFlags : uint16_t {
+  kBlockUsageReport = 1u << 0,  // size, allocated and reserved are the allocator's own figures
+  kBlockTraceEntry = 1u << 1,   // requested, stream and pool come from its trace entry
+  kBlockPendingFree = 1u << 2,  // kFree: the block waits on other streams' events
+};
+struct BlockEventRecord {
+  uint64_t time_ns;    // CLOCK_MONOTONIC, stamped under the tracker's lock as an event's
+  uint64_t address;    // the block's (segment ops: the segment's or mapping's); 0 for
+                       // kSnapshot and kOom
+  uint64_t size;       // kAlloc, kFree, kFreeCompleted: the block's bytes as the allocator
+                       // rounded and split it (kUnknown64 without kBlockUsageReport);
+                       // segment ops: the segment's or mapping's bytes; kOom: bytes asked for
+  uint64_t requested;  // kAlloc, kFree, kFreeCompleted: the bytes the program asked for
+                       // (kUnknown64 without kBlockTraceEntry); kOom: the free bytes the
+                       // driver reported to the allocator; else 0
+  uint64_t stream;     // the block's stream (kUnknown64 without kBlockTraceEntry)
+  uint64_t pool[2];    // the allocator's pool id (PyTorch's MempoolId_t; {0, 0} is the
+                       // default pool, a CUDA graph's or a MemPool's is not); kUnknown64
+                       // twice without kBlockTraceEntry
+  uint64_t allocated;  // the allocator's bytes allocated on this device right after this
+                       // event (PyTorch: torch.cuda.memory_allocated()); kUnknown64
+                       // without kBlockUsageReport
+  uint64_t reserved;   // its bytes reserved on this device right after (memory_reserved());
+                       // kUnknown64 without kBlockUsageReport
+  uint32_t tid;        // gettid()
+  uint32_t stack_id;   // kAlloc, kOom: the native stack (StackNode id; 0 none); else 0
+  uint32_t python_stack_id;  // the same, its Python stack (PyFrame id; 0 none)
+  int16_t device;      // CUDA ordinal
+  uint8_t op;          // BlockOp
+  uint8_t allocator;   // BlockAllocator
+  uint16_t flags;      // BlockEventFlags
+  uint16_t reserved2;  // zero
+  uint32_t reserved3;  // zero
+};
+static_assert(sizeof(BlockEventRecord) == 96);
 
 // Written once, first. The command line is argv joined with '\0'.
 struct ProcessRecord {

@@ -170,7 +170,7 @@ struct BlockEvent {
   int32_t device = -1;
   format::BlockOp op{};
   format::BlockAllocator allocator{};
-  uint16_t flags = 0;  // format::BlockEventFlags
+  uint16_t flags = 0;        // format::BlockEventFlags
   size_t events_before = 0;  // Trace::events read before it: its place among the events
 };
 // 1.3: NVML's list of compute processes on one GPU at one reading.

@@ -213,9 +213,22 @@ std::string Parser::decode_BlockSource(Cursor& c) {
 std::string Parser::decode_BlockEvent(Cursor& c) {
   BlockEventRecord r{};
   c.fixed(r);
-  BlockEvent b{r.time_ns, r.address, r.size, r.requested, r.stream, {r.pool[0], r.pool[1]}, r.allocated,
-               r.reserved, r.tid, r.stack_id, r.python_stack_id, r.device, BlockOp(r.op),
-               BlockAllocator(r.allocator), r.flags, t_.events.size()};
+  BlockEvent b{r.time_ns,
+               r.address,
+               r.size,
+               r.requested,
+               r.stream,
+               {r.pool[0], r.pool[1]},
+               r.allocated,
+               r.reserved,
+               r.tid,
+               r.stack_id,
+               r.python_stack_id,
+               r.device,
+               BlockOp(r.op),
+               BlockAllocator(r.allocator),
+               r.flags,
+               t_.events.size()};
   t_.block_events.push_back(b);
   return {};
 }

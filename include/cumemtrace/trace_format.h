@@ -184,13 +184,13 @@ enum class BlockSourceState : uint8_t {
   kOff = 2,  // from this moment the sources in `flags` are not recorded: `reason` says why
 };
 struct BlockSourceRecord {
-  uint64_t time_ns;   // CLOCK_MONOTONIC, in the events' time order
-  int32_t device;     // the device it applies to; -1: every device
-  uint32_t flags;     // BlockSourceFlags this record turns on or off
-  uint8_t allocator;  // BlockAllocator
-  uint8_t state;      // BlockSourceState
-  uint16_t reserved;  // zero
-  uint32_t reserved2; // zero
+  uint64_t time_ns;    // CLOCK_MONOTONIC, in the events' time order
+  int32_t device;      // the device it applies to; -1: every device
+  uint32_t flags;      // BlockSourceFlags this record turns on or off
+  uint8_t allocator;   // BlockAllocator
+  uint8_t state;       // BlockSourceState
+  uint16_t reserved;   // zero
+  uint32_t reserved2;  // zero
   // then: string version (the allocator's library version, e.g. PyTorch's "2.11.0+cu130";
   // empty when unknown), string reason (kOff: why, in words; else empty), string settings
   // (the allocator's configuration as the process had it, e.g. PYTORCH_CUDA_ALLOC_CONF)
@@ -218,33 +218,33 @@ enum BlockEventFlags : uint16_t {
   kBlockPendingFree = 1u << 2,  // kFree: the block waits on other streams' events
 };
 struct BlockEventRecord {
-  uint64_t time_ns;    // CLOCK_MONOTONIC, stamped under the tracker's lock as an event's
-  uint64_t address;    // the block's (segment ops: the segment's or mapping's); 0 for
-                       // kSnapshot and kOom
-  uint64_t size;       // kAlloc, kFree, kFreeCompleted: the block's bytes as the allocator
-                       // rounded and split it (kUnknown64 without kBlockUsageReport);
-                       // segment ops: the segment's or mapping's bytes; kOom: bytes asked for
-  uint64_t requested;  // kAlloc, kFree, kFreeCompleted: the bytes the program asked for
-                       // (kUnknown64 without kBlockTraceEntry); kOom: the free bytes the
-                       // driver reported to the allocator; else 0
-  uint64_t stream;     // the block's stream (kUnknown64 without kBlockTraceEntry)
-  uint64_t pool[2];    // the allocator's pool id (PyTorch's MempoolId_t; {0, 0} is the
-                       // default pool, a CUDA graph's or a MemPool's is not); kUnknown64
-                       // twice without kBlockTraceEntry
-  uint64_t allocated;  // the allocator's bytes allocated on this device right after this
-                       // event (PyTorch: torch.cuda.memory_allocated()); kUnknown64
-                       // without kBlockUsageReport
-  uint64_t reserved;   // its bytes reserved on this device right after (memory_reserved());
-                       // kUnknown64 without kBlockUsageReport
-  uint32_t tid;        // gettid()
-  uint32_t stack_id;   // kAlloc, kOom: the native stack (StackNode id; 0 none); else 0
+  uint64_t time_ns;          // CLOCK_MONOTONIC, stamped under the tracker's lock as an event's
+  uint64_t address;          // the block's (segment ops: the segment's or mapping's); 0 for
+                             // kSnapshot and kOom
+  uint64_t size;             // kAlloc, kFree, kFreeCompleted: the block's bytes as the allocator
+                             // rounded and split it (kUnknown64 without kBlockUsageReport);
+                             // segment ops: the segment's or mapping's bytes; kOom: bytes asked for
+  uint64_t requested;        // kAlloc, kFree, kFreeCompleted: the bytes the program asked for
+                             // (kUnknown64 without kBlockTraceEntry); kOom: the free bytes the
+                             // driver reported to the allocator; else 0
+  uint64_t stream;           // the block's stream (kUnknown64 without kBlockTraceEntry)
+  uint64_t pool[2];          // the allocator's pool id (PyTorch's MempoolId_t; {0, 0} is the
+                             // default pool, a CUDA graph's or a MemPool's is not); kUnknown64
+                             // twice without kBlockTraceEntry
+  uint64_t allocated;        // the allocator's bytes allocated on this device right after this
+                             // event (PyTorch: torch.cuda.memory_allocated()); kUnknown64
+                             // without kBlockUsageReport
+  uint64_t reserved;         // its bytes reserved on this device right after (memory_reserved());
+                             // kUnknown64 without kBlockUsageReport
+  uint32_t tid;              // gettid()
+  uint32_t stack_id;         // kAlloc, kOom: the native stack (StackNode id; 0 none); else 0
   uint32_t python_stack_id;  // the same, its Python stack (PyFrame id; 0 none)
-  int16_t device;      // CUDA ordinal
-  uint8_t op;          // BlockOp
-  uint8_t allocator;   // BlockAllocator
-  uint16_t flags;      // BlockEventFlags
-  uint16_t reserved2;  // zero
-  uint32_t reserved3;  // zero
+  int16_t device;            // CUDA ordinal
+  uint8_t op;                // BlockOp
+  uint8_t allocator;         // BlockAllocator
+  uint16_t flags;            // BlockEventFlags
+  uint16_t reserved2;        // zero
+  uint32_t reserved3;        // zero
 };
 static_assert(sizeof(BlockEventRecord) == 96);
 

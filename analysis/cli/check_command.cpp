@@ -171,6 +171,8 @@ int run_check(const CheckOptions& given) {
   for (const auto& c : checks) {
     on_incomplete |= !c.incomplete.empty();
     for (const auto& r : c.results) {
+      if (r.ok && !r.unseen.empty())
+        std::cout << "NOT VISIBLE " << printable(c.path) << ": " << r.name << ": " << printable(r.unseen) << "\n";
       if (r.ok) continue;
       const std::string message = r.message + (r.note.empty() ? "" : " " + r.note);
       if (r.incomplete) incomplete = true;

@@ -239,8 +239,14 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           if (rep.growth.by == IterationsBy::kNone) r.message += " (no iterations found)";
           if (!r.ok && worst) {
             const std::string site = user_frame_text(worst->frames, worst->python_frames);
-            r.message += "; leaking from " + worst->library + (site.empty() ? "" : " (" + site + ")");
+            r.message += "; leaking from " +
+                         (worst->inside.empty() ? "" : "tensors inside " + worst->inside + "'s cache, ") +
+                         worst->library + (site.empty() ? "" : " (" + site + ")");
           }
+          // What a cache did inside is not in every trace: the limit is judged on what was seen.
+          for (const std::string& note : not_visible_notes(rep.blocks))
+            r.unseen += (r.unseen.empty() ? "" : "; ") + note;
+          if (!r.unseen.empty()) r.message += "; " + r.unseen;
           break;
         }
         case Limit::What::kPoolGrowth: break;  // judged once per trace, above

@@ -119,6 +119,25 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         if (!m.name.empty()) out << " " << m.name;
       }
       return;
+    case RecordType::kBlockSource:
+      if (!t.block_sources.empty()) {
+        const BlockSource& b = t.block_sources.back();
+        out << label << " t=" << b.time_ns << " dev=" << b.device << " allocator=" << int(b.allocator)
+            << " state=" << (b.state == format::BlockSourceState::kOn ? "on" : "off") << " flags=" << b.flags
+            << " version=" << b.version << " settings=" << b.settings;
+        if (!b.reason.empty()) out << " reason=" << b.reason;
+      }
+      return;
+    case RecordType::kBlockEvent:
+      if (!t.block_events.empty()) {
+        const BlockEvent& b = t.block_events.back();
+        out << label << " t=" << b.time_ns << " dev=" << b.device << " op=" << int(b.op) << " addr=" << hex(b.address)
+            << " size=" << b.size << " tid=" << b.tid << " stack=" << b.stack_id << " flags=" << b.flags;
+        if (b.allocated != kUnknown64) out << " allocated=" << b.allocated;
+        if (b.reserved != kUnknown64) out << " reserved=" << b.reserved;
+        if (b.python_stack_id) out << " python=" << b.python_stack_id;
+      }
+      return;
     case RecordType::kAllocatorSegments:
       for (const auto& m : t.allocator_maps) {
         size_t blocks = 0;

@@ -1,5 +1,6 @@
 #include "render/report_json.h"
 
+#include "render/block_view.h"
 #include "render/pool_view.h"
 #include "render/report_parts.h"
 
@@ -446,6 +447,7 @@ json report_json(const Report& rep) {
                             {"library", s.library},
                             {"device", s.device},
                             {"kind", format::kind_name(s.kind)},
+                            {"inside", s.inside.empty() ? json(nullptr) : json(s.inside)},
                             {"bytes_at_boundaries", s.bytes_at},
                             {"growth_per_iteration", s.growth_per_iteration},
                             {"growth_min", s.growth_min},
@@ -472,6 +474,7 @@ json report_json(const Report& rep) {
   if (rep.ranges) j["by_range"] = ranges_json(rep);
   if (rep.functions) j["by_function"] = functions_json(rep);
   if (!rep.pools.heaps.empty()) j["pools"] = pools_json(rep.pools);
+  if (rep.blocks.recorded || !rep.blocks.not_visible.empty()) j["blocks"] = blocks_json(rep.blocks);
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include "read/result_names.h"
 #include "base/units.h"
 #include "render/category_view.h"
+#include "render/block_view.h"
 #include "render/pool_view.h"
 #include "render/range_view.h"
 #include "render/report_parts.h"
@@ -395,6 +396,7 @@ void summary(std::ostream& out, const Report& rep) {
     out << (leaking.size() > 3 ? ", ...\n" : "\n");
   }
   write_pools_summary(out, rep);
+  write_blocks_summary(out, rep);
   for (const auto& d : rep.devices) {
     if (d.device < 0) continue;
     out << "  at exit on " << device_label(d.device) << ": ";
@@ -518,8 +520,10 @@ void write_text(std::ostream& out, const Report& rep) {
   growth_iterations(out, g, rep.frames);
   if (g.sites.empty()) out << "  nothing was allocated\n";
   for (const auto& site : g.sites) {
-    out << "  " << class_name(site.cls) << ": " << format::kind_name(site.kind) << " from " << site.library
-        << user_frame_label(site) << " on " << device_label(site.device);
+    out << "  " << class_name(site.cls) << ": "
+        << (site.inside.empty() ? std::string(format::kind_name(site.kind))
+                                : "tensors inside " + site.inside + "'s cache")
+        << " from " << site.library << user_frame_label(site) << " on " << device_label(site.device);
     if (site.cls == GrowthSite::Class::kLeak)
       out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration (steps " << iec(site.growth_min) << " to "
           << iec(site.growth_max) << ")";
@@ -531,6 +535,7 @@ void write_text(std::ostream& out, const Report& rep) {
   write_ranges_text(out, rep);
   write_functions_text(out, rep);
   write_pools_text(out, rep);
+  write_blocks_text(out, rep);
 
   if (!rep.reservations.empty()) {
     out << "\nVMM address space reservations (address space only, not device memory)\n";

@@ -166,6 +166,8 @@ std::string_view cause_name(Cause c) {
     case Cause::kExceedsDeviceLessContexts: return "exceeds-device-less-contexts";
     case Cause::kGraphPool: return "graph-pool";
     case Cause::kSeveralHolders: return "several-holders";
+    case Cause::kAllocatorLimit: return "allocator-limit";
+    case Cause::kFragmentedCache: return "fragmented-cache";
   }
   return "unknown";
 }

@@ -25,6 +25,8 @@
 //   demand               the set holds the program's own live allocations: they are listed.
 //   unknown              no NVML reading (free memory is not known), or not even every
 //                        holder together would have let the request fit.
+// Where the caching allocator's blocks are in the trace (blocks.h), its own out-of-memory
+// error is diagnosed from them instead: allocator-limit, fragmented-cache or demand.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +53,9 @@ enum class Cause {
   kExceedsDevice,
   kExceedsDeviceLessContexts,
   kGraphPool,
-  kSeveralHolders
+  kSeveralHolders,
+  kAllocatorLimit,   // blocks.h: the allocator refused on its own (a memory fraction)
+  kFragmentedCache,  // blocks.h: enough free inside the cache, in pieces between live blocks
 };
 std::string_view cause_name(Cause c);
 

@@ -53,6 +53,9 @@ struct GrowthSite {
   uint64_t growth_min = 0, growth_max = 0;  // leak only: the smallest and largest step it was measured on
   std::vector<Frame> frames;                // native, from the call site
   std::vector<Frame> python_frames;         // from the user's Python frame outwards, when the rule chose one
+  // A site of blocks inside a caching allocator (blocks.h): that allocator ("PyTorch");
+  // empty for device memory taken from the driver.
+  std::string inside;
 };
 std::string_view class_name(GrowthSite::Class c);
 

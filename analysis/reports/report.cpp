@@ -120,7 +120,8 @@ struct PeakSums {
 // What the first pass over the events gathers besides the replay: everything the
 // report reads from single events, so that no other pass needs them (event_source.h).
 struct FirstPass {
-  FirstPass(const Trace& t, const Stacks& stacks, const ReportOptions& opt) : final(t.granule()), growth(t) {
+  FirstPass(const Trace& t, const Stacks& stacks, const ReportOptions& opt)
+      : final(t.granule()), growth(t), owners(stacks) {
     if (opt.by_range) ranges.emplace(t);
     if (opt.by_function) functions.emplace(t, stacks);
   }
@@ -132,8 +133,10 @@ struct FirstPass {
   GrowthScan growth;
   std::optional<RangeScan> ranges;        // --by range
   std::optional<FunctionScan> functions;  // --by function
-  size_t kept = 0;                        // events replayed (all but the impossible ones)
-  uint64_t last_kept_ns = 0;              // the time of the last of them
+  CachingAllocators owners;
+  std::set<std::string> caches;  // caching allocators that took device memory (blocks.h)
+  size_t kept = 0;               // events replayed (all but the impossible ones)
+  uint64_t last_kept_ns = 0;     // the time of the last of them
 
   void observe(const Event& e) {
     const size_t k = kept++;
@@ -152,6 +155,8 @@ struct FirstPass {
       else if (e.op == Op::kFree) ++c.frees;
       else if (e.result != 0) ++c.failed;
       else ++c.allocs;
+      if (e.op == Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind))
+        if (const std::string& cache = owners.of(e.stack_id); !cache.empty()) caches.insert(cache);
       if (e.op == Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured))
         graph_nodes[e.device].push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device,
                                                   e.api, e.kind, e.python_stack_id});
@@ -313,6 +318,57 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& end, con
   return rr;
 }
 
+// What the blocks inside a caching allocator (blocks.h) add to the report's findings: their
+// sites join growth (marked `inside`), so that a tensor kept per iteration is a leak
+// wherever leaks are read (the summary, check, baseline); the allocator's own
+// out-of-memory errors are failed allocations diagnosed from the blocks: the driver's
+// refusal just before one (the allocator's cudaMalloc) takes its diagnosis, and one that
+// no driver call preceded (a memory fraction) is a failed allocation of its own.
+void add_block_findings(Report& rep, const Stacks& stacks) {
+  const Blocks& b = rep.blocks;
+  for (const BlockDevice& d : b.devices)
+    for (const BlockSite& s : d.sites) {
+      GrowthSite g;
+      g.cls = s.cls, g.node = s.node, g.key = s.key, g.from_python = s.from_python;
+      g.library = stacks.module_basename(
+          stacks.trace().stack_nodes.count(s.node) ? stacks.trace().stack_nodes.at(s.node).ip : 0);
+      g.kind = Kind::kDevice, g.device = s.device, g.bytes_at = s.bytes_at, g.count_at_end = s.end_count;
+      g.allocations_within = s.allocations_within, g.growth_per_iteration = s.growth_per_iteration;
+      g.growth_min = s.growth_min, g.growth_max = s.growth_max;
+      g.frames = s.frames, g.python_frames = s.python_frames, g.inside = b.allocator;
+      rep.growth.sites.push_back(std::move(g));
+    }
+  std::stable_sort(rep.growth.sites.begin(), rep.growth.sites.end(), [](const GrowthSite& x, const GrowthSite& y) {
+    const bool lx = x.cls == GrowthSite::Class::kLeak, ly = y.cls == GrowthSite::Class::kLeak;
+    if (lx != ly) return lx;
+    return lx && x.growth_per_iteration > y.growth_per_iteration;
+  });
+  for (const BlockOom& o : b.ooms) {
+    // The driver's refusals of the allocator's segments on its thread since its last block
+    // action (PyTorch asks again after giving cached segments back): the same failure.
+    bool refused = false;
+    if (o.driver_refused)
+      for (FailedRow& row : rep.failed)
+        if (row.tid == o.tid && row.device == o.device && row.last_time_ns > o.since_ns && row.time_ns <= o.time_ns) {
+          row.diagnosis = o.diagnosis;
+          refused = true;
+        }
+    if (refused) continue;
+    FailedRow row;
+    row.time_ns = row.last_time_ns = o.time_ns;
+    row.device = o.device, row.size = o.request, row.kind = Kind::kDevice, row.tid = o.tid;
+    row.api = b.allocator + "'s caching allocator";
+    row.result = 2;  // out of memory, as the allocator raised it
+    row.frames = o.frames, row.python_frames = o.python_frames;
+    row.live_device_bytes = o.reserved;
+    row.diagnosis = o.diagnosis;
+    rep.failed.push_back(std::move(row));
+    ++rep.failed_total;
+  }
+  std::stable_sort(rep.failed.begin(), rep.failed.end(),
+                   [](const FailedRow& x, const FailedRow& y) { return x.time_ns < y.time_ns; });
+}
+
 // Live at the end, split: device memory a caching allocator (allocator_map.h) holds is
 // "held by its cache at exit", and memory a library's handles keep (cuBLAS's workspaces:
 // library_handle_owner) "held by its handles at exit", unless growth classifies its call
@@ -324,8 +380,10 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
   const CachingAllocators owners(stacks);
   // growth's `leak` sites, as growth keys them (call_site_rule.h): (key, from Python, device, kind)
   std::set<std::tuple<uint64_t, bool, int32_t, int>> leaking;
+  // (a site of blocks inside a cache is not: its segments are the cache's either way)
   for (const auto& g : rep.growth.sites)
-    if (g.cls == GrowthSite::Class::kLeak) leaking.insert({g.key, g.from_python, g.device, int(g.kind)});
+    if (g.cls == GrowthSite::Class::kLeak && g.inside.empty())
+      leaking.insert({g.key, g.from_python, g.device, int(g.kind)});
   struct Group {
     explicit Group(const Stacks& stacks) : sites(stacks) {}
     uint64_t bytes = 0, count = 0;
@@ -583,6 +641,9 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   }
   rep.growth = pass.growth.finish(stacks, opt.frames);
   rep.pools = pool_report(trace, all, stacks, rep.growth, opt.frames);
+  rep.blocks = block_report(trace, all, stacks, rep.growth, opt.frames, opt.top,
+                            std::vector<std::string>(pass.caches.begin(), pass.caches.end()));
+  add_block_findings(rep, stacks);
   if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),

@@ -12,6 +12,7 @@
 
 #include "cumemtrace/rules/fragmentation.h"
 #include "reports/allocator_map.h"
+#include "reports/blocks.h"
 #include "reports/categories.h"
 #include "reports/functions.h"
 #include "reports/pools.h"
@@ -240,6 +241,7 @@ struct Report {
   std::optional<std::vector<RangeRow>> ranges;        // with ReportOptions::by_range (ranges.h)
   std::optional<std::vector<FunctionRow>> functions;  // with ReportOptions::by_function (functions.h)
   Pools pools;                                        // inside pools that told NVTX (pools.h); 1.12
+  Blocks blocks;                                      // inside a caching allocator (blocks.h); 1.13
   // Where the first pass's replay found each device's peak and each failed allocation, by
   // event index in file order: the page (render/html_data.h) takes its moments there
   // without a replay of its own to find them. Not printed.

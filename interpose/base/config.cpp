@@ -97,6 +97,7 @@ const Config& config() {
     k->free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
     k->check_stacks = env_flag("CUMEMTRACE_CHECK_STACKS", false);
     k->compress = env_flag("CUMEMTRACE_COMPRESS", true);
+    k->blocks = env_flag("CUMEMTRACE_BLOCKS", true);
     k->log_level = env_log_level("CUMEMTRACE_LOG");
     return k;
   }();

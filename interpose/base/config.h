@@ -30,6 +30,8 @@ struct Config {
                                  // event's stacks the full way too, walk its native stack at full
                                  // length too, and warn where either differs
   bool compress;                 // CUMEMTRACE_COMPRESS (default on): zstd-compressed flushes
+  bool blocks;                   // CUMEMTRACE_BLOCKS (default on): record the blocks a caching
+                                 // allocator reports (hooks_allocator.h)
   std::string log_level;         // CUMEMTRACE_LOG
 };
 

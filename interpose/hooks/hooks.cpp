@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "hooks/hooks_allocator.h"
 #include "hooks/hooks_arrays_ipc.h"
 #include "hooks/hooks_capture.h"
 #include "hooks/hooks_driver.h"
@@ -48,6 +49,15 @@ Ret unresolved() {
 #define RUNTIME_HOOK(symbol, body, params, args) SLOT_WRAPPERS(cudaError_t, symbol, body, params, args)
 #define EXEC_HOOK(symbol, body, params, args) SLOT_WRAPPERS(int, symbol, body, params, args)
 #define EXIT_HOOK(symbol, body, params, args) SLOT_WRAPPERS(void, symbol, body, params, args)
+// An allocator hook with no real function still records: a program that defines no
+// reporter of its own loses nothing by our having none to forward to.
+#define ALLOCATOR_HOOK(symbol, mangled, body, params, args)                   \
+  using symbol##_fn = void(*) params;                                         \
+  template <int Slot>                                                         \
+  void symbol##_slot params {                                                 \
+    auto real = reinterpret_cast<symbol##_fn>(real_fn(HookId::symbol, Slot)); \
+    body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                    \
+  }
 #include "hook_table.def"
 
 static_assert(kSlots == 4, "the wrapper table below lists four slots");
@@ -60,6 +70,7 @@ void* const kWrappers[kHookCount][kSlots] = {
 #define RUNTIME_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #define EXEC_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #define EXIT_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
+#define ALLOCATOR_HOOK(symbol, mangled, body, params, args) WRAPPER_ROW(symbol)
 #include "hook_table.def"
 };
 
@@ -70,6 +81,7 @@ const HookInfo kInfo[kHookCount] = {
 #define RUNTIME_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kRuntime, false},
 #define EXEC_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExec, false},
 #define EXIT_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExit, false},
+#define ALLOCATOR_HOOK(symbol, mangled, body, params, args) {mangled, mangled, 0, Layer::kAllocator, false},
 #include "hook_table.def"
 };
 
@@ -99,6 +111,14 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
     using namespace cumemtrace::interpose;                                                                 \
     auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
     if (!real) exit_without_libc();                                                                        \
+    body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                                 \
+  }
+// Exported under the C++ name the framework's libraries bind to (the asm label).
+#define ALLOCATOR_HOOK(symbol, mangled, body, params, args)                                                \
+  extern "C" CUMEMTRACE_EXPORT void symbol params __asm__(mangled);                                        \
+  extern "C" CUMEMTRACE_EXPORT void symbol params {                                                        \
+    using namespace cumemtrace::interpose;                                                                 \
+    auto real = reinterpret_cast<symbol##_fn>(exported_real(HookId::symbol, __builtin_return_address(0))); \
     body(HookId::symbol, real CUMEMTRACE_COMMA_ARGS args);                                                 \
   }
 #include "hook_table.def"

@@ -5,6 +5,7 @@
 #include "track/tracker.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <ctime>
 #include <algorithm>
 #include <atomic>
@@ -58,6 +59,7 @@ struct State : TrackerLedger {
   PendingBuffer pending;  // encoded records not yet taken by the writer
   std::string new_nodes;  // StackNodeRecords of the event being recorded
   uint64_t events_written = 0, events_dropped = 0;
+  bool blocks_on = false;  // a BlockSource `on` record was written
   // Marks and NvtxMem records lost the same way: not events (seq() leaves them out, so that
   // snapshots still line up with the events), but the trace's "dropped" figures include them
   // (dropped()), so that a report says its figures lack something.
@@ -201,7 +203,8 @@ std::atomic<State*> g_state{nullptr};
 std::atomic<uint64_t> g_failed{0};
 std::atomic<uint32_t> g_last_device_plus_one{0};  // any thread's last known device, + 1
 std::atomic<bool> g_stopped{false};
-std::mutex g_create_mu;  // trivially destructible in libstdc++: safe at exit
+std::atomic<bool> g_blocks_off{false};  // a block failed the check: no more block events
+std::mutex g_create_mu;                 // trivially destructible in libstdc++: safe at exit
 
 State& state() {
   if (State* s = g_state.load(std::memory_order_acquire)) return *s;
@@ -544,6 +547,60 @@ bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
   return true;
 }
 
+namespace {
+void put_block_source(State& s, uint64_t time, const BlockSourceFacts& src, format::BlockSourceState state,
+                      std::string_view reason) {
+  const format::BlockSourceRecord r{time, -1, src.flags, uint8_t(src.allocator), uint8_t(state), 0, 0};
+  put_record(s.pending, format::RecordType::kBlockSource, r, std::string(src.version.substr(0, 256)),
+             std::string(reason), std::string(src.settings.substr(0, 4096)));
+}
+}  // namespace
+
+void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
+  if (!tracing_enabled() || g_blocks_off.load(std::memory_order_relaxed)) return;
+  const ErrnoGuard keep_errno;
+  RawStack stack;
+  PyRawStack python;
+  stack.count = 0;
+  const bool allocates = d.op == format::BlockOp::kAlloc || d.op == format::BlockOp::kOom;
+  if (allocates) walk_stacks(stack, python);
+  const uint32_t tid = thread_state().tid;
+  char refused[200] = "";
+  {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    const uint64_t time = now_ns();  // under the lock, as an event's
+    if (s.ended || g_blocks_off.load(std::memory_order_relaxed)) return;
+    if (s.pending.size() >= config().buffer_limit_bytes) {
+      ++s.records_dropped;
+      return;
+    }
+    if (!s.blocks_on) {
+      put_block_source(s, time, src, format::BlockSourceState::kOn, {});
+      s.blocks_on = true;
+    }
+    const auto dev = s.devices.find(d.device);
+    if (d.op == format::BlockOp::kAlloc && (dev == s.devices.end() || !dev->second.frag.covers(d.address, d.size))) {
+      g_blocks_off.store(true, std::memory_order_relaxed);
+      std::snprintf(refused, sizeof refused,
+                    "a block of %llu B at 0x%llx on device %d lies in no device memory the driver gave this "
+                    "process: the allocator's reports are not what the tracer reads them as",
+                    static_cast<unsigned long long>(d.size), static_cast<unsigned long long>(d.address), d.device);
+      put_block_source(s, time, src, format::BlockSourceState::kOff, refused);
+    } else {
+      const auto [native, py] = intern_stacks(s, tid, stack, python);
+      format::BlockEventRecord r{};
+      r.time_ns = time, r.address = d.address, r.size = d.size, r.requested = d.requested;
+      r.stream = format::kUnknown64, r.pool[0] = r.pool[1] = format::kUnknown64;
+      r.allocated = d.allocated, r.reserved = d.reserved, r.tid = tid;
+      r.stack_id = native, r.python_stack_id = py;
+      r.device = int16_t(d.device), r.op = uint8_t(d.op), r.allocator = uint8_t(src.allocator), r.flags = d.flags;
+      put_record(s.pending, format::RecordType::kBlockEvent, r);
+    }
+  }
+  if (*refused) log_warn("block events off: {}", refused);
+}
+
 bool device_stats(std::vector<DeviceStats>& out) {
   State* s = g_state.load(std::memory_order_acquire);
   if (!s) return false;
@@ -659,6 +716,7 @@ void tracker_after_fork_child() {
   g_state.store(nullptr, std::memory_order_release);
   g_described.store(0, std::memory_order_relaxed);
   g_failed.store(0, std::memory_order_relaxed);
+  g_blocks_off.store(false, std::memory_order_relaxed);  // the child's trace checks its own blocks
   g_sampling_cost.reset();
   sampler_after_fork_child();
 }

@@ -91,6 +91,31 @@ struct NvtxMemDraft {
 // off, the buffer full).
 bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack);
 
+// One action a caching allocator reported inside the device memory it holds
+// (hooks_allocator.h): a BlockEventRecord's fields, its time, thread and stacks left to
+// track_block. Sizes in bytes; kUnknown64 where the allocator did not say.
+struct BlockDraft {
+  format::BlockOp op{};
+  uint64_t address = 0, size = 0;
+  uint64_t requested = format::kUnknown64;
+  uint64_t allocated = format::kUnknown64, reserved = format::kUnknown64;
+  int32_t device = -1;
+  uint16_t flags = 0;  // format::BlockEventFlags
+};
+// Who reports the blocks: what the BlockSourceRecord that turns them on says.
+struct BlockSourceFacts {
+  format::BlockAllocator allocator{};
+  uint32_t flags = 0;  // format::BlockSourceFlags
+  std::string_view version, settings;
+};
+// Records `d` (an allocation with the calling thread's stacks). The first block recorded
+// is preceded by a BlockSource `on` record of `source`. Every allocated block must lie in
+// device memory the tracer saw the driver give (the runtime check of the allocator's
+// reports, docs/trace-format.md, BlockSource): one that does not turns block events off
+// for the rest of the process, with a BlockSource `off` record saying why; the rest of
+// tracing goes on. Never calls CUDA or Python; never waits for the writer.
+void track_block(const BlockDraft& d, const BlockSourceFacts& source);
+
 // ---- for the C API's live figures (api.h: cumemtrace_stats and its kin) ----
 struct DeviceStats {
   int32_t device = -1;

@@ -12,6 +12,7 @@
 // figure through random histories.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cumemtrace/rules/arena_rules.h"
@@ -68,6 +69,26 @@ class FlatFragmentationIndex {
     live_bytes_ -= s.size;
     live_.erase(it);
     return s.size;
+  }
+
+  // Whether [start, start+size) lies wholly in live ranges, end to end: a caching
+  // allocator's block inside its segment, or across adjacent mappings of one expandable
+  // segment (PyTorch maps those in pieces).
+  bool covers(uint64_t start, uint64_t size) const {
+    if (size == 0 || start + size < start || live_.empty()) return false;
+    SortedBlocks::Pos p = live_.lower_bound(start);
+    if (live_.is_end(p) || live_.at(p).key != start) {
+      if (p == live_.begin_pos()) return false;
+      p = live_.prev(p);
+    }
+    uint64_t at = start;
+    for (; !live_.is_end(p); p = live_.next(p)) {
+      const SortedBlocks::Entry& e = live_.at(p);
+      if (e.key > at) return false;
+      at = std::max(at, e.key + e.value);
+      if (at >= start + size) return true;
+    }
+    return false;
   }
 
   FragmentationFigures figures() const { return figures_of(live_bytes_, live_.size(), gaps_); }

@@ -1,0 +1,149 @@
+#include "render/block_view.h"
+
+#include "base/escape.h"
+#include "base/units.h"
+#include "render/report_parts.h"
+#include "stacks/call_site_rule.h"
+
+namespace cumemtrace {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string tensors(uint64_t n) { return std::to_string(n) + (n == 1 ? " block" : " blocks"); }
+std::string at(const Report& rep, uint64_t t) { return seconds(t > rep.start_ns ? t - rep.start_ns : 0); }
+std::string where(const BlockSite& s) {
+  const std::string text = user_frame_text(s.frames, s.python_frames);
+  return text.empty() ? std::string("(no stack recorded)") : printable(text);
+}
+
+json sites_json(const std::vector<BlockSite>& sites) {
+  json out = json::array();
+  for (const BlockSite& s : sites)
+    out.push_back({{"class", class_name(s.cls)},
+                   {"call_site_id", s.node},
+                   {"allocations", s.allocations},
+                   {"peak_bytes", s.peak_bytes},
+                   {"peak_count", s.peak_count},
+                   {"end_bytes", s.end_bytes},
+                   {"end_count", s.end_count},
+                   {"bytes_at_boundaries", s.bytes_at},
+                   {"allocations_within", s.allocations_within},
+                   {"growth_per_iteration", s.growth_per_iteration},
+                   {"growth_min", s.growth_min},
+                   {"growth_max", s.growth_max},
+                   {"frames", frames_json(s.frames)},
+                   {"python_frames", python_frames_json(s.python_frames)}});
+  return out;
+}
+
+}  // namespace
+
+void write_blocks_summary(std::ostream& out, const Report& rep) {
+  const Blocks& b = rep.blocks;
+  for (const BlockDevice& d : b.devices) {
+    out << "  inside " << b.allocator << "'s cache on device " << d.device << ": peak allocated "
+        << iec_exact(d.peak_allocated);
+    if (d.peak_allocated) out << " at " << at(rep, d.peak_time_ns);
+    size_t shown = 0;
+    for (const BlockSite& s : d.sites)
+      if (s.peak_bytes && shown < 3)
+        out << (shown++ ? ", " : "; held by ") << iec(s.peak_bytes) << " from " << where(s);
+    if (rep.complete)
+      out << "; at exit " << iec(d.end_allocated) << " in tensors, "
+          << iec(d.end_reserved > d.end_allocated ? d.end_reserved - d.end_allocated : 0) << " free in the cache";
+    out << "\n";
+  }
+  for (const std::string& note : not_visible_notes(b)) out << "  " << note << "\n";
+}
+
+void write_blocks_text(std::ostream& out, const Report& rep) {
+  const Blocks& b = rep.blocks;
+  if (!b.recorded && b.not_visible.empty()) return;
+  out << "\nInside " << (b.recorded ? b.allocator : b.not_visible.front())
+      << "'s cache (the blocks its caching allocator handed out of the segments above, as it reported them)\n";
+  for (const std::string& note : not_visible_notes(b))
+    out << "  " << note << ": growth, leaks and out-of-memory causes above see its segments, not the tensors in them\n";
+  if (!b.recorded) return;
+  out << "  " << b.allocator << (b.version.empty() ? "" : " " + printable(b.version))
+      << (b.settings.empty() ? "" : ", " + printable(b.settings)) << "\n";
+  if (b.off_time_ns)
+    out << "  block records turned off at " << at(rep, *b.off_time_ns) << ": " << printable(b.off_reason)
+        << "; the figures below stop there\n";
+  if (rep.events_dropped)
+    out << "  (the library dropped records, the disk being behind: these figures may lack some blocks)\n";
+  for (const BlockDevice& d : b.devices) {
+    const uint64_t free_end = d.end_reserved > d.end_allocated ? d.end_reserved - d.end_allocated : 0;
+    out << "  device " << d.device << ": " << d.allocations << " blocks allocated, " << d.frees << " freed\n"
+        << "    peak allocated " << iec_exact(d.peak_allocated);
+    if (d.peak_allocated)
+      out << " at " << at(rep, d.peak_time_ns) << ", reserved then " << iec_exact(d.reserved_at_peak);
+    out << "\n    peak reserved " << iec_exact(d.peak_reserved) << "\n"
+        << "    at the end: allocated " << iec_exact(d.end_allocated) << " in " << tensors(d.end_count)
+        << " (the program's tensors), free inside the cache " << iec_exact(free_end) << ", reserved "
+        << iec_exact(d.end_reserved) << "\n";
+    if (d.unknown_frees) out << "    " << d.unknown_frees << " frees of blocks allocated before the records began\n";
+    for (const BlockSite& s : d.sites) {
+      out << "    " << class_name(s.cls) << ": " << where(s);
+      if (s.cls == GrowthSite::Class::kLeak)
+        out << ", +" << iec_exact(s.growth_per_iteration) << " per iteration (steps " << iec(s.growth_min) << " to "
+            << iec(s.growth_max) << ")";
+      out << "; " << iec_exact(s.peak_bytes) << " in " << tensors(s.peak_count) << " at the peak, "
+          << iec_exact(s.end_bytes) << " in " << tensors(s.end_count) << " at the end; " << s.allocations
+          << " allocated\n";
+    }
+  }
+  for (const BlockOom& o : b.ooms) {
+    out << "  out of memory in the allocator on device " << o.device << " at " << at(rep, o.time_ns) << ": "
+        << iec_exact(o.request) << " asked for; " << cause_name(o.diagnosis.cause) << ": "
+        << printable(o.diagnosis.summary) << "\n";
+    for (const std::string& a : o.diagnosis.advice) out << "    advice: " << printable(a) << "\n";
+    for (const BlockSite& s : o.live_sites)
+      out << "    live then: " << iec_exact(s.end_bytes) << " in " << tensors(s.end_count) << " from " << where(s)
+          << "\n";
+  }
+}
+
+json blocks_json(const Blocks& b) {
+  json devices = json::array();
+  for (const BlockDevice& d : b.devices)
+    devices.push_back({{"device", d.device},
+                       {"allocations", d.allocations},
+                       {"frees", d.frees},
+                       {"unknown_frees", d.unknown_frees},
+                       {"peak_allocated",
+                        {{"bytes", d.peak_allocated}, {"time_ns", d.peak_time_ns}, {"reserved", d.reserved_at_peak}}},
+                       {"peak_reserved", {{"bytes", d.peak_reserved}, {"time_ns", d.peak_reserved_time_ns}}},
+                       {"end",
+                        {{"allocated", d.end_allocated},
+                         {"count", d.end_count},
+                         {"reserved", d.end_reserved},
+                         {"free_in_cache", d.end_reserved > d.end_allocated ? d.end_reserved - d.end_allocated : 0}}},
+                       {"sites", sites_json(d.sites)}});
+  json ooms = json::array();
+  for (const BlockOom& o : b.ooms)
+    ooms.push_back({{"time_ns", o.time_ns},
+                    {"device", o.device},
+                    {"tid", o.tid},
+                    {"request", o.request},
+                    {"allocated", o.allocated},
+                    {"reserved", o.reserved},
+                    {"driver_refused", o.driver_refused},
+                    {"cause", cause_name(o.diagnosis.cause)},
+                    {"summary", o.diagnosis.summary},
+                    {"advice", o.diagnosis.advice},
+                    {"frames", frames_json(o.frames)},
+                    {"python_frames", python_frames_json(o.python_frames)},
+                    {"live_sites", sites_json(o.live_sites)}});
+  return {{"recorded", b.recorded},
+          {"allocator", b.recorded ? json(b.allocator) : json(nullptr)},
+          {"version", b.recorded ? json(b.version) : json(nullptr)},
+          {"settings", b.recorded ? json(b.settings) : json(nullptr)},
+          {"off", b.off_time_ns ? json{{"time_ns", *b.off_time_ns}, {"reason", b.off_reason}} : json(nullptr)},
+          {"not_visible", b.not_visible},
+          {"notes", not_visible_notes(b)},
+          {"devices", std::move(devices)},
+          {"out_of_memory", std::move(ooms)}};
+}
+
+}  // namespace cumemtrace

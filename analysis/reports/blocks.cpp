@@ -1,0 +1,310 @@
+#include "reports/blocks.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "base/units.h"
+#include "stacks/call_site_rule.h"
+#include "stacks/python_stacks.h"
+
+namespace cumemtrace {
+namespace {
+
+using format::BlockOp;
+
+// The blocks live as the records are applied in file order, each under its site.
+class BlockReplay {
+ public:
+  BlockReplay(const Trace& trace, const Stacks& stacks, std::vector<uint64_t> boundaries, size_t frames)
+      : trace_(trace), stacks_(stacks), users_(stacks), boundaries_(std::move(boundaries)), frames_(frames) {}
+
+  // Applies record `i` (its boundaries before it first).
+  void apply(size_t i) {
+    const BlockEvent& b = trace_.block_events[i];
+    for (; boundary_ < boundaries_.size() && b.time_ns > boundaries_[boundary_]; ++boundary_) take_boundary();
+    BlockDevice& d = device(b.device);
+    if (b.op == BlockOp::kAlloc) {
+      ++d.allocations;
+      const size_t s = site(b);
+      ++sites_[s].allocations;
+      if (!boundaries_.empty() && b.time_ns > boundaries_.front() && b.time_ns <= boundaries_.back())
+        ++sites_[s].allocations_within;
+      if (auto old = live_.find(key(b)); old != live_.end()) drop(old);  // its free was not recorded
+      live_[key(b)] = {s, b.size};
+      add(s, int64_t(b.size), 1);
+    } else if (b.op == BlockOp::kFree) {
+      ++d.frees;
+      if (auto it = live_.find(key(b)); it != live_.end()) drop(it);
+      else ++d.unknown_frees;
+    }
+    if (b.allocated != format::kUnknown64) d.end_allocated = b.allocated;
+    if (b.reserved != format::kUnknown64) {
+      d.end_reserved = b.reserved;
+      if (b.reserved > d.peak_reserved) d.peak_reserved = b.reserved, d.peak_reserved_time_ns = b.time_ns;
+    }
+  }
+  void finish() {
+    for (; boundary_ < boundaries_.size(); ++boundary_) take_boundary();
+  }
+
+  // The allocator's allocated bytes after record `i`, or the sum of the blocks live when
+  // it did not say.
+  uint64_t allocated_after(size_t i) const {
+    const BlockEvent& b = trace_.block_events[i];
+    return b.allocated != format::kUnknown64 ? b.allocated : bytes_.count(b.device) ? bytes_.at(b.device) : 0;
+  }
+
+  // Each site of `device`: its live bytes and count now into (bytes, count).
+  void read(int32_t device, uint64_t BlockSite::*bytes, uint64_t BlockSite::*count) {
+    for (size_t s = 0; s < sites_.size(); ++s)
+      if (sites_[s].device == device) sites_[s].*bytes = current_[s].first, sites_[s].*count = current_[s].second;
+  }
+  // The sites of `device` with blocks live now, largest first, at most `top`.
+  std::vector<BlockSite> live_sites(int32_t device, size_t top) const {
+    std::vector<BlockSite> out;
+    for (size_t s = 0; s < sites_.size(); ++s)
+      if (sites_[s].device == device && current_[s].first) {
+        BlockSite row = sites_[s];
+        row.end_bytes = current_[s].first, row.end_count = current_[s].second;
+        row.bytes_at.clear();
+        out.push_back(std::move(row));
+      }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const BlockSite& a, const BlockSite& b) { return a.end_bytes > b.end_bytes; });
+    if (out.size() > top) out.resize(top);
+    return out;
+  }
+
+  std::map<int32_t, BlockDevice>& devices() { return devices_; }
+  std::vector<BlockSite>& sites() { return sites_; }
+  uint64_t live_count(int32_t device) const {
+    uint64_t n = 0;
+    for (size_t s = 0; s < sites_.size(); ++s)
+      if (sites_[s].device == device) n += current_[s].second;
+    return n;
+  }
+
+ private:
+  struct Live {
+    size_t site;
+    uint64_t size;
+  };
+  static std::pair<int32_t, uint64_t> key(const BlockEvent& b) { return {b.device, b.address}; }
+  BlockDevice& device(int32_t d) {
+    auto [it, fresh] = devices_.try_emplace(d);
+    if (fresh) it->second.device = d;
+    return it->second;
+  }
+  size_t site(const BlockEvent& b) {
+    const UserSite us = users_.of(b.stack_id, b.python_stack_id);
+    auto [it, fresh] = index_.try_emplace({b.device, us.key, us.from_python}, sites_.size());
+    if (fresh) {
+      BlockSite s;
+      s.device = b.device, s.node = us.node, s.key = us.key, s.from_python = us.from_python;
+      s.python_stack = b.python_stack_id;
+      s.frames = stacks_.frames(us.node, frames_);
+      if (us.from_python && us.python >= 0) {
+        const auto py = python_frames(trace_, b.python_stack_id);
+        if (size_t(us.python) <= py.size()) s.python_frames.assign(py.begin() + us.python, py.end());
+      }
+      s.bytes_at.assign(boundaries_.size(), 0);
+      sites_.push_back(std::move(s));
+      current_.emplace_back(0, 0);
+    }
+    return it->second;
+  }
+  void add(size_t s, int64_t bytes, int64_t count) {
+    current_[s].first = uint64_t(int64_t(current_[s].first) + bytes);
+    current_[s].second = uint64_t(int64_t(current_[s].second) + count);
+    uint64_t& dev = bytes_[sites_[s].device];
+    dev = uint64_t(int64_t(dev) + bytes);
+  }
+  void drop(std::map<std::pair<int32_t, uint64_t>, Live>::iterator it) {
+    add(it->second.site, -int64_t(it->second.size), -1);
+    live_.erase(it);
+  }
+  void take_boundary() {
+    for (size_t s = 0; s < sites_.size(); ++s) sites_[s].bytes_at[boundary_] = current_[s].first;
+  }
+
+  const Trace& trace_;
+  const Stacks& stacks_;
+  const UserSites users_;
+  const std::vector<uint64_t> boundaries_;
+  const size_t frames_;
+  size_t boundary_ = 0;
+  std::map<int32_t, BlockDevice> devices_;
+  std::vector<BlockSite> sites_;
+  std::vector<std::pair<uint64_t, uint64_t>> current_;  // per site: live bytes and count now
+  std::map<std::tuple<int32_t, uint64_t, bool>, size_t> index_;
+  std::map<std::pair<int32_t, uint64_t>, Live> live_;  // (device, address) -> the live block
+  std::map<int32_t, uint64_t> bytes_;                  // per device: live block bytes
+};
+
+// blocks.h's rule for an out-of-memory error the allocator raised.
+Diagnosis diagnose_oom(const BlockOom& o, const std::string& allocator) {
+  Diagnosis d;
+  const uint64_t cached_free = o.reserved > o.allocated ? o.reserved - o.allocated : 0;
+  d.figures = {{"request", o.request},
+               {"allocated", o.allocated},
+               {"reserved", o.reserved},
+               {"free inside the cache", cached_free}};
+  if (!o.driver_refused) {
+    d.cause = Cause::kAllocatorLimit;
+    d.summary = allocator + "'s allocator refused " + iec(o.request) +
+                " on its own, with no driver call failing: " + iec(o.reserved) +
+                " reserved and the request would pass its limit";
+    d.advice = {
+        "a per-process memory fraction (torch.cuda.set_per_process_memory_fraction) or another limit of "
+        "the allocator's stops it: raise the limit, or make the live tensors (" +
+        iec(o.allocated) + " allocated) fewer"};
+  } else if (cached_free >= o.request) {
+    d.cause = Cause::kFragmentedCache;
+    d.summary = iec(cached_free) + " free inside " + allocator + "'s cache, at least the " + iec(o.request) +
+                " asked for, but in pieces between live tensors: no free block was as large";
+    d.advice = {
+        "run with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, so that a segment grows instead of "
+        "being split, or max_split_size_mb:N so that large blocks are not cut for small requests",
+        "torch.cuda.empty_cache() cannot help: it gives back only segments with no live tensor"};
+  } else {
+    d.cause = Cause::kDemand;
+    d.summary = "live tensors hold " + iec(o.allocated) + " and the cache has only " + iec(cached_free) +
+                " free: the program's own tensors need the memory";
+    d.advice = {
+        "the call sites below hold the live tensors: free what is no longer needed, or make the batch "
+        "or the model smaller"};
+  }
+  return d;
+}
+
+// Marks each error whose thread had a device-memory allocation refused by the driver
+// since its last block action before the error: one pass over the block records for
+// those windows, one over the events.
+void find_driver_refusals(const Trace& trace, const EventSource& events, std::vector<BlockOom>& ooms) {
+  std::unordered_map<uint32_t, uint64_t> last;  // per thread: its last block action so far
+  size_t o = 0;
+  for (const BlockEvent& b : trace.block_events) {
+    if (b.op == BlockOp::kOom) {
+      if (o < ooms.size()) ooms[o++].since_ns = last.count(b.tid) ? last[b.tid] : 0;
+    } else {
+      last[b.tid] = b.time_ns;
+    }
+  }
+  std::unordered_map<uint32_t, std::vector<size_t>> by_tid;
+  for (size_t i = 0; i < ooms.size(); ++i) by_tid[ooms[i].tid].push_back(i);
+  events.scan([&](const Event& e, size_t) {
+    if (e.op != format::Op::kAlloc || e.result == 0 || (e.flags & format::kEventRestored)) return;
+    const auto it = by_tid.find(e.tid);
+    if (it == by_tid.end()) return;
+    for (const size_t i : it->second)
+      if (e.time_ns > ooms[i].since_ns && e.time_ns <= ooms[i].time_ns) ooms[i].driver_refused = true;
+  });
+}
+
+std::string allocator_name(format::BlockAllocator a) {
+  return a == format::BlockAllocator::kPyTorch ? "PyTorch" : "an allocator";
+}
+
+}  // namespace
+
+bool Blocks::visible(int32_t device) const {
+  if (!recorded) return false;
+  for (const auto& d : devices)
+    if (d.device == device) return true;
+  return false;
+}
+
+Blocks block_report(const Trace& trace, const EventSource& events, const Stacks& stacks, const Growth& growth,
+                    size_t frames, size_t top, const std::vector<std::string>& cached) {
+  Blocks out;
+  for (const BlockSource& s : trace.block_sources) {
+    if (s.state == format::BlockSourceState::kOn && !out.recorded) {
+      out.recorded = true;
+      out.allocator = allocator_name(s.allocator);
+      out.version = s.version, out.settings = s.settings;
+    } else if (s.state == format::BlockSourceState::kOff && !out.off_time_ns) {
+      out.off_time_ns = s.time_ns, out.off_reason = s.reason;
+    }
+  }
+  for (const std::string& a : cached)
+    if (!out.recorded || a != out.allocator || out.off_time_ns) out.not_visible.push_back(a);
+  if (!out.recorded) return out;
+  const size_t n = trace.block_events.size();
+
+  // First: each device's peak of allocated (the first record after which it was at its most).
+  std::map<int32_t, std::pair<size_t, uint64_t>> peaks;  // device -> (record, allocated)
+  {
+    BlockReplay r(trace, stacks, {}, frames);
+    for (size_t i = 0; i < n; ++i) {
+      r.apply(i);
+      const BlockEvent& b = trace.block_events[i];
+      if (b.op != BlockOp::kAlloc) continue;
+      const uint64_t a = r.allocated_after(i);
+      auto [it, fresh] = peaks.try_emplace(b.device, i, a);
+      if (!fresh && a > it->second.second) it->second = {i, a};
+    }
+  }
+
+  // Then again: the sites at each peak, each error and the end, and at growth's boundaries.
+  BlockReplay r(trace, stacks, growth.boundaries_ns, frames);
+  const UserSites users(stacks);
+  for (size_t i = 0; i < n; ++i) {
+    const BlockEvent& b = trace.block_events[i];
+    r.apply(i);
+    if (auto p = peaks.find(b.device); p != peaks.end() && p->second.first == i) {
+      BlockDevice& d = r.devices()[b.device];
+      d.peak_allocated = p->second.second, d.peak_time_ns = b.time_ns;
+      d.reserved_at_peak = b.reserved != format::kUnknown64 ? b.reserved : 0;
+      r.read(b.device, &BlockSite::peak_bytes, &BlockSite::peak_count);
+    }
+    if (b.op == BlockOp::kOom) {
+      BlockOom o;
+      o.time_ns = b.time_ns, o.device = b.device, o.tid = b.tid, o.request = b.size;
+      o.allocated = b.allocated != format::kUnknown64 ? b.allocated : r.allocated_after(i);
+      o.reserved = b.reserved != format::kUnknown64 ? b.reserved : 0;
+      const UserSite us = users.of(b.stack_id, b.python_stack_id);
+      o.frames = stacks.frames(us.node, frames);
+      if (us.from_python && us.python >= 0) {
+        const auto py = python_frames(trace, b.python_stack_id);
+        if (size_t(us.python) <= py.size()) o.python_frames.assign(py.begin() + us.python, py.end());
+      }
+      o.live_sites = r.live_sites(b.device, top);
+      out.ooms.push_back(std::move(o));
+    }
+  }
+  r.finish();
+  for (auto& [device, d] : r.devices()) {
+    r.read(device, &BlockSite::end_bytes, &BlockSite::end_count);
+    d.end_count = r.live_count(device);
+  }
+  for (BlockSite& s : r.sites()) {
+    const GrowthFit fit = classify_growth(s.bytes_at, s.allocations_within);
+    s.cls = fit.cls, s.growth_per_iteration = fit.per_iteration, s.growth_min = fit.min, s.growth_max = fit.max;
+    r.devices()[s.device].sites.push_back(std::move(s));
+  }
+  for (auto& [device, d] : r.devices()) {
+    std::stable_sort(d.sites.begin(), d.sites.end(), [](const BlockSite& a, const BlockSite& b) {
+      const bool la = a.cls == GrowthSite::Class::kLeak, lb = b.cls == GrowthSite::Class::kLeak;
+      return std::tuple(la, la ? a.growth_per_iteration : 0, a.peak_bytes, a.end_bytes) >
+             std::tuple(lb, lb ? b.growth_per_iteration : 0, b.peak_bytes, b.end_bytes);
+    });
+    out.devices.push_back(std::move(d));
+  }
+  if (!out.ooms.empty()) find_driver_refusals(trace, events, out.ooms);
+  for (BlockOom& o : out.ooms) o.diagnosis = diagnose_oom(o, out.allocator);
+  return out;
+}
+
+std::vector<std::string> not_visible_notes(const Blocks& b) {
+  std::vector<std::string> out;
+  for (const std::string& a : b.not_visible) {
+    std::string why = !b.recorded || a != b.allocator ? "no block records in this trace"
+                                                      : "its block records were turned off: " + b.off_reason;
+    out.push_back("inside " + a + "'s cache: not visible (" + why + ")");
+  }
+  return out;
+}
+
+}  // namespace cumemtrace

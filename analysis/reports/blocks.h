@@ -1,0 +1,111 @@
+// Inside a caching allocator (trace format 1.13; docs/cli.md, "Inside PyTorch's cache"):
+// the blocks PyTorch's CUDA caching allocator handed out of the segments it took from the
+// driver, as it reported them. The device-memory figures see the segments; these are the
+// tensors in them.
+//
+// The rules:
+//   - A block lives from its `alloc` to its `free` (or the trace's end). allocated is the
+//     allocator's own figure after each action (torch.cuda.memory_allocated()), reserved
+//     likewise (memory_reserved()); a device's peak of allocated is the first action after
+//     which allocated was at its most, and the blocks live then are who held it.
+//   - Blocks are grouped by call site (call_site_rule.h, the rule every table follows;
+//     PyTorch's dispatch and allocator frames are skipped) per device, and each site is
+//     classified across the report's iterations by growth.h's rule at growth's boundaries:
+//     the bytes of its blocks live at each boundary. `leak` there is a tensor kept per
+//     iteration inside the cache, which the segments may never show.
+//   - An out-of-memory error the allocator raised (its `oom` action), with its allocated and
+//     reserved bytes then, has one cause, the first that holds:
+//       allocator-limit   no device-memory allocation failed in the driver on its thread
+//                         since that thread's last block action: the allocator refused on
+//                         its own (a per-process memory fraction);
+//       fragmented-cache  free bytes inside the cache (reserved - allocated) are at least
+//                         the request: enough is cached, in pieces between live blocks that
+//                         no free block as large holds (PyTorch gives whole free segments back
+//                         before it fails, so what is left is split by live tensors);
+//       demand            else: live tensors hold allocated bytes, and what the cache holds
+//                         free is less than the request.
+//     Frees still waiting on other streams' events are not in these reports: a block is free
+//     when the program frees it.
+//   - Where the trace has none of these records but a caching allocator held device memory
+//     (its segments' stacks name it: allocator_map.h, CachingAllocators), what happened
+//     inside that cache is not visible, and figures that depend on it say so.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "read/event_source.h"
+#include "read/reader.h"
+#include "reports/diagnosis.h"
+#include "reports/growth.h"
+#include "stacks/stacks.h"
+
+namespace cumemtrace {
+
+struct BlockSite {
+  int32_t device = -1;
+  uint32_t node = 0;          // native StackNode to show frames from (UserSite::node)
+  uint64_t key = 0;           // UserSite::key
+  bool from_python = false;   // the key names a Python frame
+  uint32_t python_stack = 0;  // the first block's Python stack
+  std::vector<Frame> frames;
+  std::vector<Frame> python_frames;  // from the user's Python frame outwards
+  uint64_t allocations = 0;
+  uint64_t peak_bytes = 0, peak_count = 0;  // live at its device's peak of allocated
+  uint64_t end_bytes = 0, end_count = 0;    // live at the end
+  GrowthSite::Class cls = GrowthSite::Class::kVaries;
+  std::vector<uint64_t> bytes_at;  // live at each of growth's boundaries
+  uint64_t allocations_within = 0;
+  uint64_t growth_per_iteration = 0, growth_min = 0, growth_max = 0;  // leak only
+};
+
+struct BlockDevice {
+  int32_t device = -1;
+  uint64_t allocations = 0, frees = 0;
+  uint64_t unknown_frees = 0;  // frees of no live block (made before the records began)
+  uint64_t peak_allocated = 0, peak_time_ns = 0, reserved_at_peak = 0;
+  uint64_t peak_reserved = 0, peak_reserved_time_ns = 0;
+  uint64_t end_allocated = 0, end_reserved = 0, end_count = 0;  // the allocator's last figures
+  std::vector<BlockSite> sites;  // leaks first (by growth), then by bytes at the peak, then at the end
+};
+
+struct BlockOom {
+  uint64_t time_ns = 0;
+  int32_t device = -1;
+  uint32_t tid = 0;
+  uint64_t request = 0, allocated = 0, reserved = 0;  // bytes, as the allocator said
+  uint64_t since_ns = 0;                              // its thread's block action before it (0: none)
+  bool driver_refused = false;                        // a driver allocation failed on its thread since then
+  Diagnosis diagnosis;                                // cause allocator-limit, fragmented-cache or demand
+  std::vector<Frame> frames;
+  std::vector<Frame> python_frames;
+  std::vector<BlockSite> live_sites;  // blocks live on its device then, by bytes, at most `top`
+};
+
+struct Blocks {
+  bool recorded = false;  // a BlockSource turned block events on
+  std::string allocator;  // "PyTorch"
+  std::string version, settings;
+  std::optional<uint64_t> off_time_ns;  // they were turned off then ...
+  std::string off_reason;               // ... for this reason
+  std::vector<BlockDevice> devices;     // in device order
+  std::vector<BlockOom> ooms;           // in time order
+  // Caching allocators that held device memory in this trace with no block records of
+  // their own (or after theirs were turned off): "PyTorch", "CuPy", "XLA", "RMM".
+  std::vector<std::string> not_visible;
+  bool visible(int32_t device) const;  // block records cover `device`
+};
+
+// Empty (recorded false) when the trace has no block records. `growth` gives the
+// iterations' boundaries; `cached` the caching allocators whose segments the trace holds.
+// `events`: the trace's (event_source.h), scanned once when the allocator raised an error.
+Blocks block_report(const Trace& trace, const EventSource& events, const Stacks& stacks, const Growth& growth,
+                    size_t frames, size_t top, const std::vector<std::string>& cached);
+
+// The sentence figures that depend on a cache say where it is not visible: "inside
+// PyTorch's cache: not visible (no block records in this trace)", one per allocator.
+std::vector<std::string> not_visible_notes(const Blocks& b);
+
+}  // namespace cumemtrace

@@ -1,0 +1,153 @@
+// The blocks inside a caching allocator (reports/blocks.h): the stand-in for PyTorch's
+// (sim/torch/) reports them as libc10_cuda.so does, the preload library records them, and
+// the report finds the tensor kept per iteration and each out-of-memory error's cause.
+// programs/torch_blocks.c's comment works out every figure.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "harness.h"
+#include "sizes.h"
+
+using namespace harness;
+using nlohmann::json;
+
+namespace {
+
+// 1 GiB devices with no context cost: the figures of torch_blocks.c's comment.
+Env small_device(Env more = {}) {
+  more["SIMCUDA_CONTEXT_BYTES"] = "0";
+  more["SIMCUDA_CAPACITY"] = std::to_string(GiB);
+  return more;
+}
+
+}  // namespace
+
+TEST_CASE("blocks: a tensor kept per iteration inside the cache is a leak at its call site") {
+  TempDir dir;
+  const Result r = traced(dir, {here("torch_blocks"), "loop"}, small_device());
+  REQUIRE(r.exit_code == 0);
+  // Every report reached the stand-in libc10 (11 blocks allocated, 5 freed): the tracer
+  // forwards what it reads, and the program sees its own figures.
+  CHECK(r.out == "allocated 37748736 reserved 58720256; reports 11 allocs 5 frees\n");
+  const std::string trace = only_trace(dir);
+  const json rep = report(trace);
+  const json& b = rep.at("blocks");
+  CHECK(b.at("recorded") == true);
+  CHECK(b.at("allocator") == "PyTorch");
+  CHECK(b.at("version") == "2.11.0+sim");  // sim/torch/version.py, read beside libc10.so
+  CHECK(b.at("not_visible") == json::array());
+  REQUIRE(b.at("devices").size() == 1);
+  const json& d = b.at("devices").at(0);
+  CHECK(d.at("allocations") == 11);
+  CHECK(d.at("frees") == 5);
+  CHECK(d.at("peak_allocated").at("bytes") == 44 * MiB);
+  CHECK(d.at("peak_allocated").at("reserved") == 56 * MiB);
+  CHECK(d.at("peak_reserved").at("bytes") == 56 * MiB);
+  CHECK(d.at("end").at("allocated") == 36 * MiB);
+  CHECK(d.at("end").at("count") == 6);
+  CHECK(d.at("end").at("free_in_cache") == 20 * MiB);
+  const json& sites = d.at("sites");
+  REQUIRE(sites.size() == 3);
+  CHECK(sites.at(0).at("class") == "leak");
+  CHECK(sites.at(0).at("growth_per_iteration") == 4 * MiB);
+  CHECK(sites.at(0).at("bytes_at_boundaries") == json::array({0, 4 * MiB, 8 * MiB, 12 * MiB, 16 * MiB, 20 * MiB}));
+  CHECK(sites.at(0).at("frames").at(0).at("function").get<std::string>().starts_with("keep_history"));
+  CHECK(sites.at(0).at("peak_bytes") == 20 * MiB);  // step 4's kept tensor came before the peak
+  CHECK(sites.at(1).at("class") == "one-time");     // the weights
+  CHECK(sites.at(1).at("end_bytes") == 16 * MiB);
+  CHECK(sites.at(2).at("class") == "transient");  // the activations
+  CHECK(sites.at(2).at("peak_bytes") == 8 * MiB);
+  CHECK(sites.at(2).at("allocations") == 5);
+
+  // The leak is growth's, where every gate reads it: the segments alone grow twice and stop.
+  const json& g = rep.at("growth").at("sites").at(0);
+  CHECK(g.at("class") == "leak");
+  CHECK(g.at("inside") == "PyTorch");
+  CHECK(g.at("growth_per_iteration") == 4 * MiB);
+  const Result check = run({cli(), "check", trace, "--max-growth", "1MiB"});
+  CHECK(check.exit_code == 1);
+  CHECK(has(check.out, "4.00 MiB"));
+  const Result text = run({cli(), "report", trace});
+  CHECK(has(text.out, "leak: tensors inside PyTorch's cache from torch_blocks (keep_history"));
+  CHECK(has(text.out, "inside PyTorch's cache on device 0: peak allocated 44.00 MiB (46,137,344 B)"));
+}
+
+TEST_CASE("blocks: without block records the cache's inside is said not visible, never 'none'") {
+  TempDir dir;
+  REQUIRE(traced(dir, {here("torch_blocks"), "loop"}, small_device({{"CUMEMTRACE_BLOCKS", "0"}})).exit_code == 0);
+  const std::string trace = only_trace(dir);
+  const json rep = report(trace);
+  CHECK(rep.at("blocks").at("recorded") == false);
+  CHECK(rep.at("blocks").at("not_visible") == json::array({"PyTorch"}));
+  CHECK(rep.at("blocks").at("notes") ==
+        json::array({"inside PyTorch's cache: not visible (no block records in this trace)"}));
+  const Result text = run({cli(), "report", trace});
+  CHECK(has(text.out, "  inside PyTorch's cache: not visible (no block records in this trace)\n"));
+  const Result check = run({cli(), "check", trace, "--max-growth", "1MiB"});
+  CHECK(check.exit_code == 0);                                   // what it could measure holds ...
+  CHECK(has(check.out, "inside PyTorch's cache: not visible"));  // ... and it says what it could not
+}
+
+TEST_CASE("blocks: reports that do not lie in the driver's memory turn block records off, tracing goes on") {
+  TempDir dir;
+  const Result r = traced(dir, {here("torch_blocks"), "loop"}, small_device({{"SIMTORCH_BAD_REPORTS", "1"}}));
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "allocated 37748736 reserved 58720256; reports 11 allocs 5 frees\n");
+  CHECK(has(r.err, "block events off: a block of 16777216 B at 0x"));
+  const json rep = report(only_trace(dir));
+  const json& b = rep.at("blocks");
+  CHECK(b.at("recorded") == true);
+  CHECK(b.at("devices") == json::array());  // the first block failed the check: none recorded
+  CHECK(b.at("off").at("reason").get<std::string>().find("lies in no device memory the driver gave") !=
+        std::string::npos);
+  CHECK(b.at("not_visible") == json::array({"PyTorch"}));
+  CHECK(device(rep, 0).at("peak").at("device_bytes") == 56 * MiB);  // the segments are traced as ever
+}
+
+TEST_CASE("blocks: the allocator's own out-of-memory errors, each with its cause from the blocks") {
+  SECTION("a memory fraction: the allocator refuses, no driver call fails") {
+    TempDir dir;
+    const Result r = traced(dir, {here("torch_blocks"), "limit"}, small_device());
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "limit: out of memory, 1 reported\n");
+    const json rep = report(only_trace(dir));
+    const json& o = rep.at("blocks").at("out_of_memory").at(0);
+    CHECK(o.at("cause") == "allocator-limit");
+    CHECK(o.at("request") == 300 * MiB);
+    CHECK(o.at("driver_refused") == false);
+    REQUIRE(rep.at("failed_allocations").size() == 1);
+    CHECK(rep.at("failed_allocations").at(0).at("diagnosis").at("cause") == "allocator-limit");
+  }
+  SECTION("live tensors fill the device: demand") {
+    TempDir dir;
+    const Result r = traced(dir, {here("torch_blocks"), "demand"}, small_device());
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "demand: 5 tensors\n");
+    const json rep = report(only_trace(dir));
+    const json& o = rep.at("blocks").at("out_of_memory").at(0);
+    CHECK(o.at("cause") == "demand");
+    CHECK(o.at("request") == 200 * MiB);
+    CHECK(o.at("allocated") == 1000 * MiB);
+    CHECK(o.at("reserved") == 1000 * MiB);
+    CHECK(o.at("driver_refused") == true);
+    // The driver's refusals of the allocator's segment (asked twice: before and after it gave
+    // its free segments back) are the same failure, diagnosed so.
+    REQUIRE(rep.at("failed_allocations").size() == 2);
+    for (const json& f : rep.at("failed_allocations")) CHECK(f.at("diagnosis").at("cause") == "demand");
+  }
+  SECTION("free bytes in the cache, split by live tensors: fragmented-cache") {
+    TempDir dir;
+    const Result r = traced(dir, {here("torch_blocks"), "fragmented"}, small_device());
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "fragmented: out of memory, allocated 1006632960 reserved 1048576000\n");
+    const json rep = report(only_trace(dir));
+    const json& o = rep.at("blocks").at("out_of_memory").at(0);
+    CHECK(o.at("cause") == "fragmented-cache");
+    CHECK(o.at("request") == 30 * MiB);
+    CHECK(o.at("allocated") == 960 * MiB);
+    CHECK(o.at("reserved") == 1000 * MiB);
+    REQUIRE(rep.at("failed_allocations").size() == 2);
+    for (const json& f : rep.at("failed_allocations")) CHECK(f.at("diagnosis").at("cause") == "fragmented-cache");
+  }
+}

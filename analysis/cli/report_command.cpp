@@ -16,7 +16,7 @@
 #include "symbols/symbolize.h"
 #include "read/trace_check.h"
 #include "cli/trace_inputs.h"
-#include "base/escape.h"
+#include "base/json_text.h"
 #include "stacks/categories.h"
 
 namespace cumemtrace {
@@ -104,9 +104,9 @@ int cmd_report(const std::vector<std::string>& args, bool json, const ReportOpti
       nlohmann::ordered_json j;
       j["job"] = job_to_json(*job);
       j["traces"] = std::move(all);
-      std::cout << j.dump(2) << "\n";
+      std::cout << json_text(j, 2) << "\n";
     } else if (!all.empty()) {
-      std::cout << all[0].dump(2) << "\n";
+      std::cout << json_text(all[0], 2) << "\n";
     }
   } else {
     if (job) {

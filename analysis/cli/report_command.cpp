@@ -17,6 +17,7 @@
 #include "read/trace_check.h"
 #include "cli/trace_inputs.h"
 #include "base/json_text.h"
+#include "base/option_file.h"
 #include "stacks/categories.h"
 
 namespace cumemtrace {
@@ -176,15 +177,14 @@ Command register_report(CLI::App& app) {
     if (!by_category && o->categories_file.empty()) return 0;
     o->categories.emplace();
     if (o->categories_file.empty()) return 0;
-    std::ifstream in(o->categories_file, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();  // an empty file adds no rules
-    if (!in || in.bad()) {
-      std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": cannot be read\n";
+    std::string why;
+    const auto text = read_option_file(o->categories_file, why);  // an empty file adds no rules
+    if (!text) {
+      std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": " << why << "\n";
       return 2;
     }
     try {
-      o->categories->add_user_rules(text.str());
+      o->categories->add_user_rules(*text);
     } catch (const CategoryRulesError& e) {
       std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": " << e.what() << "\n";
       return 2;

@@ -460,8 +460,9 @@ void write_text(std::ostream& out, const Report& rep) {
   for (size_t i = 0; i < rep.failed.size(); ++i) {
     const FailedRow& f = rep.failed[i];
     out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
-        << failure_place(f) << " via " << printable(f.api) << " at " << since(rep, f.time_ns) << " (result " << f.result << " "
-        << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid << ")\n";
+        << failure_place(f) << " via " << printable(f.api) << " at " << since(rep, f.time_ns) << " (result " << f.result
+        << " " << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid
+        << ")\n";
     if (f.count > 1)
       out << "     failed " << f.count << " times alike, the last at " << since(rep, f.last_time_ns) << "\n";
     out << "     requested bytes live on the device then: " << iec_exact(f.live_device_bytes) << "\n";

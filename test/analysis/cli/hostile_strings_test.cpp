@@ -134,8 +134,7 @@ TEST_CASE("hostile strings: every text output is one record per line, printable,
   // Folded at the peak (t=21: 4 + 2 MiB live, one stack): one line, the frame's ';' as ','
   // (the separator), the module in brackets, the bytes at the end.
   const std::string folded_name = "\\x0a::error::pwned\\x1b]0,t\\x07\\x0d\\xff\\xc3(]]><&'%,";
-  CHECK(cli(d, "export --format folded " + t).out ==
-        "cuda:0;f" + folded_name + " [m" + folded_name + ".so] 6291456\n");
+  CHECK(cli(d, "export --format folded " + t).out == "cuda:0;f" + folded_name + " [m" + folded_name + ".so] 6291456\n");
 }
 
 TEST_CASE("hostile strings: check's FAIL lines, its GitHub lines and its JUnit XML") {

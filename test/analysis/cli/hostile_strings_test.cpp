@@ -109,10 +109,11 @@ TEST_CASE("hostile strings: every text output is one record per line, printable,
   const std::string t = d.path + "/t.trace";
   hostile(4).write(t);
   hostile(6).write(d.path + "/t2.trace");
-  for (const std::string& args : {"report " + t, "report --by range " + t, "report --by function " + t,
-                                  "report --by category " + t, "report --frames 3 --top 5 " + t,
-                                  "live " + t + " --at end", "dump " + t, "diff " + t + " " + d.path + "/t2.trace",
-                                  "export --format folded " + t, "html -o " + d.path + "/page.html " + t}) {
+  for (const std::string& args :
+       {"report " + t, "report --by range " + t, "report --by function " + t, "report --by category " + t,
+        "report --frames 3 --top 5 " + t, "report " + t + " " + d.path + "/t2.trace", "live " + t + " --at end",
+        "dump " + t, "diff " + t + " " + d.path + "/t2.trace", "export --format folded " + t,
+        "html -o " + d.path + "/page.html " + t}) {
     INFO(args);
     const Run r = cli(d, args);
     // A CLI built without the page's libraries refuses every page (html_command.cpp).
@@ -180,6 +181,13 @@ TEST_CASE("hostile strings: every JSON output parses and holds the names as utf8
   CHECK(j["process"]["hostname"] == "h" + kJson);
   CHECK(j["process"]["command_line"][1] == kJson);
   CHECK(clean(report.err));
+
+  // Two traces: the job's processes name their host too.
+  const Run job = cli(d, "report --json " + t + " " + t2);
+  REQUIRE(job.status == 0);
+  const auto jj = nlohmann::json::parse(job.out);
+  REQUIRE(jj["job"]["processes"].size() == 2);
+  CHECK(jj["job"]["processes"][0]["host"] == "h" + kJson);
 
   const Run live = cli(d, "live --json " + t + " --at end");
   REQUIRE(live.status == 0);

@@ -57,7 +57,7 @@ TEST_CASE("pattern bounds: length, nesting and repetition counts as regcomp woul
         "its repetition counts expand it to over a trillion atoms, more than 100000");
 }
 
-TEST_CASE("--categories and --allocator-frames: a pattern out of bounds is a usage error naming it") {
+TEST_CASE("option patterns: --categories and --allocator-frames, a pattern out of bounds is a usage error naming it") {
   TempDir d;
   const std::string t = one_alloc(d), rules = d.path + "/deep.rules";
   std::ofstream(rules) << "# fine\nweights  " << nested(20000) << "\n";
@@ -82,7 +82,8 @@ TEST_CASE("--categories and --allocator-frames: a pattern out of bounds is a usa
   }
 }
 
-TEST_CASE("--categories reads at most 1 MiB: /dev/zero and a larger file are usage errors, 1 MiB is read") {
+TEST_CASE(
+    "option files: --categories reads at most 1 MiB: /dev/zero and a larger file are usage errors, 1 MiB is read") {
   TempDir d;
   const std::string t = one_alloc(d);
   auto r = shell(kCli + " report --categories /dev/zero " + t + " 2>&1");

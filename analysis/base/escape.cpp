@@ -65,4 +65,29 @@ std::string escape(std::string_view s, bool controls) {
 std::string utf8_escaped(std::string_view s) { return escape(s, false); }
 std::string printable(std::string_view s) { return escape(s, true); }
 
+std::string xml_text(std::string_view s) {
+  std::string out;
+  for (const char c : printable(s)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string github_message(std::string_view s) {
+  // GitHub also decodes %0D and %0A; printable has left no CR or LF to encode.
+  std::string out;
+  for (const char c : printable(s)) {
+    if (c == '%') out += "%25";
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace cumemtrace

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "gate/completeness.h"
-#include "base/escape.h"
+#include "base/json_text.h"
 #include "read/event_source.h"
 #include "base/output_file.h"
 #include "base/size_parse.h"
@@ -131,7 +131,7 @@ int run_baseline(const std::vector<std::string>& traces, const std::string& out,
   for (const auto& note : incomplete.notes)
     std::cerr << "cumemtrace baseline: " << note << "; the baseline is of incomplete figures\n";
   OutputFile f(out, traces);
-  f.stream() << to_json(*b).dump(2) << "\n";
+  f.stream() << json_text(to_json(*b), 2) << "\n";
   if (!f.commit()) {
     std::cerr << "cumemtrace baseline: " << f.error() << "\n";
     return f.exit_status();

@@ -36,18 +36,6 @@ struct CheckOptions {
   bool allow_incomplete = false;  // a verdict on incomplete figures (completeness.h), saying so
 };
 
-// GitHub's workflow-command escaping of a message (docs.github.com, "Workflow commands").
-std::string github_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '%') out += "%25";
-    else if (c == '\r') out += "%0D";
-    else if (c == '\n') out += "%0A";
-    else out += c;
-  }
-  return out;
-}
-
 // The job's limit: one result over all traces (job.h's rank-imbalance).
 LimitResult check_rank_imbalance(const Job& job, double limit) {
   LimitResult r;
@@ -177,9 +165,9 @@ int run_check(const CheckOptions& given) {
       const std::string message = r.message + (r.note.empty() ? "" : " " + r.note);
       if (r.incomplete) incomplete = true;
       else ok = false;
-      std::cout << (r.incomplete ? "INCOMPLETE " : "FAIL ") << printable(c.path) << ": " << r.name << ": " << message
-                << "\n";
-      if (opt.github) std::cout << "::error title=cumemtrace " << r.name << "::" << github_escape(message) << "\n";
+      std::cout << (r.incomplete ? "INCOMPLETE " : "FAIL ") << printable(c.path) << ": " << r.name << ": "
+                << printable(message) << "\n";
+      if (opt.github) std::cout << "::error title=cumemtrace " << r.name << "::" << github_message(message) << "\n";
     }
   }
   if (!opt.junit.empty()) {

@@ -6,6 +6,7 @@
 #include "cli/baseline_command.h"
 #include "cli/command.h"
 #include "gate/completeness.h"
+#include "base/json_text.h"
 #include "base/units.h"
 
 namespace cumemtrace {
@@ -48,7 +49,7 @@ int run_diff(const std::string& before_path, const std::string& after_path, bool
                        {"bytes_at_peak", {{"before", c.before.bytes_at_peak}, {"after", c.after.bytes_at_peak}}},
                        {"leaked", {{"before", c.before.leaked}, {"after", c.after.leaked}}}});
     j["call_sites"] = std::move(sites);
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   auto signed_bytes = [](uint64_t a, uint64_t b) { return (b >= a ? "+" : "-") + iec_exact(b >= a ? b - a : a - b); };
@@ -62,7 +63,7 @@ int run_diff(const std::string& before_path, const std::string& after_path, bool
   }
   std::cout << (changes.empty() ? "no call site changed\n" : "call sites, largest change first:\n");
   for (const auto& c : changes)
-    std::cout << "  " << change_name(c.kind) << " (device " << c.device << ") " << c.key << ": at peak "
+    std::cout << "  " << change_name(c.kind) << " (device " << c.device << ") " << printable(c.key) << ": at peak "
               << iec(c.before.bytes_at_peak) << " -> " << iec(c.after.bytes_at_peak) << ", leaked "
               << iec(c.before.leaked) << " -> " << iec(c.after.leaked) << "\n";
   return 0;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/escape.h"
 #include "cli/command.h"
 #include "read/event_source.h"
 #include "render/export/chrome.h"
@@ -102,7 +103,7 @@ int folded_moments(const ExportOptions& opt, const std::vector<FileStamp>& check
     // Of a job's traces, one with no device memory (a launcher, a data loader) has no
     // peak and nothing to add to the flame graph: it is left out, not the whole export.
     if (!at && moment == "peak" && opt.paths.size() > 1) {
-      std::cerr << "cumemtrace export: " << t.path << ": left out: no device memory was ever live in it\n";
+      std::cerr << "cumemtrace export: " << printable(t.path) << ": left out: no device memory was ever live in it\n";
       continue;
     }
     if (!at) return 2;

@@ -8,6 +8,7 @@
 #include "render/job_view.h"
 #include "reports/job.h"
 #include "html_page.h"
+#include "base/json_text.h"
 #include "base/output_file.h"
 #include "reports/report.h"
 #include "render/report_json.h"
@@ -74,7 +75,8 @@ int cmd_html(const HtmlOptions& opt) {
   if (processes.empty()) return rc ? rc : 1;
   // `frames`: --frames, which the tables' stacks keep to (Python frames too) on the page.
   nlohmann::ordered_json page{{"format", 1}, {"frames", opt.frames}, {"processes", processes}};
-  if (reports.size() > 1) page["job"] = job_to_json(build_job(reports, devices, opt.rank_tolerance));
+  // The job's strings (host names) by the JSON rule, as the report's (docs/cli.md).
+  if (reports.size() > 1) page["job"] = json_escaped(job_to_json(build_job(reports, devices, opt.rank_tolerance)));
   OutputFile out(opt.output, opt.traces);
   if (out.ok()) {
     write_html_page(out.stream(), page, "cumemtrace report");

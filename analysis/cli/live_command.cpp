@@ -10,7 +10,7 @@
 #include "replay/checkpoint.h"
 #include "reports/live_index.h"
 #include "cli/command.h"
-#include "base/escape.h"
+#include "base/json_text.h"
 #include "read/event_source.h"
 #include "replay/live_time.h"
 #include "base/progress.h"
@@ -66,7 +66,7 @@ void print(const std::vector<LiveReport>& lives, uint64_t start, bool json) {
     if (json) out.push_back(to_json(lr));
     else write_live_text(std::cout, lr, start);
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << json_text(out, 2) << "\n";
 }
 
 int cmd_live(const std::string& path, const std::vector<std::string>& at_args, bool json) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <new>
 #include <string_view>
 #include <vector>
 
@@ -21,9 +22,7 @@ Command (*const kCommands[])(CLI::App&) = {
     register_baseline, register_diff,   register_export, register_html,  register_dump,
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int dispatch(int argc, char** argv) {
   CLI::App app{"cumemtrace: who holds the CUDA device memory, where, and why an allocation failed"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("cumemtrace ") + CUMEMTRACE_VERSION);
@@ -59,10 +58,21 @@ int main(int argc, char** argv) {
   if (chosen->check_usage)
     if (const int status = chosen->check_usage()) return status;
   if (const int status = apply_shared_options()) return status;
+  return chosen->run();
+}
+
+}  // namespace
+
+// No exception leaves the CLI (docs/cli.md, exit status): whatever a command did not
+// catch ends it with one line on stderr and status 1.
+int main(int argc, char** argv) {
   try {
-    return chosen->run();
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "cumemtrace: out of memory\n";
+    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "cumemtrace: " << e.what() << "\n";
+    std::cerr << "cumemtrace: " << printable(e.what()) << "\n";
     return 1;
   }
 }

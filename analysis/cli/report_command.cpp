@@ -16,7 +16,8 @@
 #include "symbols/symbolize.h"
 #include "read/trace_check.h"
 #include "cli/trace_inputs.h"
-#include "base/escape.h"
+#include "base/json_text.h"
+#include "base/option_file.h"
 #include "stacks/categories.h"
 
 namespace cumemtrace {
@@ -104,9 +105,9 @@ int cmd_report(const std::vector<std::string>& args, bool json, const ReportOpti
       nlohmann::ordered_json j;
       j["job"] = job_to_json(*job);
       j["traces"] = std::move(all);
-      std::cout << j.dump(2) << "\n";
+      std::cout << json_text(j, 2) << "\n";
     } else if (!all.empty()) {
-      std::cout << all[0].dump(2) << "\n";
+      std::cout << json_text(all[0], 2) << "\n";
     }
   } else {
     if (job) {
@@ -176,15 +177,14 @@ Command register_report(CLI::App& app) {
     if (!by_category && o->categories_file.empty()) return 0;
     o->categories.emplace();
     if (o->categories_file.empty()) return 0;
-    std::ifstream in(o->categories_file, std::ios::binary);
-    std::ostringstream text;
-    if (in) text << in.rdbuf();  // an empty file adds no rules
-    if (!in || in.bad()) {
-      std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": cannot be read\n";
+    std::string why;
+    const auto text = read_option_file(o->categories_file, why);  // an empty file adds no rules
+    if (!text) {
+      std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": " << why << "\n";
       return 2;
     }
     try {
-      o->categories->add_user_rules(text.str());
+      o->categories->add_user_rules(*text);
     } catch (const CategoryRulesError& e) {
       std::cerr << "cumemtrace report: --categories " << printable(o->categories_file) << ": " << e.what() << "\n";
       return 2;

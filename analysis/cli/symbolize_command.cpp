@@ -1,6 +1,7 @@
 // `cumemtrace symbolize`: docs/cli.md.
 #include <iostream>
 
+#include "base/escape.h"
 #include "cli/command.h"
 #include "symbols/symbolize.h"
 
@@ -12,12 +13,13 @@ int cmd_symbolize(const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
     SymbolizeFileResult r = symbolize_file(path);
     if (!r.ok) {
-      std::cerr << "cumemtrace: " << path << ": " << r.message << "\n";
+      std::cerr << "cumemtrace: " << printable(path) << ": " << printable(r.message) << "\n";
       rc = 1;
     } else if (r.already) {
-      std::cerr << "cumemtrace: " << path << ": already symbolized\n";
+      std::cerr << "cumemtrace: " << printable(path) << ": already symbolized\n";
     } else {
-      std::cerr << "cumemtrace: " << path << ": " << r.appended << " of " << r.stats.ips << " ips symbolized";
+      std::cerr << "cumemtrace: " << printable(path) << ": " << r.appended << " of " << r.stats.ips
+                << " ips symbolized";
       if (r.stats.modules_missing) std::cerr << ", " << r.stats.modules_missing << " module files missing";
       if (r.stats.modules_mismatch) std::cerr << ", " << r.stats.modules_mismatch << " modules with another build-id";
       if (r.cut_partial) std::cerr << "; partial last record cut off";

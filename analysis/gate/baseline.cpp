@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace cumemtrace {
+#include "base/escape.h"
 
-std::string site_key(const SiteRow& row) {
+namespace cumemtrace {
+namespace {
+
+std::string key_of(const SiteRow& row) {
   // A Python line is what its author knows the allocation by, and it stays the same when
   // a framework's native frames move between versions (trace 1.6).
   if (!row.python_frames.empty()) {
@@ -23,6 +26,12 @@ std::string site_key(const SiteRow& row) {
   if (!f.file.empty()) key += " " + f.file + ":" + std::to_string(f.line);
   return key;
 }
+
+}  // namespace
+
+// Escaped when made, not when written: a baseline file and a trace read later must give
+// one key for one site, and the file is JSON.
+std::string site_key(const SiteRow& row) { return utf8_escaped(key_of(row)); }
 
 Baseline baseline_of(const std::vector<Report>& reports) {
   Baseline b;

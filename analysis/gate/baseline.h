@@ -40,7 +40,7 @@ struct Baseline {
 
 // The key of a call-site row: "python FILE:FUNCTION:LINE" of its innermost Python frame
 // when it has Python frames, else its first native frame (which must be symbolized for
-// a stable key).
+// a stable key); utf8_escaped (escape.h), as a baseline file holds it.
 std::string site_key(const SiteRow& row);
 
 // From reports built with every call site (ReportOptions::top = SIZE_MAX, frames >= 1).

@@ -1,7 +1,9 @@
 #include "render/dump.h"
 
 #include <cstring>
+#include <sstream>
 
+#include "base/escape.h"
 #include "read/inflate.h"
 #include "read/record_names.h"
 #include "base/units.h"
@@ -199,14 +201,15 @@ std::optional<std::string> dump(std::ostream& out, std::span<const uint8_t> byte
       }
       one.resize(head);
       one.insert(one.end(), data + off, data + off + n);
-      out << where << " ";
-      describe(out, parse_trace(one, {}, false), h.type);
-      out << " (" << h.payload_bytes << " bytes)\n";
+      // The trace's strings in a record (host, argv, names, paths) printable: one line each.
+      std::ostringstream line;
+      describe(line, parse_trace(one, {}, false), h.type);
+      out << where << " " << printable(line.str()) << " (" << h.payload_bytes << " bytes)\n";
       off += n;
     }
   };
   walk(walk, bytes.data(), bytes.size(), "");
-  for (const auto& d : whole.damage) out << "damage: " << d.message << "\n";
+  for (const auto& d : whole.damage) out << "damage: " << printable(d.message) << "\n";
   return std::nullopt;
 }
 

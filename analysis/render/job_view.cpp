@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iomanip>
 
+#include "base/escape.h"
 #include "base/units.h"
 
 namespace cumemtrace {
@@ -132,14 +133,14 @@ void write_job_text(std::ostream& out, const Job& job) {
       << "\n";
   for (size_t i = 0; i < job.processes.size(); ++i) {
     const auto& p = job.processes[i];
-    out << std::left << std::setw(6) << rank_text(p.rank) << std::setw(20) << p.host << std::setw(9) << p.pid
+    out << std::left << std::setw(6) << rank_text(p.rank) << std::setw(20) << printable(p.host) << std::setw(9) << p.pid
         << std::setw(width + 2) << devs[i] << std::right << std::setw(12)
         << (p.leaked_bytes ? iec(*p.leaked_bytes) : "unknown") << std::setw(8) << p.failed << "\n";
   }
   out << "(*: the process's own device, where its peak is highest)\n\nGPUs:\n";
   for (const auto& g : job.gpus) {
-    out << "  " << (g.uuid.empty() ? "(no UUID)" : g.uuid) << " on " << g.host << " (" << iec(g.total_bytes)
-        << "): peaks add up to " << iec(g.peak_sum_bytes) << "\n";
+    out << "  " << (g.uuid.empty() ? "(no UUID)" : printable(g.uuid)) << " on " << printable(g.host) << " ("
+        << iec(g.total_bytes) << "): peaks add up to " << iec(g.peak_sum_bytes) << "\n";
     for (const auto& gp : g.processes) {
       const auto& p = job.processes[gp.process];
       out << "    rank " << rank_text(p.rank) << " pid " << p.pid << " (its device " << gp.ordinal << "): peak "
@@ -155,9 +156,10 @@ void write_job_text(std::ostream& out, const Job& job) {
         << " of them with device memory):\n";
   if (job.findings.empty()) out << "  none\n";
   for (const auto& f : job.findings) {
-    out << "  " << finding_kind_name(f.kind) << ": " << f.message << "\n";
+    out << "  " << finding_kind_name(f.kind) << ": " << printable(f.message) << "\n";
     for (const auto& s : f.sites)
-      out << "      " << s.site << ": " << iec(s.bytes) << " here, " << iec(s.median_bytes) << " in the median rank\n";
+      out << "      " << printable(s.site) << ": " << iec(s.bytes) << " here, " << iec(s.median_bytes)
+          << " in the median rank\n";
   }
 }
 

@@ -4,7 +4,7 @@
 #include "render/pool_view.h"
 #include "render/report_parts.h"
 
-#include "base/escape.h"
+#include "base/json_text.h"
 #include "read/record_names.h"
 #include "read/result_names.h"
 #include "base/units.h"
@@ -175,31 +175,14 @@ json exit_snapshot(const std::optional<DeviceSnapshot>& x) {
           {"live_count", x->live_count}};
 }
 
-// Every string (keys too) escaped by the rule in escape.h, so the document is valid
-// UTF-8 whatever bytes the trace held.
-json escaped(const json& j) {
-  if (j.is_string()) return utf8_escaped(j.get_ref<const std::string&>());
-  if (j.is_array()) {
-    json a = json::array();
-    for (const auto& v : j) a.push_back(escaped(v));
-    return a;
-  }
-  if (j.is_object()) {
-    json o = json::object();
-    for (const auto& [k, v] : j.items()) o[utf8_escaped(k)] = escaped(v);
-    return o;
-  }
-  return j;
-}
-
 }  // namespace
 
 json frames_json(const std::vector<Frame>& fs) { return frames(fs); }
 json python_frames_json(const std::vector<Frame>& fs) { return python_frames(fs); }
 json fragmentation_json(const FragmentationFigures& f) { return frag(f); }
 
-json to_json(const Report& rep) { return escaped(report_json(rep)); }
-json to_json(const LiveReport& live) { return escaped(live_json(live)); }
+json to_json(const Report& rep) { return json_escaped(report_json(rep)); }
+json to_json(const LiveReport& live) { return json_escaped(live_json(live)); }
 
 json report_json(const Report& rep) {
   const auto since = [&](uint64_t t) { return t > rep.start_ns ? t - rep.start_ns : 0; };

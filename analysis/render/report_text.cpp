@@ -137,7 +137,7 @@ void allocator_map(std::ostream& out, const AllocatorMapView& v) {
   else out << "; no free block is as large as the request (" << v.request << " B)\n";
   for (const auto& s : v.largest) {
     out << "       segment " << hex(s.address) << " " << iec_exact(s.total_bytes) << (s.small ? " small" : " large");
-    if (s.joined) out << ", " << format::kind_name(s.kind) << " allocation from " << s.library;
+    if (s.joined) out << ", " << format::kind_name(s.kind) << " allocation from " << printable(s.library);
     else out << ", no traced allocation at this address";
     out << ": " << s.blocks << " blocks: " << block_summary(s.totals) << "\n";
   }
@@ -462,8 +462,9 @@ void write_text(std::ostream& out, const Report& rep) {
   for (size_t i = 0; i < rep.failed.size(); ++i) {
     const FailedRow& f = rep.failed[i];
     out << "  " << i + 1 << ". " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory on "
-        << failure_place(f) << " via " << f.api << " at " << since(rep, f.time_ns) << " (result " << f.result << " "
-        << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid << ")\n";
+        << failure_place(f) << " via " << printable(f.api) << " at " << since(rep, f.time_ns) << " (result " << f.result
+        << " " << (f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)) << ", thread " << f.tid
+        << ")\n";
     if (f.count > 1)
       out << "     failed " << f.count << " times alike, the last at " << since(rep, f.last_time_ns) << "\n";
     out << "     requested bytes live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
@@ -487,7 +488,7 @@ void write_text(std::ostream& out, const Report& rep) {
     python_frames(out, f.python_frames, "       ", rep.frames);
     frames(out, f.frames, "       ");
     const Diagnosis& dg = f.diagnosis;
-    out << "     Why it failed: " << cause_name(dg.cause) << ": " << dg.summary << "\n";
+    out << "     Why it failed: " << cause_name(dg.cause) << ": " << printable(dg.summary) << "\n";
     for (const auto& [name, value] : dg.figures)
       out << "       " << name << ": "
           << (name.find("allocations") != std::string::npos ? std::to_string(value) : iec_exact(value)) << "\n";
@@ -523,7 +524,7 @@ void write_text(std::ostream& out, const Report& rep) {
     out << "  " << class_name(site.cls) << ": "
         << (site.inside.empty() ? std::string(format::kind_name(site.kind))
                                 : "tensors inside " + site.inside + "'s cache")
-        << " from " << site.library << user_frame_label(site) << " on " << device_label(site.device);
+        << " from " << printable(site.library) << user_frame_label(site) << " on " << device_label(site.device);
     if (site.cls == GrowthSite::Class::kLeak)
       out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration (steps " << iec(site.growth_min) << " to "
           << iec(site.growth_max) << ")";

@@ -4,7 +4,7 @@
 // POSIX extended regular expressions, matched by glibc's automaton: its time grows with
 // the name's length and the pattern's size, never exponentially as a backtracking
 // matcher's does on a pattern like (a+)+$. Back-references, which would bring that back,
-// are refused.
+// are refused, and so is a pattern past the bounds of pattern_bounds.h.
 #pragma once
 
 #include <regex.h>
@@ -13,19 +13,28 @@
 #include <string>
 #include <string_view>
 
+#include "base/escape.h"
+#include "stacks/pattern_bounds.h"
+
 namespace cumemtrace {
 
 class FramePattern {
  public:
   // Throws std::invalid_argument naming the pattern and why it does not compile.
   explicit FramePattern(const std::string& text) {
+    // The pattern as the message quotes it: printable, and its head alone when long.
+    const auto quoted = [&] {
+      return "'" + printable(std::string_view(text).substr(0, 64)) + (text.size() > 64 ? "'…" : "'");
+    };
     for (size_t i = 0; i + 1 < text.size(); ++i)
       if (text[i] == '\\' && text[i + 1] >= '1' && text[i + 1] <= '9')
-        throw std::invalid_argument("'" + text + "': back-references are not supported");
+        throw std::invalid_argument(quoted() + ": back-references are not supported");
+    if (const std::string why = pattern_out_of_bounds(text); !why.empty())
+      throw std::invalid_argument(quoted() + ": " + why);
     if (const int rc = regcomp(&re_, text.c_str(), REG_EXTENDED | REG_NOSUB)) {
       char why[256];
       regerror(rc, &re_, why, sizeof why);
-      throw std::invalid_argument("'" + text + "': " + why);
+      throw std::invalid_argument(quoted() + ": " + why);
     }
   }
   ~FramePattern() { regfree(&re_); }

@@ -15,6 +15,7 @@
 
 #include "cumemtrace/rules/manifest_line.h"
 #include "cumemtrace/rules/no_follow.h"
+#include "cumemtrace/rules/output_pattern.h"
 #include <cumemtrace/trace_format.h>
 
 #include "base/config.h"
@@ -73,25 +74,8 @@ std::string command_line() {
 }  // namespace
 
 std::string expand_output_pattern(const std::string& pattern) {
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '%' || i + 1 == pattern.size()) {
-      out += pattern[i];
-      continue;
-    }
-    switch (pattern[++i]) {
-      case 'p': out += std::to_string(getpid()); break;
-      case 'h': out += host_name(); break;
-      case 'r': {
-        const int32_t r = rank_from_env();
-        out += std::to_string(r >= 0 ? r : getpid());
-        break;
-      }
-      case '%': out += '%'; break;
-      default: out += '%', out += pattern[i];
-    }
-  }
-  return out;
+  const int32_t r = rank_from_env();
+  return output_pattern::expand(pattern, {host_name(), getpid(), r >= 0 ? r : getpid()});
 }
 
 namespace {

@@ -9,8 +9,9 @@
 
 namespace cumemtrace::interpose {
 
-// Expands CUMEMTRACE_OUTPUT: %p pid, %h host name, %r rank (RANK, else LOCAL_RANK,
-// else the pid), %% a percent sign.
+// Expands CUMEMTRACE_OUTPUT with this process's fields (cumemtrace/rules/output_pattern.h:
+// %p pid, %h host name, %r rank (RANK, else LOCAL_RANK, else the pid), %% a percent sign;
+// no field holds a '/' or a "..").
 std::string expand_output_pattern(const std::string& pattern);
 
 // Creates the file with `preamble` already in it (0600, never through a symlink, never

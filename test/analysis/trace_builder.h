@@ -57,8 +57,8 @@ class TraceBuilder {
   }
 
   TraceBuilder& process(uint64_t granule = 2ull << 20, std::vector<std::string> argv = {"prog", "--flag"},
-                        int32_t rank = 0) {
-    return record(fmt::RecordType::kProcess, process_payload(granule, argv, rank));
+                        int32_t rank = 0, const std::string& hostname = "host1") {
+    return record(fmt::RecordType::kProcess, process_payload(granule, argv, rank, hostname));
   }
 
   // 1.8: a Process record with the launcher's facts; `launcher` is "NAME=value" entries.
@@ -72,7 +72,8 @@ class TraceBuilder {
     return record(fmt::RecordType::kProcess, p);
   }
 
-  static std::string process_payload(uint64_t granule, const std::vector<std::string>& argv, int32_t rank) {
+  static std::string process_payload(uint64_t granule, const std::vector<std::string>& argv, int32_t rank,
+                                     const std::string& hostname = "host1") {
     fmt::ProcessRecord r{};
     r.pid = 4242;
     r.ppid = 1;
@@ -84,7 +85,7 @@ class TraceBuilder {
     std::string p = pod(r);
     std::string cmd;
     for (size_t i = 0; i < argv.size(); ++i) cmd += (i ? std::string(1, '\0') : "") + argv[i];
-    str(p, "host1");
+    str(p, hostname);
     str(p, cmd);
     str(p, "0.1.0");
     return p;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/escape.h"
 #include "read/event_source.h"
 #include "reports/report.h"
 #include "render/report_text.h"
@@ -68,7 +69,7 @@ bool write_post_mortem(const std::string& trace) {
     return false;
   }
   std::cerr << "cumemtrace: an allocation failed in pid " << (t.process ? t.process->pid : 0) << ": post-mortem in "
-            << out << "\n";
+            << printable(out) << "\n";
   return true;
 }
 

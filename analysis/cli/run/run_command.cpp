@@ -151,10 +151,10 @@ void list_traces(const Manifest& m) {
   for (const auto& path : traces) {
     SymbolizeFileResult r = symbolize_file(path);
     if (!r.ok) {
-      std::cerr << "cumemtrace: " << path << ": " << r.message << "\n";
+      std::cerr << "cumemtrace: " << printable(path) << ": " << printable(r.message) << "\n";
       continue;
     }
-    std::cerr << "cumemtrace: trace written to " << path << " (" << r.events << " events)";
+    std::cerr << "cumemtrace: trace written to " << printable(path) << " (" << r.events << " events)";
     if (r.cut_partial) std::cerr << "; its partial last record was cut off";
     std::cerr << "\n";
   }

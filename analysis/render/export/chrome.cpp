@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "base/json_text.h"
 #include "render/export/export_frames.h"
 #include "read/record_names.h"
 #include "replay/replay.h"
@@ -28,10 +29,10 @@ class RecordStream {
   void put(const json& record, const uint64_t* ts_ns = nullptr) {
     out_ << (count_++ ? ",\n" : "\n");
     if (!ts_ns) {
-      out_ << record.dump();
+      out_ << json_text(record);
       return;
     }
-    const std::string body = record.dump();
+    const std::string body = json_text(record);
     char ts[48];
     std::snprintf(ts, sizeof ts, "{\"ts\":%llu.%03llu%s", static_cast<unsigned long long>(*ts_ns / 1000),
                   static_cast<unsigned long long>(*ts_ns % 1000), body.size() > 2 ? "," : "");

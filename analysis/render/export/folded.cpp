@@ -3,17 +3,18 @@
 #include <map>
 #include <string>
 
+#include "base/escape.h"
 #include "render/export/export_frames.h"
 #include "replay/replay.h"
 
 namespace cumemtrace {
 namespace {
 
-std::string clean(std::string s) {
-  for (char& c : s) {
+// One frame of a folded line: printable (escape.h), and no ';', which separates frames.
+std::string clean(std::string_view frame) {
+  std::string s = printable(frame);
+  for (char& c : s)
     if (c == ';') c = ',';
-    else if (c == '\n' || c == '\r') c = ' ';
-  }
   return s;
 }
 

@@ -1,6 +1,6 @@
 #include "render/export/jsonl.h"
 
-#include "base/escape.h"
+#include "base/json_text.h"
 
 #include <zstd.h>
 
@@ -22,14 +22,6 @@ namespace jsonl_impl {
 
 using json = nlohmann::ordered_json;
 
-void escape_strings(json& j) {
-  if (j.is_string()) {
-    j = utf8_escaped(j.get_ref<const std::string&>());
-  } else if (j.is_structured()) {
-    for (auto& v : j) escape_strings(v);
-  }
-}
-
 // One table file: lines as they come, through zstd's streaming compressor when asked, so
 // a table is never held whole in memory.
 class TableFile {
@@ -47,15 +39,7 @@ class TableFile {
   }
 
   void row(const json& j) {
-    try {
-      buffer_ += j.dump();
-    } catch (const json::type_error&) {
-      // A string of the trace that is not UTF-8 (argv, a path): \xNN, as report --json
-      // writes it (escape.h). Rare, so only then is the row walked.
-      json escaped = j;
-      escape_strings(escaped);
-      buffer_ += escaped.dump();
-    }
+    buffer_ += json_text(j);
     buffer_ += '\n';
     ++rows_;
     if (buffer_.size() >= (1 << 20)) push(ZSTD_e_continue);

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/escape.h"
 #include "render/export/export_frames.h"
 #include "reports/allocation_events.h"
 #include "replay/replay.h"
@@ -171,7 +172,9 @@ uint64_t PprofProfile::write(std::ostream& out) const {
   const uint64_t default_type = str("inuse_space");
   std::string raw = profile.str() + mappings.str() + locations.str() + functions.str();
   Message tail;
-  for (const std::string& s : strings) tail.bytes(6, s);  // string_table = 6
+  // string_table = 6. Protobuf strings are UTF-8, and pprof prints them as they are on a
+  // terminal: a name of the trace is printable (escape.h).
+  for (const std::string& s : strings) tail.bytes(6, printable(s));
   tail.bytes(11, period_type);
   tail.number(12, 1);
   tail.number(14, default_type);

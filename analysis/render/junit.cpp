@@ -44,7 +44,10 @@ void write_junit(std::ostream& out, const std::vector<TraceCheck>& checks) {
         out << "/>\n";
       } else {
         out << ">\n      <failure message=\"" << attr(message) << "\" type=\""
-            << (r.incomplete ? "incomplete" : "limit") << "\">" << attr(message) << "</failure>\n    </testcase>\n";
+            << (r.incomplete ? "incomplete"
+                : r.unjudged ? "not-judged"
+                             : "limit")
+            << "\">" << attr(message) << "</failure>\n    </testcase>\n";
       }
     }
     out << "  </testsuite>\n";

@@ -458,7 +458,10 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     });
     if (cats) peak_sets.emplace(d, sets.want(s.peak_event, d));
   }
-  for (const FailedAlloc& fa : final.failed()) rep.failed_events.emplace_back(fa.event_index, fa.event.device);
+  for (const FailedAlloc& fa : final.failed()) {
+    rep.failed_events.emplace_back(fa.event_index, fa.event.device);
+    if (fa.recovered_after_ns) ++rep.failed_recovered;
+  }
   std::vector<size_t> firsts, row_of;
   rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
   std::vector<LiveSets::Ticket> failure_sets;  // per row of rep.failed

@@ -192,6 +192,32 @@ TEST_CASE("check: a trace cut at a chunk boundary (no End record) and one with n
   CHECK(r.out.find("figures are incomplete (no device seen)") != std::string::npos);
 }
 
+TEST_CASE("check: a gate that measured nothing says so and exits 4, never 0, whatever was allowed") {
+  TempDir d;
+  // A trace cut before its first device: --allow-incomplete judges it, but no limit applies.
+  TraceBuilder none;
+  none.process();
+  none.write(d.path + "/none.trace");
+  auto r = shell(kCli + " check " + d.path + "/none.trace --max-peak 4MiB --allow-incomplete 2>&1");
+  CHECK(r.status == 4);
+  CHECK(r.out == "NOT JUDGED " + d.path +
+                     "/none.trace: judged: nothing measured: no limit applies (no device seen, or none a limit "
+                     "names)\n"
+                     "cumemtrace check: a trace measured nothing: no verdict on it (exit 4)\n");
+  // A limit on a device the whole trace never used measures nothing either.
+  const Built t = build();
+  write_bytes(d.path + "/whole.trace", t.bytes);
+  r = shell(kCli + " check " + d.path + "/whole.trace --max-peak d5:4MiB 2>/dev/null");
+  CHECK(r.status == 4);
+  CHECK(r.out.starts_with("NOT JUDGED " + d.path + "/whole.trace: judged: nothing measured"));
+  // Beside a trace that breaks a limit the failure wins: exit 1, both said.
+  r = shell(kCli + " check " + d.path + "/whole.trace " + d.path +
+            "/none.trace --max-peak 1MiB --allow-incomplete 2>/dev/null");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("FAIL " + d.path + "/whole.trace: max-peak d0: ") != std::string::npos);
+  CHECK(r.out.find("NOT JUDGED " + d.path + "/none.trace: judged: ") != std::string::npos);
+}
+
 TEST_CASE(
     "baseline on a cut trace and diff on a damaged one: exit 3 and why, and --allow-incomplete goes on, saying so") {
   TempDir d;

@@ -252,3 +252,19 @@ TEST_CASE(
   CHECK(r.out == "cumemtrace check: " + d.path + "/cut.trace: " + why +
                      "; no verdict on them (--allow-incomplete gives one on incomplete figures)\n");
 }
+
+TEST_CASE("check --max-failed counts failures not recovered from, and --count-recovered counts them all") {
+  TempDir d;
+  // 4 GiB fails at 1 ms and succeeds at 2 ms on the same thread: recovered (docs/cli.md).
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30).stack(1, 0, 0x1000);
+  b.failed(1000000, 4ull << 30, 2, 1).alloc(2000000, 0x7f0000000000, 4ull << 30, 1).end(3000000);
+  b.write(d.path + "/retry.trace");
+  auto r = shell(kCli + " check " + d.path + "/retry.trace --max-failed 0 2>/dev/null");
+  CHECK(r.status == 0);
+  r = shell(kCli + " check " + d.path + "/retry.trace --max-failed 0 --count-recovered 2>/dev/null");
+  CHECK(r.status == 1);
+  CHECK(r.out.starts_with("FAIL " + d.path +
+                          "/retry.trace: max-failed d0: failed allocations on device 0: 1 (recovered ones counted), "
+                          "limit 0; first: 4.00 GiB"));
+}

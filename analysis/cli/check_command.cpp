@@ -36,6 +36,17 @@ struct CheckOptions {
   bool allow_incomplete = false;  // a verdict on incomplete figures (completeness.h), saying so
 };
 
+std::string joined(const std::vector<std::string>& traces) {
+  std::string out;
+  for (const auto& t : traces) out += (out.empty() ? "" : ", ") + t;
+  return out;
+}
+
+// A FAIL line against a baseline names both sides: "pr.trace (against baseline main.json)".
+std::string against_baseline(const std::vector<std::string>& traces, const std::string& baseline) {
+  return joined(traces) + " (against baseline " + baseline + ")";
+}
+
 // The job's limit: one result over all traces (job.h's rank-imbalance).
 LimitResult check_rank_imbalance(const Job& job, double limit) {
   LimitResult r;
@@ -76,7 +87,7 @@ int run_check(const CheckOptions& given) {
       return incomplete.found ? kExitIncomplete : 2;
     }
     checks.push_back(check_against(*base, *now, *tol));
-    checks.back().path = opt.baseline;
+    checks.back().path = against_baseline(opt.traces, opt.baseline);
     checks.back().incomplete = join_reasons(incomplete.notes);
     for (auto& r : checks.back().results)
       if (!incomplete.notes.empty()) r.note = "on incomplete figures (" + checks.back().incomplete + ")";
@@ -150,12 +161,23 @@ int run_check(const CheckOptions& given) {
   }
   if (opt.max_rank_imbalance) {
     TraceCheck c;
-    c.path = "job";
+    c.path = "job of " + joined(opt.traces);
     c.results.push_back(
         check_rank_imbalance(build_job(reports, devices, *opt.max_rank_imbalance), *opt.max_rank_imbalance));
     checks.push_back(std::move(c));
   }
-  bool ok = true, incomplete = false, on_incomplete = false;
+  // A gate that measured nothing passes nothing (docs/cli.md, exit 4).
+  for (auto& c : checks)
+    if (c.results.empty()) {
+      LimitResult r;
+      r.name = "judged";
+      r.ok = false;
+      r.unjudged = true;
+      r.message = "nothing measured: no limit applies (no device seen" +
+                  std::string(opt.baseline.empty() ? ", or none a limit names)" : " in the baseline or the traces)");
+      c.results.push_back(std::move(r));
+    }
+  bool ok = true, incomplete = false, on_incomplete = false, unjudged = false;
   for (const auto& c : checks) {
     on_incomplete |= !c.incomplete.empty();
     for (const auto& r : c.results) {
@@ -164,9 +186,12 @@ int run_check(const CheckOptions& given) {
       if (r.ok) continue;
       const std::string message = r.message + (r.note.empty() ? "" : " " + r.note);
       if (r.incomplete) incomplete = true;
+      else if (r.unjudged) unjudged = true;
       else ok = false;
-      std::cout << (r.incomplete ? "INCOMPLETE " : "FAIL ") << printable(c.path) << ": " << r.name << ": "
-                << printable(message) << "\n";
+      std::cout << (r.incomplete ? "INCOMPLETE "
+                    : r.unjudged ? "NOT JUDGED "
+                                 : "FAIL ")
+                << printable(c.path) << ": " << r.name << ": " << printable(message) << "\n";
       if (opt.github) std::cout << "::error title=cumemtrace " << r.name << "::" << github_message(message) << "\n";
     }
   }
@@ -179,10 +204,15 @@ int run_check(const CheckOptions& given) {
     }
   }
   size_t n = 0;
-  for (const auto& c : checks) n += c.results.size();
+  for (const auto& c : checks)
+    for (const auto& r : c.results) n += !r.unjudged;
   if (incomplete) {
     std::cerr << "cumemtrace check: figures incomplete: no verdict on those traces (exit " << kExitIncomplete << ")\n";
     if (ok) return kExitIncomplete;
+  }
+  if (unjudged) {
+    std::cerr << "cumemtrace check: a trace measured nothing: no verdict on it (exit " << kExitNotJudged << ")\n";
+    if (ok) return kExitNotJudged;
   }
   std::cerr << "cumemtrace check: " << (ok ? "all " : "") << n << " limit checks" << (ok ? " hold" : ", some failed")
             << (on_incomplete && !incomplete ? " on incomplete figures" : "") << "\n";
@@ -197,6 +227,7 @@ Command register_check(CLI::App& app) {
     std::vector<std::string> max_peak, max_leaked, max_failed, max_single, max_gap, max_growth, max_pool_growth;
     double max_rank_imbalance = 0;
     CLI::Option* max_rank_option = nullptr;
+    bool count_recovered = false;
   };
   const auto o = std::make_shared<Options>();
   Command c;
@@ -204,7 +235,8 @@ Command register_check(CLI::App& app) {
   add_traces(c.sub, o->check.traces);
   c.sub->add_option("--max-peak", o->max_peak, "Peak tracked device bytes (SIZE, or dN:SIZE for one device)");
   c.sub->add_option("--max-leaked", o->max_leaked, "Device memory live at a clean end (SIZE)");
-  c.sub->add_option("--max-failed", o->max_failed, "Failed allocations, retries folded (N)");
+  c.sub->add_option("--max-failed", o->max_failed, "Failed allocations not recovered from, retries folded (N)");
+  c.sub->add_flag("--count-recovered", o->count_recovered, "--max-failed counts failures recovered from too");
   c.sub->add_option("--max-single", o->max_single, "Largest single allocation (SIZE, or PCT% of the device)");
   c.sub->add_option("--max-gap-ratio", o->max_gap, "Gap ratio at the peak (0..1)");
   c.sub->add_option("--max-growth", o->max_growth, "Steady growth per iteration of any call site (SIZE)");
@@ -238,6 +270,7 @@ Command register_check(CLI::App& app) {
           std::cerr << "cumemtrace check: --" << limit_name(what) << ": " << error << "\n";
           return 2;
         }
+        l->count_recovered = o->count_recovered;
         o->check.limits.push_back(*l);
       }
     }

@@ -1,7 +1,6 @@
 #include "gate/baseline.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "base/escape.h"
 
@@ -13,17 +12,13 @@ std::string key_of(const SiteRow& row) {
   // a framework's native frames move between versions (trace 1.6).
   if (!row.python_frames.empty()) {
     const Frame& p = row.python_frames.front();
-    return "python " + p.file + ":" + p.function + ":" + std::to_string(p.line);
+    return "python " + source_key(p.file) + ":" + p.function + ":" + std::to_string(p.line);
   }
   if (row.frames.empty()) return row.library + " (no stack)";
   const Frame& f = row.frames.front();
-  if (f.function.empty()) {
-    char off[32];
-    std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(f.ip));
-    return row.library + off;
-  }
+  if (f.function.empty()) return f.module.empty() ? row.library + " " + frame_name(f) : frame_name(f);
   std::string key = row.library + " " + f.function;
-  if (!f.file.empty()) key += " " + f.file + ":" + std::to_string(f.line);
+  if (!f.file.empty()) key += " " + source_key(f.file) + ":" + std::to_string(f.line);
   return key;
 }
 

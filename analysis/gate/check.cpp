@@ -204,13 +204,22 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           break;
         }
         case Limit::What::kFailed: {
-          uint64_t n = 0;
+          // Failures the program recovered from are not counted unless asked (docs/cli.md,
+          // "Recovered or fatal"); the first counted one is named.
+          uint64_t n = 0, recovered = 0;
           const FailedRow* first = nullptr;
-          for (const auto& f : rep.failed)
-            if (f.device == d.device) n += 1, first = first ? first : &f;
+          for (const auto& f : rep.failed) {
+            if (f.device != d.device) continue;
+            if (f.recovered && !l.count_recovered) {
+              ++recovered;
+              continue;
+            }
+            n += 1, first = first ? first : &f;
+          }
           r.ok = n <= l.bytes;
-          r.message =
-              "failed allocations on " + where + ": " + std::to_string(n) + ", limit " + std::to_string(l.bytes);
+          r.message = "failed allocations on " + where + ": " + std::to_string(n) +
+                      (l.count_recovered ? " (recovered ones counted)" : "") + ", limit " + std::to_string(l.bytes);
+          if (recovered) r.message += " (not counting " + std::to_string(recovered) + " recovered from)";
           if (!r.ok && first)
             r.message += "; first: " + iec_exact(first->size) + " from " + first->library + ", " +
                          std::string(cause_name(first->diagnosis.cause));
@@ -227,10 +236,10 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           break;
         }
         case Limit::What::kGrowth: {
-          // The steadiest growth there is: a call site classified `leak` (growth.h).
+          // The steadiest growth there is: a call site classified `leak` or `growing` (growth.h).
           const GrowthSite* worst = nullptr;
           for (const auto& s : rep.growth.sites)
-            if (s.device == d.device && s.cls == GrowthSite::Class::kLeak &&
+            if (s.device == d.device && (s.cls == GrowthSite::Class::kLeak || s.cls == GrowthSite::Class::kGrowing) &&
                 (!worst || s.growth_per_iteration > worst->growth_per_iteration))
               worst = &s;
           const uint64_t measured = worst ? worst->growth_per_iteration : 0;
@@ -239,9 +248,10 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           if (rep.growth.by == IterationsBy::kNone) r.message += " (no iterations found)";
           if (!r.ok && worst) {
             const std::string site = user_frame_text(worst->frames, worst->python_frames);
-            r.message += "; leaking from " +
-                         (worst->inside.empty() ? "" : "tensors inside " + worst->inside + "'s cache, ") +
-                         worst->library + (site.empty() ? "" : " (" + site + ")");
+            r.message +=
+                (worst->cls == GrowthSite::Class::kLeak ? "; leaking from " : "; a growing need (not a leak) from ") +
+                (worst->inside.empty() ? "" : "tensors inside " + worst->inside + "'s cache, ") + worst->library +
+                (site.empty() ? "" : " (" + site + ")");
           }
           // What a cache did inside is not in every trace: the limit is judged on what was seen.
           for (const std::string& note : not_visible_notes(rep.blocks))

@@ -23,6 +23,7 @@ struct Limit {
   std::optional<double> percent;  // kSingle given as a percentage of the device's total
   double ratio = 0;               // kGapRatio
   std::string text;               // as given
+  bool count_recovered = false;   // kFailed: count failures recovered from too (--count-recovered)
 };
 
 // Parses the value of --max-peak/--max-leaked/--max-single (SIZE, or PCT for single),
@@ -36,6 +37,8 @@ struct LimitResult {
   std::string message;  // one line: what, limit, measured, and the top call sites
   // The "figures-complete" result (completeness.h): no limit was judged on this trace.
   bool incomplete = false;
+  // The "judged" result: the trace measured nothing, no limit applied to it (no device).
+  bool unjudged = false;
   // --allow-incomplete on a trace whose figures are incomplete: "on incomplete figures (why)".
   std::string note;
   // What the measure could not see (reports/blocks.h: a cache whose inside is not in the

@@ -16,6 +16,9 @@ namespace cumemtrace {
 // Exit status of `check`, `baseline` and `diff` for a trace whose figures are incomplete
 // (docs/cli.md): apart from 1 (a limit broken) and 2 (usage, unreadable).
 inline constexpr int kExitIncomplete = 3;
+// Exit status of `check` when a trace measured nothing: no limit applied to it (no device
+// seen, no device a limit names) and no other failed.
+inline constexpr int kExitNotJudged = 4;
 
 // One short clause per cause ("2 damaged byte ranges, the first at byte 4096"); empty when
 // the figures are complete.

@@ -153,7 +153,7 @@ class Names {
     if (f.python) {
       s = printable(f.function) + " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
     } else {
-      s = f.function.empty() ? hex(f.ip) : printable(elide_templates(f.function));
+      s = f.function.empty() ? printable(frame_name(f)) : printable(elide_templates(f.function));
       if (!f.file.empty()) s += " at " + printable(basename_of(f.file)) + ":" + std::to_string(f.line);
       s += " (" + (f.module.empty() ? std::string("?") : printable(f.module)) + ")";
     }

@@ -26,7 +26,10 @@ void write_junit(std::ostream& out, const std::vector<TraceCheck>& checks) {
         out << "/>\n";
       } else {
         out << ">\n      <failure message=\"" << xml_text(message) << "\" type=\""
-            << (r.incomplete ? "incomplete" : "limit") << "\">" << xml_text(message) << "</failure>\n    </testcase>\n";
+            << (r.incomplete ? "incomplete"
+                : r.unjudged ? "not-judged"
+                             : "limit")
+            << "\">" << xml_text(message) << "</failure>\n    </testcase>\n";
       }
     }
     out << "  </testsuite>\n";

@@ -38,6 +38,7 @@ json frames(const std::vector<Frame>& fs) {
   for (const auto& f : fs) {
     a.push_back({{"ip", hex(f.ip)},
                  {"module", f.module.empty() ? json(nullptr) : json(f.module)},
+                 {"offset", f.module.empty() ? json(nullptr) : json(hex(f.offset))},
                  {"function", f.function.empty() ? json(nullptr) : json(f.function)},
                  {"file", f.file.empty() ? json(nullptr) : json(f.file)},
                  {"line", f.line ? json(f.line) : json(nullptr)}});
@@ -340,6 +341,8 @@ json report_json(const Report& rep) {
               {"result_type", f.runtime_layer ? "cudaError_t" : "CUresult"},
               {"result_name", f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)},
               {"tid", f.tid},
+              {"recovered", f.recovered},
+              {"recovered_after_ns", f.recovered ? json(f.recovered_after_ns) : json(nullptr)},
               {"library", f.library},
               {"frames", frames(f.frames)},
               {"python_frames", python_frames(f.python_frames)},
@@ -396,6 +399,7 @@ json report_json(const Report& rep) {
   }
   j["failed_allocations"] = std::move(failed);
   j["failed_allocations_total"] = rep.failed_total;
+  j["failed_allocations_recovered"] = rep.failed_recovered;
   j["failed_allocations_omitted"] = rep.failed_omitted;
 
   json contexts = json::array();

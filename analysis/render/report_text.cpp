@@ -70,7 +70,8 @@ void python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* 
 void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
   for (size_t i = 0; i < fs.size(); ++i) {
     const Frame& f = fs[i];
-    out << indent << '#' << i << ' ' << (f.function.empty() ? hex(f.ip) : printable(elide_templates(f.function)));
+    out << indent << '#' << i << ' '
+        << (f.function.empty() ? printable(frame_name(f)) : printable(elide_templates(f.function)));
     if (!f.file.empty()) out << " at " << printable(f.file) << ':' << f.line;
     out << " (" << (f.module.empty() ? "?" : printable(f.module)) << ")\n";
   }
@@ -357,6 +358,32 @@ std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>
   return printable(text);
 }
 
+namespace {
+
+// "+2.00 MiB from train.py:12 in step, …": at most three sites and their growth, one line.
+void growth_list(std::ostream& out, const std::vector<const GrowthSite*>& sites) {
+  for (size_t i = 0; i < sites.size() && i < 3; ++i)
+    out << (i ? ", " : "") << "+" << iec(sites[i]->growth_per_iteration) << " from "
+        << site_name(sites[i]->frames, sites[i]->python_frames, sites[i]->library);
+  out << (sites.size() > 3 ? ", ...\n" : "\n");
+}
+
+// How a failure the program recovered from is worded (docs/cli.md, "Recovered or fatal").
+std::string recovery(const FailedRow& f) {
+  return "failed, then succeeded after " + fixed(double(f.recovered_after_ns) / 1e6, 3) + " ms";
+}
+
+// The failure the summary leads with: the last one the program did not recover from
+// (docs/cli.md, "Recovered or fatal"); null when it recovered from every one shown.
+const FailedRow* last_unrecovered(const Report& rep) {
+  const FailedRow* last = nullptr;
+  for (const auto& f : rep.failed)
+    if (!f.recovered && (!last || f.last_time_ns >= last->last_time_ns)) last = &f;
+  return last;
+}
+
+}  // namespace
+
 // The answer first (issue 27): each device's peak with what held it, what failed and why,
 // what grew each iteration, what was live at exit; the sections below give the details.
 void summary(std::ostream& out, const Report& rep) {
@@ -374,11 +401,22 @@ void summary(std::ostream& out, const Report& rep) {
   }
   if (rep.failed.empty()) {
     out << "  failed allocations: none\n";
+  } else if (const FailedRow* fatal = last_unrecovered(rep)) {
+    // The failure the program did not get past is the answer; those it recovered from are not.
+    const FailedRow& f = *fatal;
+    out << "  failed allocations: " << rep.failed_total;
+    if (rep.failed_recovered) out << " (" << rep.failed_recovered << " recovered)";
+    out << "; the "
+        << (rep.failed_recovered    ? "last unrecovered "
+            : rep.failed_total == 1 ? "first "
+                                    : "last ")
+        << iec_exact(f.size) << " on " << failure_place(f) << " at " << since(rep, f.last_time_ns) << " from "
+        << site_name(f.frames, f.python_frames, f.library) << ": " << cause_name(f.diagnosis.cause) << "\n";
   } else {
     const FailedRow& f = rep.failed[0];
-    out << "  failed allocations: " << rep.failed_total << "; the first " << iec_exact(f.size) << " on "
+    out << "  failed allocations: " << rep.failed_total << ", all recovered; the first " << iec_exact(f.size) << " on "
         << failure_place(f) << " at " << since(rep, f.time_ns) << " from "
-        << site_name(f.frames, f.python_frames, f.library) << ": " << cause_name(f.diagnosis.cause) << "\n";
+        << site_name(f.frames, f.python_frames, f.library) << " " << recovery(f) << "\n";
   }
   const Growth& g = rep.growth;
   std::vector<const GrowthSite*> leaking;
@@ -390,10 +428,14 @@ void summary(std::ostream& out, const Report& rep) {
     out << "  growth per iteration: none over " << count_of(g.iterations, "iteration") << "\n";
   } else {
     out << "  growth per iteration over " << count_of(g.iterations, "iteration") << ": ";
-    for (size_t i = 0; i < leaking.size() && i < 3; ++i)
-      out << (i ? ", " : "") << "+" << iec(leaking[i]->growth_per_iteration) << " from "
-          << site_name(leaking[i]->frames, leaking[i]->python_frames, leaking[i]->library);
-    out << (leaking.size() > 3 ? ", ...\n" : "\n");
+    growth_list(out, leaking);
+  }
+  std::vector<const GrowthSite*> growing;
+  for (const auto& site : g.sites)
+    if (site.cls == GrowthSite::Class::kGrowing) growing.push_back(&site);
+  if (!growing.empty()) {
+    out << "  growing need per iteration (each buffer replaced by a larger one, not a leak): ";
+    growth_list(out, growing);
   }
   write_pools_summary(out, rep);
   write_blocks_summary(out, rep);
@@ -467,6 +509,8 @@ void write_text(std::ostream& out, const Report& rep) {
         << ")\n";
     if (f.count > 1)
       out << "     failed " << f.count << " times alike, the last at " << since(rep, f.last_time_ns) << "\n";
+    if (f.recovered)
+      out << "     recovered: " << recovery(f) << " (an allocation at least as large, on the same thread)\n";
     out << "     requested bytes live on the device then: " << iec_exact(f.live_device_bytes) << "\n";
     if (f.snapshot_known) {
       out << "     NVML (snapshot " << reason_name(f.snapshot_reason) << " at " << since(rep, f.snapshot_time_ns);
@@ -525,7 +569,7 @@ void write_text(std::ostream& out, const Report& rep) {
         << (site.inside.empty() ? std::string(format::kind_name(site.kind))
                                 : "tensors inside " + site.inside + "'s cache")
         << " from " << printable(site.library) << user_frame_label(site) << " on " << device_label(site.device);
-    if (site.cls == GrowthSite::Class::kLeak)
+    if (site.cls == GrowthSite::Class::kLeak || site.cls == GrowthSite::Class::kGrowing)
       out << ", +" << iec_exact(site.growth_per_iteration) << " per iteration (steps " << iec(site.growth_min) << " to "
           << iec(site.growth_max) << ")";
     out << ", " << iec_exact(site.bytes_at.back()) << " in " << site.count_at_end << " live at the end";

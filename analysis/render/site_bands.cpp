@@ -12,7 +12,7 @@ namespace {
 std::string band_frame_text(const Frame& f) {
   if (f.python)
     return printable(f.function) + " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
-  std::string s = f.function.empty() ? "0x?" : printable(elide_templates(f.function));
+  std::string s = f.function.empty() ? printable(frame_name(f)) : printable(elide_templates(f.function));
   if (!f.file.empty()) s += " at " + printable(f.file) + ":" + std::to_string(f.line);
   return s + " (" + (f.module.empty() ? "?" : printable(f.module)) + ")";
 }

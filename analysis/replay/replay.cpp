@@ -65,6 +65,15 @@ void Replayer::forget_allocations() {
   for (auto& [d, s] : devices_) s.frag = FlatFragmentationIndex(granule_);
 }
 
+void Replayer::recovered(const Event& e) {
+  const auto it = unrecovered_.find(e.tid);
+  if (it == unrecovered_.end()) return;
+  FailedAlloc& f = failed_[it->second];
+  if (e.size < f.event.size) return;
+  f.recovered_after_ns = e.time_ns > f.event.time_ns ? e.time_ns - f.event.time_ns : 0;
+  unrecovered_.erase(it);
+}
+
 void Replayer::count(DeviceState& s, const Event& e, const ledger::Outcome& o, size_t index) {
   using ledger::Step;
   s.counts.anomalies += o.anomalies;
@@ -73,8 +82,12 @@ void Replayer::count(DeviceState& s, const Event& e, const ledger::Outcome& o, s
     case Op::kAlloc:
       if (o.step == Step::kFailed) {
         ++s.counts.failed;
-        failed_.push_back(FailedAlloc{index, e, s.device_bytes});
-      } else if (o.step == Step::kGraph) {
+        unrecovered_[e.tid] = failed_.size();  // an earlier one not recovered from stays so
+        failed_.push_back(FailedAlloc{index, e, s.device_bytes, std::nullopt});
+        break;
+      }
+      if (o.step == Step::kApplied && !restored && e.kind != Kind::kIpcImport) recovered(e);
+      if (o.step == Step::kGraph) {
         ++s.counts.graph_allocs;
       } else if (restored) {
         --s.counts.frees;  // the free just before failed: it freed nothing

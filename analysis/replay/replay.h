@@ -39,6 +39,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "read/reader.h"
@@ -126,6 +128,9 @@ struct FailedAlloc {
   size_t event_index = 0;
   Event event;
   uint64_t live_device_bytes = 0;  // tracked device bytes on its device at that moment
+  // Recovered (docs/cli.md, "Recovered or fatal"): an allocation of at least its size
+  // succeeded on its thread before the thread's next failure; how long after it.
+  std::optional<uint64_t> recovered_after_ns;
 };
 
 class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
@@ -169,6 +174,8 @@ class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
   DeviceState& dev(int32_t d);
   // What only the replay keeps of an event the ledger applied: counts, failures, exporters.
   void count(DeviceState& s, const Event& e, const ledger::Outcome& o, size_t index);
+  // An allocation that succeeded: is it the recovery of its thread's last failure?
+  void recovered(const Event& e);
   void observe(DeviceState& s, const Event& e, size_t index);
   // The ledger's calls back (ledger.h).
   DeviceState& ledger_device(int32_t d) { return dev(d); }
@@ -211,6 +218,9 @@ class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
   // was a fifth of a replay, a node-based hash a quarter of `report`; live() sorts what it
   // returns by address), handles, mappings, reservations and graph nodes in ordered maps.
   std::vector<FailedAlloc> failed_;
+  // Per thread, its last failure (index into failed_) not yet recovered from; a replay
+  // restored from a checkpoint starts without (it does not report failures).
+  std::unordered_map<uint32_t, size_t> unrecovered_;
   // The notes of LiveEntry::has_other: an allocation's handle by its address, a handle's
   // address by its handle, a reservation's handle by its address.
   AddressMap<uint64_t> alloc_handles_, handle_addresses_, reservation_handles_;

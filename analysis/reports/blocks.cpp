@@ -32,8 +32,9 @@ class BlockReplay {
       if (!boundaries_.empty() && b.time_ns > boundaries_.front() && b.time_ns <= boundaries_.back())
         ++sites_[s].allocations_within;
       if (auto old = live_.find(key(b)); old != live_.end()) drop(old);  // its free was not recorded
-      live_[key(b)] = {s, b.size};
+      live_[key(b)] = {s, b.size, boundary_};
       add(s, int64_t(b.size), 1);
+      fresh_[s] += b.size;
     } else if (b.op == BlockOp::kFree) {
       ++d.frees;
       if (auto it = live_.find(key(b)); it != live_.end()) drop(it);
@@ -68,7 +69,7 @@ class BlockReplay {
       if (sites_[s].device == device && current_[s].first) {
         BlockSite row = sites_[s];
         row.end_bytes = current_[s].first, row.end_count = current_[s].second;
-        row.bytes_at.clear();
+        row.bytes_at.clear(), row.carried_at.clear();
         out.push_back(std::move(row));
       }
     std::stable_sort(out.begin(), out.end(),
@@ -90,6 +91,7 @@ class BlockReplay {
   struct Live {
     size_t site;
     uint64_t size;
+    size_t epoch;  // the boundaries taken before it was allocated
   };
   static std::pair<int32_t, uint64_t> key(const BlockEvent& b) { return {b.device, b.address}; }
   BlockDevice& device(int32_t d) {
@@ -110,8 +112,10 @@ class BlockReplay {
         if (size_t(us.python) <= py.size()) s.python_frames.assign(py.begin() + us.python, py.end());
       }
       s.bytes_at.assign(boundaries_.size(), 0);
+      s.carried_at.assign(boundaries_.size(), 0);
       sites_.push_back(std::move(s));
       current_.emplace_back(0, 0);
+      fresh_.push_back(0);
     }
     return it->second;
   }
@@ -123,10 +127,17 @@ class BlockReplay {
   }
   void drop(std::map<std::pair<int32_t, uint64_t>, Live>::iterator it) {
     add(it->second.site, -int64_t(it->second.size), -1);
+    if (it->second.epoch == boundary_) fresh_[it->second.site] -= it->second.size;
     live_.erase(it);
   }
+  // growth.h's carried_at without a walk of the live blocks: what is live less what was
+  // allocated since the boundary before.
   void take_boundary() {
-    for (size_t s = 0; s < sites_.size(); ++s) sites_[s].bytes_at[boundary_] = current_[s].first;
+    for (size_t s = 0; s < sites_.size(); ++s) {
+      sites_[s].bytes_at[boundary_] = current_[s].first;
+      sites_[s].carried_at[boundary_] = boundary_ ? current_[s].first - fresh_[s] : 0;
+      fresh_[s] = 0;
+    }
   }
 
   const Trace& trace_;
@@ -138,6 +149,7 @@ class BlockReplay {
   std::map<int32_t, BlockDevice> devices_;
   std::vector<BlockSite> sites_;
   std::vector<std::pair<uint64_t, uint64_t>> current_;  // per site: live bytes and count now
+  std::vector<uint64_t> fresh_;                         // per site: live bytes allocated since the last boundary
   std::map<std::tuple<int32_t, uint64_t, bool>, size_t> index_;
   std::map<std::pair<int32_t, uint64_t>, Live> live_;  // (device, address) -> the live block
   std::map<int32_t, uint64_t> bytes_;                  // per device: live block bytes
@@ -280,7 +292,7 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
     d.end_count = r.live_count(device);
   }
   for (BlockSite& s : r.sites()) {
-    const GrowthFit fit = classify_growth(s.bytes_at, s.allocations_within);
+    const GrowthFit fit = classify_growth(s.bytes_at, s.allocations_within, &s.carried_at);
     s.cls = fit.cls, s.growth_per_iteration = fit.per_iteration, s.growth_min = fit.min, s.growth_max = fit.max;
     r.devices()[s.device].sites.push_back(std::move(s));
   }

@@ -56,7 +56,8 @@ struct BlockSite {
   uint64_t peak_bytes = 0, peak_count = 0;  // live at its device's peak of allocated
   uint64_t end_bytes = 0, end_count = 0;    // live at the end
   GrowthSite::Class cls = GrowthSite::Class::kVaries;
-  std::vector<uint64_t> bytes_at;  // live at each of growth's boundaries
+  std::vector<uint64_t> bytes_at;    // live at each of growth's boundaries
+  std::vector<uint64_t> carried_at;  // ... of them allocated before the boundary before (growth.h)
   uint64_t allocations_within = 0;
   uint64_t growth_per_iteration = 0, growth_min = 0, growth_max = 0;  // leak only
 };

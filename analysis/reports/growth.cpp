@@ -18,7 +18,8 @@ using Key = std::tuple<uint64_t, bool, int, int32_t>;
 
 }  // namespace
 
-GrowthFit classify_growth(const std::vector<uint64_t>& b, uint64_t allocations_within) {
+GrowthFit classify_growth(const std::vector<uint64_t>& b, uint64_t allocations_within,
+                          const std::vector<uint64_t>* carried_at) {
   GrowthFit fit;
   std::vector<int64_t> steps;
   for (size_t k = 1; k < b.size(); ++k) steps.push_back(int64_t(b[k]) - int64_t(b[k - 1]));
@@ -41,7 +42,11 @@ GrowthFit classify_growth(const std::vector<uint64_t>& b, uint64_t allocations_w
     if (*lo > 0 && double(*hi) <= 1.1 * double(*lo)) {
       fit.per_iteration = uint64_t((b.back() - b[from]) / (steps.size() - from));
       fit.min = uint64_t(*lo), fit.max = uint64_t(*hi);
-      fit.cls = GrowthSite::Class::kLeak;
+      // Steps k → k + 1 for k from `from`: nothing of boundary k still live at k + 1 is a
+      // buffer replaced by a larger one, not memory kept.
+      const bool replaced = carried_at && std::all_of(carried_at->begin() + long(from) + 1, carried_at->end(),
+                                                      [](uint64_t carried) { return carried == 0; });
+      fit.cls = replaced ? GrowthSite::Class::kGrowing : GrowthSite::Class::kLeak;
       return fit;
     }
   }
@@ -54,6 +59,7 @@ GrowthFit classify_growth(const std::vector<uint64_t>& b, uint64_t allocations_w
 std::string_view class_name(GrowthSite::Class c) {
   switch (c) {
     case GrowthSite::Class::kLeak: return "leak";
+    case GrowthSite::Class::kGrowing: return "growing";
     case GrowthSite::Class::kOneTime: return "one-time";
     case GrowthSite::Class::kCacheGrowth: return "cache-growth";
     case GrowthSite::Class::kTransient: return "transient";
@@ -67,6 +73,7 @@ GrowthScan::GrowthScan(const Trace& trace) : timed_(timed_iterations(trace)), cl
   g_.mark = timed_.name;
   given_ = timed_.boundaries;
   first_after_.assign(given_.size(), kNoEvent);
+  if (timed_.by == IterationsBy::kMarks) stretches_.assign(given_.size() + 1, {});
   if (trace.end) end_ = trace.end->time_ns;
 }
 
@@ -97,6 +104,7 @@ void GrowthScan::observe(const Event& e, size_t index) {
   } else if (e.time_ns > given_.front()) {
     count_within(key);
   }
+  if (!stretches_.empty()) stretches_[cursor_].add(e.stack_id, e.python_stack_id);
 }
 
 void GrowthScan::want(size_t events, LiveSets& sets) {
@@ -105,8 +113,9 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
     bounds.emplace_back(given_[k], first_after_[k] == kNoEvent ? events : first_after_[k]);
   if (timed_.by == IterationsBy::kMarks && end_ > given_.back()) {
     // The stretch after the last mark: a whole iteration only when the trace ended cleanly
-    // and it lasted as long as the median one (iterations.h).
-    if (clean_end_ && end_ - given_.back() >= timed_.median_ns) bounds.emplace_back(end_, events);
+    // and it allocated as an iteration did (iterations.h).
+    const std::vector<StretchSignature> whole(stretches_.begin() + 1, stretches_.end() - 1);
+    if (last_stretch_whole(whole, stretches_.back(), clean_end_)) bounds.emplace_back(end_, events);
     else g_.partial_left_out = true;
   } else if (timed_.by == IterationsBy::kRanges) {
     g_.partial_left_out = timed_.partial_left_out;
@@ -136,14 +145,16 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
     if (bounds[k].second == 0) continue;  // nothing before it: nothing live
     for (const auto& device_seen : devices_) {
       const int32_t d = device_seen.first;  // a structured binding cannot be captured (clang 14)
-      sets.visit(bounds[k].second - 1, d, [this, k, n, d](const LiveAlloc& a) {
+      const uint64_t before = k ? bounds[k - 1].first : 0;
+      sets.visit(bounds[k].second - 1, d, [this, k, n, d, before](const LiveAlloc& a) {
         auto [it, fresh] = at_boundaries_.try_emplace({a.stack_id, a.python_stack_id, int(a.kind), a.device});
         AtBoundaries& at = it->second;
         const bool by_handle = ledger::keyed_by_handle(a.kind, a.address, a.handle);
         const auto here = std::tuple(k, d, by_handle, by_handle ? a.handle : a.address);
-        if (fresh) at.first = here, at.bytes_at.assign(n, 0);
+        if (fresh) at.first = here, at.bytes_at.assign(n, 0), at.carried_at.assign(n, 0);
         else at.first = std::min(at.first, here);
         at.bytes_at[k] += a.size;
+        if (k && a.time_ns <= before) at.carried_at[k] += a.size;  // live since before boundary k - 1
         if (k + 1 == n) ++at.count_at_end;
       });
     }
@@ -167,6 +178,7 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames) {
         s.python_frames.assign(py.begin() + us.python, py.end());
       }
       s.bytes_at.assign(g.boundaries_ns.size(), 0);
+      s.carried_at.assign(g.boundaries_ns.size(), 0);
     }
     return s;
   };
@@ -176,7 +188,8 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames) {
   for (const auto* m : met) {
     const auto& [stack, python, kind, device] = m->first;
     GrowthSite& s = site(stack, python, format::Kind(kind), device);
-    for (size_t k = 0; k < s.bytes_at.size(); ++k) s.bytes_at[k] += m->second.bytes_at[k];
+    for (size_t k = 0; k < s.bytes_at.size(); ++k)
+      s.bytes_at[k] += m->second.bytes_at[k], s.carried_at[k] += m->second.carried_at[k];
     s.count_at_end += m->second.count_at_end;
   }
   for (const auto& [key, count] : within_)
@@ -189,7 +202,7 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames) {
     g.loop_frames.insert(g.loop_frames.end(), py.begin(), py.end());
   }
   for (auto& [key, s] : sites) {
-    const GrowthFit fit = classify_growth(s.bytes_at, s.allocations_within);
+    const GrowthFit fit = classify_growth(s.bytes_at, s.allocations_within, &s.carried_at);
     s.cls = fit.cls, s.growth_per_iteration = fit.per_iteration, s.growth_min = fit.min, s.growth_max = fit.max;
     s.frames = stacks.frames(s.node, frames);
     g.sites.push_back(std::move(s));

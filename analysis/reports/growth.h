@@ -10,6 +10,10 @@
 //                 (largest step ≤ 1.1 × smallest): growth_per_iteration is their mean,
 //                 growth_min/growth_max the smallest and largest step (the spread). The
 //                 first steps are left out: a caching allocator warms up over a few.
+//                 Something it held at one boundary of those steps is still live at the next.
+//   growing       grows as a leak does, but at each of those steps nothing it held at one
+//                 boundary is live at the next: each iteration's buffer is freed and a larger
+//                 one takes its place (a growing need, not a leak; not in possible leaks)
 //   one-time      grows at one boundary at most, never shrinks (a workspace, weights); with
 //                 no iterations found, whatever is live at the end
 //   cache-growth  grows at two boundaries or more, then stops (a caching allocator adapting
@@ -38,7 +42,7 @@
 namespace cumemtrace {
 
 struct GrowthSite {
-  enum class Class { kLeak, kOneTime, kCacheGrowth, kTransient, kVaries };
+  enum class Class { kLeak, kGrowing, kOneTime, kCacheGrowth, kTransient, kVaries };
   Class cls{};
   uint32_t node = 0;         // native StackNode id the rule gave (of the first stack seen through this site)
   uint64_t key = 0;          // the site's identity under the call-site rule (UserSite::key)
@@ -49,10 +53,13 @@ struct GrowthSite {
   std::vector<uint64_t> bytes_at;           // at each boundary
   uint64_t count_at_end = 0;                // live allocations at the last boundary
   uint64_t allocations_within = 0;          // allocations between the first and the last boundary
-  uint64_t growth_per_iteration = 0;        // leak only
-  uint64_t growth_min = 0, growth_max = 0;  // leak only: the smallest and largest step it was measured on
-  std::vector<Frame> frames;                // native, from the call site
-  std::vector<Frame> python_frames;         // from the user's Python frame outwards, when the rule chose one
+  uint64_t growth_per_iteration = 0;        // leak and growing only
+  uint64_t growth_min = 0, growth_max = 0;  // leak and growing: the smallest and largest step it was measured on
+  // At each boundary k > 0, the bytes live there that were allocated at or before boundary
+  // k - 1 (so live at both): what one boundary's allocations carried into the next.
+  std::vector<uint64_t> carried_at;
+  std::vector<Frame> frames;         // native, from the call site
+  std::vector<Frame> python_frames;  // from the user's Python frame outwards, when the rule chose one
   // A site of blocks inside a caching allocator (blocks.h): that allocator ("PyTorch");
   // empty for device memory taken from the driver.
   std::string inside;
@@ -60,12 +67,14 @@ struct GrowthSite {
 std::string_view class_name(GrowthSite::Class c);
 
 // The rule above on one site's bytes live at each boundary (`allocations_within`: those
-// made between the first boundary and the last). Also used inside pools (pools.h).
+// made between the first boundary and the last; `carried_at` as GrowthSite's, or null when
+// not known: then steady growth is a leak). Also used inside pools (pools.h).
 struct GrowthFit {
   GrowthSite::Class cls = GrowthSite::Class::kVaries;
-  uint64_t per_iteration = 0, min = 0, max = 0;  // leak only: the mean, smallest and largest step
+  uint64_t per_iteration = 0, min = 0, max = 0;  // leak and growing: the mean, smallest and largest step
 };
-GrowthFit classify_growth(const std::vector<uint64_t>& bytes_at, uint64_t allocations_within);
+GrowthFit classify_growth(const std::vector<uint64_t>& bytes_at, uint64_t allocations_within,
+                          const std::vector<uint64_t>* carried_at = nullptr);
 
 struct Growth {
   IterationsBy by = IterationsBy::kNone;  // how the iterations were found (iterations.h)
@@ -110,6 +119,8 @@ class GrowthScan {
   bool clean_end_ = false;
   std::vector<uint64_t> given_;      // the boundaries from records, sorted
   std::vector<size_t> first_after_;  // per given_: the first event later than it (the prefix it ends)
+  // Marks: what each stretch allocates, [k] the one after given_[k - 1] ([0]: before the first).
+  std::vector<StretchSignature> stretches_;
   size_t cursor_ = 0;
   uint64_t end_ = 0;  // the latest event or End record
   std::map<int32_t, bool> devices_;
@@ -136,6 +147,7 @@ class GrowthScan {
   struct AtBoundaries {
     std::tuple<size_t, int32_t, bool, uint64_t> first;
     std::vector<uint64_t> bytes_at;
+    std::vector<uint64_t> carried_at;  // GrowthSite::carried_at
     uint64_t count_at_end = 0;
   };
   std::map<Within, AtBoundaries> at_boundaries_;

@@ -88,12 +88,19 @@ TimedIterations timed_iterations(const Trace& trace) {
   out.by = IterationsBy::kMarks;
   out.boundaries = marks[out.name];
   std::sort(out.boundaries.begin(), out.boundaries.end());
-  std::vector<uint64_t> lengths;
-  for (size_t k = 1; k < out.boundaries.size(); ++k) lengths.push_back(out.boundaries[k] - out.boundaries[k - 1]);
-  std::nth_element(lengths.begin(), lengths.begin() + long(lengths.size() / 2), lengths.end());
-  // The upper median of an even count: a trailing stretch must be as long as most iterations.
-  out.median_ns = lengths[lengths.size() / 2];
   return out;
+}
+
+void StretchSignature::add(uint32_t stack, uint32_t python) {
+  hash += mix((uint64_t(stack) << 32) | python);
+  ++allocations;
+}
+
+bool last_stretch_whole(const std::vector<StretchSignature>& iterations, const StretchSignature& last, bool clean_end) {
+  // Judged by what it does, not how long it lasts: exit work (evaluation, saving) can take
+  // longer than an iteration and allocate nothing like one.
+  // An empty stretch is one only where an iteration allocated nothing too.
+  return clean_end && std::find(iterations.begin(), iterations.end(), last) != iterations.end();
 }
 
 FoundLoop find_loop(const std::deque<AllocStep>& allocs, uint32_t frees_total) {

@@ -12,8 +12,11 @@
 //   marks        a mark name seen twice or more (the most marks win): each mark starts an
 //                iteration and ends the one before. The stretch after the last mark is a
 //                whole iteration only when the trace ended cleanly (an End record) and the
-//                stretch is at least as long as the median of the iterations between marks;
-//                then the trace's end is one more boundary, else it is left out as partial.
+//                stretch allocates as an iteration did: its successful device-memory
+//                allocations come from the same stacks, as many times each, as those of one
+//                of the iterations between marks (allocating nothing matches only an
+//                iteration that allocated nothing), however long it lasts; then the
+//                trace's end is one more boundary, else it is left out.
 //   call-site    without either, from the successful device-memory allocations in file
 //                order: a stack (native and Python) that recurs, taken with each stretch from
 //                one of its allocations to the next as an iteration. A stretch's signature is
@@ -50,9 +53,19 @@ struct TimedIterations {
   std::string name;                  // the range or mark name
   std::vector<uint64_t> boundaries;  // times (ns), sorted; iterations = boundaries - 1
   bool partial_left_out = false;     // ranges: one never ended was left out
-  uint64_t median_ns = 0;            // marks: the median iteration; a trailing stretch this long counts
 };
 TimedIterations timed_iterations(const Trace& trace);
+
+// What a stretch between boundaries allocates: the stacks (native and Python) of its
+// successful device-memory allocations, with how many each, as a multiset hash.
+struct StretchSignature {
+  uint64_t hash = 0;
+  uint64_t allocations = 0;
+  void add(uint32_t stack, uint32_t python);
+  bool operator==(const StretchSignature&) const = default;
+};
+// Marks: whether the stretch after the last mark is one more iteration (the rule above).
+bool last_stretch_whole(const std::vector<StretchSignature>& iterations, const StretchSignature& last, bool clean_end);
 
 // One successful device-memory allocation, for the loop search.
 struct AllocStep {

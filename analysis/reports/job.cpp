@@ -26,15 +26,15 @@ std::string uuid_text(const uint8_t (&u)[16]) {
 std::string site_name(const SiteRow& s) {
   for (const auto& f : s.python_frames) {
     if (f.function.empty() && f.file.empty()) continue;
-    return f.function + " (" + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + ")";
+    return f.function + " (" + source_key(f.file) + ":" + std::to_string(f.line) + ")";
   }
   for (const auto& f : s.frames) {
     if (f.function.empty()) continue;
     std::string out = f.function;
-    if (!f.file.empty()) out += " (" + f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line) + ")";
+    if (!f.file.empty()) out += " (" + source_key(f.file) + ":" + std::to_string(f.line) + ")";
     return out;
   }
-  if (!s.frames.empty() && !s.frames.front().module.empty()) return s.frames.front().module + " (not symbolized)";
+  if (!s.frames.empty() && !s.frames.front().module.empty()) return frame_name(s.frames.front());
   return s.node ? "(not symbolized)" : "(no stack)";
 }
 

@@ -332,7 +332,8 @@ void add_block_findings(Report& rep, const Stacks& stacks) {
       g.cls = s.cls, g.node = s.node, g.key = s.key, g.from_python = s.from_python;
       g.library = stacks.module_basename(
           stacks.trace().stack_nodes.count(s.node) ? stacks.trace().stack_nodes.at(s.node).ip : 0);
-      g.kind = Kind::kDevice, g.device = s.device, g.bytes_at = s.bytes_at, g.count_at_end = s.end_count;
+      g.kind = Kind::kDevice, g.device = s.device, g.bytes_at = s.bytes_at, g.carried_at = s.carried_at;
+      g.count_at_end = s.end_count;
       g.allocations_within = s.allocations_within, g.growth_per_iteration = s.growth_per_iteration;
       g.growth_min = s.growth_min, g.growth_max = s.growth_max;
       g.frames = s.frames, g.python_frames = s.python_frames, g.inside = b.allocator;
@@ -516,7 +517,10 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     });
     if (cats) peak_sets.emplace(d, sets.want(s.peak_event, d));
   }
-  for (const FailedAlloc& fa : final.failed()) rep.failed_events.emplace_back(fa.event_index, fa.event.device);
+  for (const FailedAlloc& fa : final.failed()) {
+    rep.failed_events.emplace_back(fa.event_index, fa.event.device);
+    if (fa.recovered_after_ns) ++rep.failed_recovered;
+  }
   std::vector<size_t> firsts, row_of;
   rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
   std::vector<LiveSets::Ticket> failure_sets;  // per row of rep.failed

@@ -161,6 +161,10 @@ struct FailedRow {
   int32_t result = 0;
   bool runtime_layer = false;  // result is a cudaError_t, not a CUresult
   uint32_t tid = 0;
+  // Recovered from (docs/cli.md, "Recovered or fatal"): each failure of the row was followed
+  // on its thread by a success at least as large; rows hold recovered or fatal ones, not both.
+  bool recovered = false;
+  uint64_t recovered_after_ns = 0;  // the first failure's: how long until it succeeded
   std::string library;
   std::vector<Frame> frames;
   std::vector<Frame> python_frames;  // of the first attempt, innermost first
@@ -232,6 +236,7 @@ struct Report {
   std::vector<LeakGroup> held_by_cache;  // live at the end in a caching allocator's cache, by allocator
   std::vector<FailedRow> failed;         // groups in order of first occurrence, at most --top
   uint64_t failed_total = 0;             // failed allocations, all groups
+  uint64_t failed_recovered = 0;         // ... of them recovered from (FailedRow::recovered)
   uint64_t failed_omitted = 0;           // groups beyond --top
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;

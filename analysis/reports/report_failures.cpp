@@ -10,7 +10,7 @@ namespace cumemtrace {
 std::vector<FailedRow> failed_rows(const Trace& trace, const std::vector<FailedAlloc>& failed, const Stacks& stacks,
                                    const ReportOptions& opt, uint64_t& total, uint64_t& omitted,
                                    std::vector<size_t>& firsts, std::vector<size_t>& row_of) {
-  using Key = std::tuple<int32_t, uint64_t, int, uint16_t, int32_t, bool, uint64_t, uint32_t>;
+  using Key = std::tuple<int32_t, uint64_t, int, uint16_t, int32_t, bool, uint64_t, uint32_t, bool>;
   std::map<Key, size_t> group_of;
   std::vector<FailedRow> rows;
   std::vector<uint32_t> nodes, python_stacks;
@@ -23,7 +23,8 @@ std::vector<FailedRow> failed_rows(const Trace& trace, const std::vector<FailedA
     const CallSite cs = stacks.call_site(e.stack_id);
     const auto node = trace.stack_nodes.find(cs.node);
     const uint64_t frame = node == trace.stack_nodes.end() ? 0 : node->second.ip;
-    const Key key{e.device, e.size, int(e.kind), e.api, e.result, runtime, frame, e.python_stack_id};
+    const bool recovered = failed[i].recovered_after_ns.has_value();
+    const Key key{e.device, e.size, int(e.kind), e.api, e.result, runtime, frame, e.python_stack_id, recovered};
     auto [it, fresh] = group_of.try_emplace(key, rows.size());
     row_of.push_back(it->second);
     if (!fresh) {
@@ -41,6 +42,8 @@ std::vector<FailedRow> failed_rows(const Trace& trace, const std::vector<FailedA
     row.result = e.result;
     row.runtime_layer = runtime;
     row.tid = e.tid;
+    row.recovered = recovered;
+    row.recovered_after_ns = recovered ? *failed[i].recovered_after_ns : 0;
     row.library = cs.library;
     row.live_device_bytes = failed[i].live_device_bytes;
     rows.push_back(std::move(row));

@@ -1,5 +1,7 @@
 #include "stacks/stacks.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <string_view>
 
 #include "stacks/allocator_frames.h"
@@ -9,6 +11,27 @@ namespace cumemtrace {
 std::string basename_of(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string frame_name(const Frame& f) {
+  if (!f.function.empty()) return f.function;
+  char buf[40];
+  if (f.module.empty()) {
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(f.ip));
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "+0x%llx", static_cast<unsigned long long>(f.offset));
+  return f.module + buf;
+}
+
+std::string source_key(std::string_view file) {
+  size_t below = std::string_view::npos;
+  for (std::string_view root : {"site-packages/", "dist-packages/"})
+    if (const size_t at = file.rfind(root); at != std::string_view::npos)
+      below = below == std::string_view::npos ? at + root.size() : std::max(below, at + root.size());
+  if (below != std::string_view::npos) return std::string(file.substr(below));
+  const size_t slash = file.rfind('/');
+  return std::string(slash == std::string_view::npos ? file : file.substr(slash + 1));
 }
 
 Stacks::Stacks(const Trace& trace) : trace_(trace) {}
@@ -99,7 +122,10 @@ std::vector<Frame> Stacks::frames(uint32_t node, size_t max_frames) const {
     if (out.size() >= max_frames) break;
     Frame f;
     f.ip = ip;
-    f.module = module_basename(ip);
+    if (const ModuleInfo* m = module_of(ip)) {
+      f.module = basename_of(m->path);
+      f.offset = ip - m->load_bias;
+    }
     if (const Symbol* s = symbol(ip)) {
       f.function = s->function;
       f.file = s->file;

@@ -34,6 +34,7 @@ struct Frame {
   uint32_t line = 0;
   bool python = false;  // a Python frame (trace 1.6): file, function and line only
   bool entry = false;   // ... the first that its evaluation loop ran (python_stacks.h)
+  uint64_t offset = 0;  // ip less its module's load bias: the same in every run (frame_name)
 };
 
 class Stacks {
@@ -69,6 +70,15 @@ class Stacks {
 };
 
 std::string basename_of(const std::string& path);
+
+// Names that hold across runs and checkouts (docs/cli.md, "Call sites"), the one rule for
+// every key and every name a frame is shown by:
+// a frame's name is its function, or "module+0xOFFSET" (offset from the module's load
+// base) when it has no symbol; "0xIP" only when no module covers it.
+std::string frame_name(const Frame& f);
+// A source file as keys hold it: the path below the last site-packages/ or dist-packages/
+// ("torch/nn/modules/linear.py"), else its basename ("train.cpp").
+std::string source_key(std::string_view file);
 // A module of CUDA's (libcuda, libcudart) or the tracer's own, by its basename.
 bool is_cuda_or_tracer_module(std::string_view basename);
 

@@ -179,8 +179,9 @@ TEST_CASE("baseline: a second run keeping 2 MiB more per iteration fails check -
   CHECK(check(before.trace, {"--baseline", file}).exit_code == 0);
   const Result r = check(after.trace, {"--baseline", file, "--tolerance", "5%"});
   CHECK(r.exit_code == 1);
-  CHECK(r.out.find("FAIL " + file +
-                   ": baseline-leaked d0: leaked on device 0: 79.00 MiB (82,837,504 B), baseline "
+  // The line names the trace that failed and the baseline it was held to.
+  CHECK(r.out.find("FAIL " + after.trace + " (against baseline " + file +
+                   "): baseline-leaked d0: leaked on device 0: 79.00 MiB (82,837,504 B), baseline "
                    "69.00 MiB (72,351,744 B), allowed up to 72.45 MiB (75,969,331 B); call sites that grew: "
                    "iterations keep_more") != std::string::npos);
   CHECK(check(after.trace, {"--baseline", file, "--tolerance", "10MiB"}).exit_code == 0);

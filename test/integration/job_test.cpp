@@ -137,7 +137,8 @@ TEST_CASE("check --max-rank-imbalance holds at the job's largest imbalance and f
   CHECK(holds.exit_code == 0);
   const Result fails = run({cli(), "check", "--max-rank-imbalance", "199.5", job.dir.path});
   CHECK(fails.exit_code == 1);
-  CHECK(fails.out.find("FAIL job: max-rank-imbalance: largest difference of a rank's peak from the median 100.00 MiB: "
+  CHECK(fails.out.starts_with("FAIL job of " + job.dir.path + "/"));  // every trace of the job, by path
+  CHECK(fails.out.find(".trace: max-rank-imbalance: largest difference of a rank's peak from the median 100.00 MiB: "
                        "200.0%, limit 199.5%") != std::string::npos);
   CHECK(fails.out.find("alloc_b (job_ranks.c:") != std::string::npos);
 }

@@ -192,6 +192,32 @@ TEST_CASE("check: a trace cut at a chunk boundary (no End record) and one with n
   CHECK(r.out.find("figures are incomplete (no device seen)") != std::string::npos);
 }
 
+TEST_CASE("check: a gate that measured nothing says so and exits 4, never 0, whatever was allowed") {
+  TempDir d;
+  // A trace cut before its first device: --allow-incomplete judges it, but no limit applies.
+  TraceBuilder none;
+  none.process();
+  none.write(d.path + "/none.trace");
+  auto r = shell(kCli + " check " + d.path + "/none.trace --max-peak 4MiB --allow-incomplete 2>&1");
+  CHECK(r.status == 4);
+  CHECK(r.out == "NOT JUDGED " + d.path +
+                     "/none.trace: judged: nothing measured: no limit applies (no device seen, or none a limit "
+                     "names)\n"
+                     "cumemtrace check: a trace measured nothing: no verdict on it (exit 4)\n");
+  // A limit on a device the whole trace never used measures nothing either.
+  const Built t = build();
+  write_bytes(d.path + "/whole.trace", t.bytes);
+  r = shell(kCli + " check " + d.path + "/whole.trace --max-peak d5:4MiB 2>/dev/null");
+  CHECK(r.status == 4);
+  CHECK(r.out.starts_with("NOT JUDGED " + d.path + "/whole.trace: judged: nothing measured"));
+  // Beside a trace that breaks a limit the failure wins: exit 1, both said.
+  r = shell(kCli + " check " + d.path + "/whole.trace " + d.path +
+            "/none.trace --max-peak 1MiB --allow-incomplete 2>/dev/null");
+  CHECK(r.status == 1);
+  CHECK(r.out.find("FAIL " + d.path + "/whole.trace: max-peak d0: ") != std::string::npos);
+  CHECK(r.out.find("NOT JUDGED " + d.path + "/none.trace: judged: ") != std::string::npos);
+}
+
 TEST_CASE(
     "baseline on a cut trace and diff on a damaged one: exit 3 and why, and --allow-incomplete goes on, saying so") {
   TempDir d;
@@ -225,4 +251,20 @@ TEST_CASE(
   CHECK(r.status == 3);
   CHECK(r.out == "cumemtrace check: " + d.path + "/cut.trace: " + why +
                      "; no verdict on them (--allow-incomplete gives one on incomplete figures)\n");
+}
+
+TEST_CASE("check --max-failed counts failures not recovered from, and --count-recovered counts them all") {
+  TempDir d;
+  // 4 GiB fails at 1 ms and succeeds at 2 ms on the same thread: recovered (docs/cli.md).
+  TraceBuilder b;
+  b.process().device(0, 80ull << 30).stack(1, 0, 0x1000);
+  b.failed(1000000, 4ull << 30, 2, 1).alloc(2000000, 0x7f0000000000, 4ull << 30, 1).end(3000000);
+  b.write(d.path + "/retry.trace");
+  auto r = shell(kCli + " check " + d.path + "/retry.trace --max-failed 0 2>/dev/null");
+  CHECK(r.status == 0);
+  r = shell(kCli + " check " + d.path + "/retry.trace --max-failed 0 --count-recovered 2>/dev/null");
+  CHECK(r.status == 1);
+  CHECK(r.out.starts_with("FAIL " + d.path +
+                          "/retry.trace: max-failed d0: failed allocations on device 0: 1 (recovered ones counted), "
+                          "limit 0; first: 4.00 GiB"));
 }

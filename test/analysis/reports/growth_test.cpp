@@ -7,6 +7,9 @@
 #include <sstream>
 #include <vector>
 
+#include "gate/check.h"
+#include "read/event_source.h"
+#include "render/report_json.h"
 #include "reports/report.h"
 #include "render/report_text.h"
 #include "parse_built.h"
@@ -227,6 +230,85 @@ TEST_CASE("growth: the stretch after the last mark counts when the trace ends cl
   }
 }
 
+TEST_CASE("growth: the stretch after the last mark is judged by what it allocates, whatever it lasts") {
+  // Four iterations marked "step" at 10, 20, 30, 40 ms, each keeping 3 MiB (stack 1) and
+  // freeing 8 MiB (stack 2), as marked_loop makes them; then each shape of what follows.
+  // Bytes stack 1 holds at the marks: 0, 3, 6, 9 MiB, and 12 MiB from 41 ms on.
+  const uint64_t t0 = TraceBuilder::kStart;
+  const std::vector<uint64_t> four{3 * MiB, 3 * MiB, 3 * MiB, 3 * MiB};
+  const auto check_leak = [&](const Report& r, uint64_t iterations) {
+    CHECK(r.growth.iterations == iterations);
+    const GrowthSite& s = site(r.growth, 1);
+    CHECK(s.cls == GrowthSite::Class::kLeak);
+    CHECK(s.growth_per_iteration == 3 * MiB);
+  };
+  SECTION("one more mark after the loop, then an exit of 1 ms or of 500 ms: 4 iterations, the leak at +3 MiB each") {
+    // The exit allocates nothing, where every iteration allocated: no iteration, whatever it lasts.
+    for (const uint64_t exit_ms : {51, 550}) {
+      TraceBuilder b;
+      marked_loop(b, four);
+      b.mark(50 * ms, "step").end(exit_ms * ms);
+      const Report r = report_both(b, "t.trace");
+      check_leak(r, 4);
+      CHECK(r.growth.boundaries_ns ==
+            std::vector<uint64_t>{t0 + 10 * ms, t0 + 20 * ms, t0 + 30 * ms, t0 + 40 * ms, t0 + 50 * ms});
+      CHECK(site(r.growth, 1).bytes_at == std::vector<uint64_t>{0, 3 * MiB, 6 * MiB, 9 * MiB, 12 * MiB});
+      std::ostringstream text;
+      write_text(text, r);
+      CHECK(text.str().find("  growth per iteration over 4 iterations: +3.00 MiB from ") != std::string::npos);
+    }
+  }
+  SECTION("the mark after the loop, then exit work longer than an iteration (500 ms) that allocates apart") {
+    TraceBuilder b;
+    marked_loop(b, four);
+    b.stack(3, 0, 0x403000);
+    b.mark(50 * ms, "step").alloc(60 * ms, 0x7f9000000000, 100 * MiB, 3).free(500 * ms, 0x7f9000000000);
+    b.end(550 * ms);
+    const Report r = report_both(b, "t.trace");
+    check_leak(r, 4);
+    CHECK(r.growth.boundaries_ns.back() == t0 + 50 * ms);
+    CHECK(r.growth.partial_left_out);
+  }
+  SECTION("the mark after the loop, then nothing at all (the End at the mark): empty, no iteration") {
+    TraceBuilder b;
+    marked_loop(b, four);
+    b.mark(50 * ms, "step").end(50 * ms);
+    const Report r = report_both(b, "t.trace");
+    check_leak(r, 4);
+    CHECK_FALSE(r.growth.partial_left_out);  // nothing after the last mark to leave out
+  }
+  SECTION("no mark after the loop, the End 200 ms after the fourth iteration's work: 4 iterations") {
+    // The fourth stretch, 40 ms to the end, allocates as the others did: it is whole whatever
+    // it lasts; the trace's end is the fifth boundary.
+    TraceBuilder b;
+    marked_loop(b, four);
+    b.end(243 * ms);
+    const Report r = report_both(b, "t.trace");
+    check_leak(r, 4);
+    CHECK(r.growth.boundaries_ns.back() == t0 + 243 * ms);
+    CHECK_FALSE(r.growth.partial_left_out);
+  }
+  SECTION("half an iteration after the last mark (its 3 MiB kept, not its 8 MiB buffer): left out") {
+    TraceBuilder b;
+    marked_loop(b, four);
+    b.mark(50 * ms, "step").alloc(51 * ms, 0x7fa000000000, 3 * MiB, 1).end(52 * ms);
+    const Report r = report_both(b, "t.trace");
+    check_leak(r, 4);
+    CHECK(r.growth.boundaries_ns.back() == t0 + 50 * ms);
+    CHECK(r.growth.partial_left_out);
+  }
+  SECTION("a whole iteration after the last mark, ended 1 ms after its work: 5 iterations") {
+    TraceBuilder b;
+    marked_loop(b, four);
+    b.mark(50 * ms, "step").alloc(51 * ms, 0x7fa000000000, 3 * MiB, 1);
+    b.alloc(52 * ms, 0x7fb000000000, 8 * MiB, 2).free(53 * ms, 0x7fb000000000).end(54 * ms);
+    const Report r = report_both(b, "t.trace");
+    check_leak(r, 5);
+    CHECK(r.growth.boundaries_ns.back() == t0 + 54 * ms);
+    CHECK(site(r.growth, 1).bytes_at == std::vector<uint64_t>{0, 3 * MiB, 6 * MiB, 9 * MiB, 12 * MiB, 15 * MiB});
+  }
+}
+
 TEST_CASE(
     "growth over NVTX ranges: each range's end ends its iteration, an unended range and an inner range do not count") {
   // "step" pushed at 10, 20, 30, 40 ms and popped at 18, 28, 38 (the process stopped in the
@@ -414,4 +496,72 @@ TEST_CASE("growth: the bytes and counts summed in place at each boundary are tho
     }
     CHECK(with_bytes == expected.size());
   }
+}
+
+TEST_CASE("growth: a buffer replaced by a larger one each iteration is `growing`, one kept each iteration a `leak`") {
+  // Marks "step" at 10 … 50 ms: four iterations, the End at the last mark. In iteration i
+  // (1 … 4): stack 1 frees its buffer of the iteration before and allocates 32·i MiB (a batch
+  // that grows); stack 2 allocates 16 MiB and keeps it.
+  // Bytes at the boundaries: stack 1 0, 32, 64, 96, 128 MiB, nothing of one boundary live at
+  // the next (each buffer is allocated after the boundary before); stack 2 0, 16, 32, 48,
+  // 64 MiB, every earlier one still live.
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB).stack(1, 0, 0x401000).stack(2, 0, 0x402000);
+  uint64_t buffer = 0;
+  for (uint64_t i = 1; i <= 4; ++i) {
+    const uint64_t t = 10 * i;
+    b.mark(t * ms, "step");
+    if (buffer) b.free((t + 1) * ms, buffer);
+    buffer = 0x7f0000000000 + i * 1024 * MiB;
+    b.alloc((t + 2) * ms, buffer, 32 * i * MiB, 1);
+    b.alloc((t + 3) * ms, 0x7e0000000000 + i * 64 * MiB, 16 * MiB, 2);
+  }
+  b.mark(50 * ms, "step").end(50 * ms);
+  const Report r = report_both(b, "t.trace");
+  REQUIRE(r.growth.iterations == 4);
+  const GrowthSite& replaced = site(r.growth, 1);
+  CHECK(replaced.bytes_at == std::vector<uint64_t>{0, 32 * MiB, 64 * MiB, 96 * MiB, 128 * MiB});
+  CHECK(replaced.carried_at == std::vector<uint64_t>{0, 0, 0, 0, 0});
+  CHECK(replaced.cls == GrowthSite::Class::kGrowing);
+  CHECK(replaced.growth_per_iteration == 32 * MiB);
+  const GrowthSite& kept = site(r.growth, 2);
+  CHECK(kept.carried_at == std::vector<uint64_t>{0, 0, 16 * MiB, 32 * MiB, 48 * MiB});
+  CHECK(kept.cls == GrowthSite::Class::kLeak);
+  CHECK(kept.growth_per_iteration == 16 * MiB);
+  CHECK(to_json(r)["growth"]["sites"][1]["class"] == "growing");  // leak first, then growing
+
+  std::ostringstream text;
+  write_text(text, r);
+  CHECK(text.str().find("  growth per iteration over 4 iterations: +16.00 MiB from ") != std::string::npos);
+  CHECK(text.str().find("  growing need per iteration (each buffer replaced by a larger one, not a leak): "
+                        "+32.00 MiB from ") != std::string::npos);
+
+  // --max-growth measures both and names the larger, a growing need here.
+  const Trace t = parse_trace(b.vec(), "t.trace");
+  const Report rep = build_report(t, ReportOptions{});
+  const auto growth_check = [&](const char* limit) {
+    std::string error;
+    const auto l = parse_limit(Limit::What::kGrowth, limit, &error);
+    REQUIRE(l);
+    const TraceCheck c = check_trace(t, MemoryEvents(t.events), rep, {*l});
+    REQUIRE(c.results.size() == 1);
+    return c.results[0];
+  };
+  CHECK(growth_check("32MiB").ok);
+  const LimitResult over = growth_check("20MiB");
+  CHECK_FALSE(over.ok);
+  CHECK(
+      over.message.starts_with("growth per iteration on device 0: 32.00 MiB (33,554,432 B), limit 20.00 MiB "
+                               "(20,971,520 B); a growing need (not a leak) from "));
+}
+
+TEST_CASE("growth: steady growth is `growing` only when nothing is carried over any step it was measured on") {
+  const std::vector<uint64_t> b{0, 10, 20, 30, 40};
+  // Measured steps: the last half, two at least: 2 → 3 and 3 → 4 (from = 2), so carried_at[3..4].
+  const std::vector<uint64_t> none{0, 0, 0, 0, 0}, early{0, 0, 10, 0, 0}, late{0, 0, 0, 0, 5};
+  CHECK(classify_growth(b, 4, &none).cls == GrowthSite::Class::kGrowing);
+  CHECK(classify_growth(b, 4, &early).cls == GrowthSite::Class::kGrowing);  // before the measured steps
+  CHECK(classify_growth(b, 4, &late).cls == GrowthSite::Class::kLeak);
+  CHECK(classify_growth(b, 4).cls == GrowthSite::Class::kLeak);  // not known (pools): a leak, as before
+  CHECK(classify_growth(b, 4, &none).per_iteration == 10);
 }

@@ -75,6 +75,27 @@ TEST_CASE("job: of two ranks only the heavier is flagged, and its site is named 
   CHECK(build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10).findings.empty());
 }
 
+TEST_CASE("job: a site without a symbol is named by its module and offset, the same in ranks loaded apart") {
+  // Rank 1's stripped library was loaded at 0x7f5500000000, rank 0's at 0x7f0000000000: the
+  // frame's offset from the load base (0x1234) names it in both (stacks.h: frame_name).
+  std::vector<Report> reps = {process(1, 0, 0, 256 * MiB), process(2, 1, 1, 768 * MiB)};
+  for (int rank = 0; rank < 2; ++rank) {
+    SiteRow site;
+    site.node = 7;
+    site.device = rank;
+    site.bytes = rank ? 612 * MiB : 100 * MiB;
+    site.frames.push_back(Frame{rank ? 0x7f5500001234ull : 0x7f0000001234ull, "libstripped.so", "", "", 0});
+    site.frames.back().offset = 0x1234;
+    reps[size_t(rank)].devices[0].top_sites.push_back(site);
+  }
+  const Job j = build_job(reps, std::vector<std::vector<DeviceInfo>>(2), 10);
+  REQUIRE(j.findings.size() == 1);
+  REQUIRE(j.findings[0].sites.size() == 1);
+  CHECK(j.findings[0].sites[0].site == "libstripped.so+0x1234");
+  CHECK(j.findings[0].sites[0].bytes == 612 * MiB);
+  CHECK(j.findings[0].sites[0].median_bytes == 100 * MiB);  // rank 0's row, matched by that name
+}
+
 TEST_CASE(
     "job: GPUs without a UUID merge by host and ordinal only, and oversubscription needs the sum past the total") {
   // Two processes on ordinal 0 of host h1 (600 + 500 MiB > 1 GiB), one on ordinal 0 of h2.

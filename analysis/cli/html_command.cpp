@@ -8,7 +8,9 @@
 #include "render/job_view.h"
 #include "reports/job.h"
 #include "html_page.h"
+#include "base/escape.h"
 #include "base/output_file.h"
+#include "base/plural.h"
 #include "reports/report.h"
 #include "render/report_json.h"
 #include "symbols/symbolize.h"
@@ -84,6 +86,9 @@ int cmd_html(const HtmlOptions& opt) {
     std::cerr << "cumemtrace html: " << out.error() << "\n";
     return out.exit_status();
   }
+  // As `baseline` and `export -o DIR` do: the one line that says where the result went.
+  std::cerr << "cumemtrace html: " << count_of(processes.size(), "process") << " written to " << printable(opt.output)
+            << "\n";
   return rc;
 }
 

@@ -59,6 +59,11 @@ def parse_size(value):
     return scaled
 
 
+def count_of(n, noun):
+    """"1 allocation", "2 allocations": the noun in the singular for exactly one."""
+    return "%d %s" % (n, noun if n == 1 else noun + "s")
+
+
 def iec(n):
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
@@ -150,6 +155,46 @@ def _top_sites(nodeid, rootdir=None, limit=5):
     return lines
 
 
+_ARGUMENTS = ("max_peak", "max_leaked", "max_growth", "allow_incomplete")
+
+
+def marker_limits(marker):
+    """({limit: bytes}, allow_incomplete) of a cuda_memory marker; ValueError saying, in
+    one line, what is wrong with it."""
+    if marker.args:
+        raise ValueError("takes keyword arguments only: %s" % ", ".join(_ARGUMENTS))
+    unknown = sorted(set(marker.kwargs) - set(_ARGUMENTS))
+    if unknown:
+        raise ValueError("unknown argument %s (it takes %s)" % (", ".join(unknown), ", ".join(_ARGUMENTS)))
+    limits = {}
+    for name, value in marker.kwargs.items():
+        if value is None or name == "allow_incomplete":
+            continue
+        try:
+            limits[name] = parse_size(value)
+        except ValueError as e:
+            raise ValueError("%s: %s" % (name, e)) from None
+    return limits, bool(marker.kwargs.get("allow_incomplete", False))
+
+
+def pytest_collection_modifyitems(config, items):
+    """A marker's mistake is a usage error, said before any test runs, with or without the
+    tracer: pytest prints each as one "ERROR:" line, with no traceback, and exits 4 (raised
+    while a test runs it would be that test's failure, under a traceback of pytest's own
+    frames)."""
+    errors = []
+    for item in items:
+        marker = item.get_closest_marker("cuda_memory")
+        if marker is None:
+            continue
+        try:
+            marker_limits(marker)
+        except ValueError as e:
+            errors.append("%s: cuda_memory: %s" % (item.nodeid, e))
+    if errors:
+        raise pytest.UsageError(*errors)
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
@@ -167,14 +212,7 @@ def pytest_runtest_call(item):
         return
     if not _api.available():
         pytest.skip("cuda_memory: libcumemtrace.so is not preloaded (run the tests under `cumemtrace run -- pytest ...`)")
-    if marker.args:
-        raise pytest.UsageError(
-            "cuda_memory takes keyword arguments only: max_peak, max_leaked, max_growth, allow_incomplete")
-    unknown = set(marker.kwargs) - {"max_peak", "max_leaked", "max_growth", "allow_incomplete"}
-    if unknown:
-        raise pytest.UsageError("cuda_memory: unknown argument(s) %s" % ", ".join(sorted(unknown)))
-    allow_incomplete = bool(marker.kwargs.get("allow_incomplete", False))
-    limits = {k: parse_size(v) for k, v in marker.kwargs.items() if v is not None and k != "allow_incomplete"}
+    limits, allow_incomplete = marker_limits(marker)  # checked at collection (pytest_collection_modifyitems)
     _api.reset_peak()
     watch = _Watch()
     _api._mark_observers.append(watch.on_mark)
@@ -201,8 +239,9 @@ def _over_limits(limits, watch, nodeid, allow_incomplete=False, rootdir=None):
         if "max_peak" in limits and peak > limits["max_peak"]:
             failures.append("peak on %s: %s, limit %s" % (where, iec(peak), iec(limits["max_peak"])))
         if "max_leaked" in limits and s.live_since_reset_bytes > limits["max_leaked"]:
-            failures.append("leaked on %s: %s in %d allocations, limit %s" % (
-                where, iec(s.live_since_reset_bytes), s.live_since_reset_count, iec(limits["max_leaked"])))
+            failures.append("leaked on %s: %s in %s, limit %s" % (
+                where, iec(s.live_since_reset_bytes), count_of(s.live_since_reset_count, "allocation"),
+                iec(limits["max_leaked"])))
     if "max_growth" in limits:
         name, growth = watch.growth()
         for device, per_iteration in sorted(growth.items()):

@@ -96,3 +96,23 @@ TEST_CASE("pytest plugin: no device seen is no pass, unless the marker allows in
             "cuda_memory: figures are incomplete (no device seen): no limit judged "
             "(allow_incomplete=True judges them on incomplete figures)"));
 }
+
+TEST_CASE("pytest plugin: a marker's mistake is a usage error of one line, no traceback, before any test runs") {
+  // Before: under the tracer each became its test's failure under pytest's traceback;
+  // without it, the marked tests were skipped and the mistake never said.
+  const std::string said =
+      "ERROR: test_usage.py::test_typo: cuda_memory: unknown argument max_peek (it takes max_peak, max_leaked, "
+      "max_growth, allow_incomplete)\n\n"
+      "ERROR: test_usage.py::test_bad_size: cuda_memory: max_peak: not a size: '2 GiBs' (bytes, or a number with "
+      "KiB/MiB/GiB/TiB or kB/MB/GB/TB)\n\n";
+  std::vector<std::string> argv = pytest_argv();
+  argv.back() = kDir + "/test_usage.py";
+  TempDir dir;
+  for (const Result& r : {run(argv, env()), traced(dir, argv, env())}) {
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 4);  // pytest's ExitCode.USAGE_ERROR
+    CHECK(r.err == said);
+    CHECK_FALSE(has(r.out + r.err, "Traceback"));
+    CHECK(has(r.out, "no tests ran"));
+  }
+}

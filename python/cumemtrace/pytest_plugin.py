@@ -10,7 +10,8 @@ reason, never passed silently. The figures come from the library's own accountin
 (api.h: cumemtrace_stats), per device, in the report's terms (tracked device memory):
 
 - ``max_peak``: the highest tracked bytes during the test above what was live when it
-  began (the test's own peak; memory held by fixtures set up earlier does not count).
+  began (the test's own peak; memory held by fixtures set up earlier does not count). Its
+  failure names the call sites that held the memory at that peak, freed since or not.
 - ``max_leaked``: bytes allocated during the test and still live at its end. A caching
   allocator's cache counts (PyTorch keeps freed blocks in cudaMalloc'd segments): call
   ``torch.cuda.empty_cache()`` at the end of the test to count only what is held.
@@ -140,10 +141,13 @@ def _python_text(frame, rootdir):
     return "%s:%s in %s" % (path, line if line >= 0 else "?", function)
 
 
-def _top_sites(nodeid, rootdir=None, limit=5):
+def _top_sites(nodeid, rootdir=None, limit=5, at_peak=False):
     lines = []
-    with_python = _api.live_sites_python(limit)
+    with_python = _api.live_sites_python(limit, at_peak)
+    if with_python is None and at_peak:
+        return lines
     sites = with_python if with_python is not None else [(s, []) for s in _api.live_sites(limit) or []]
+    held = "held at the peak" if at_peak else "live"
     for site, python in sites:
         user_python = _user_python(python)
         if user_python:  # the user's Python line and up to two of the user's frames calling it
@@ -151,7 +155,7 @@ def _top_sites(nodeid, rootdir=None, limit=5):
         else:
             frames = _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
             where = " <- ".join(frames[:4]) if frames else "Python code run by %s (the trace has its line)" % nodeid
-        lines.append("  %s in %d live on device %d from %s" % (iec(site.bytes), site.count, site.device, where))
+        lines.append("  %s in %d %s on device %d from %s" % (iec(site.bytes), site.count, held, site.device, where))
     return lines
 
 
@@ -233,11 +237,13 @@ def _over_limits(limits, watch, nodeid, allow_incomplete=False, rootdir=None):
         return ("cuda_memory: figures are incomplete (no device seen): no limit judged "
                 "(allow_incomplete=True judges them on incomplete figures)")
     failures = []
+    peak_failed = False
     for s in stats:
         where = "device %d" % s.device
         peak = s.peak_since_reset_bytes - min(watch.start.get(s.device, 0), s.peak_since_reset_bytes)
         if "max_peak" in limits and peak > limits["max_peak"]:
             failures.append("peak on %s: %s, limit %s" % (where, iec(peak), iec(limits["max_peak"])))
+            peak_failed = True
         if "max_leaked" in limits and s.live_since_reset_bytes > limits["max_leaked"]:
             failures.append("leaked on %s: %s in %s, limit %s" % (
                 where, iec(s.live_since_reset_bytes), count_of(s.live_since_reset_count, "allocation"),
@@ -251,6 +257,10 @@ def _over_limits(limits, watch, nodeid, allow_incomplete=False, rootdir=None):
     if not failures:
         return None
     message = "CUDA memory over the cuda_memory limits:\n  " + "\n  ".join(failures)
+    if peak_failed:  # what held it may be freed by now: the sites of the test's own peak
+        at_peak = _top_sites(nodeid, rootdir, at_peak=True)
+        if at_peak:
+            message += "\nat the test's peak, allocated during the test (top call sites):\n" + "\n".join(at_peak)
     sites = _top_sites(nodeid, rootdir)
     if sites:
         message += "\nlive now, allocated during the test (top call sites):\n" + "\n".join(sites)

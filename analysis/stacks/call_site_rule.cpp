@@ -64,7 +64,8 @@ bool is_user_python(const Frame& f) {
 
 bool is_libc_startup(const Frame& f) {
   if (f.python) return false;
-  const std::string_view fn = f.function;
+  // Without the symbol's version: elfutils names it "__libc_start_main@@GLIBC_2.34".
+  const std::string_view fn = std::string_view(f.function).substr(0, f.function.find('@'));
   return fn == "_start" || fn == "__libc_start_main" || fn == "__libc_start_main_impl" ||
          fn == "__libc_start_call_main";
 }

@@ -27,7 +27,7 @@ const std::string kHintsTrace = std::string(CUMEMTRACE_FAILING_TRACES) + "/huge-
 void put_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 // One 1 MiB allocation from alloc_buffers, called by main, under libc's three start-up
-// frames (the stack's nodes from the outermost, _start, to the innermost); freed, then End.
+// frames (the stack's nodes from the outermost, _start, to the innermost), live at the End.
 void startup_trace(const std::string& path) {
   TraceBuilder b;
   b.process().device(0, 1ull << 30);
@@ -35,7 +35,7 @@ void startup_trace(const std::string& path) {
   b.module(0, 0x7f0000000000, 0x7f0000100000, "/usr/lib/x86_64-linux-gnu/libc.so.6");
   b.stack(1, 0, 0x400010).stack(2, 1, 0x7f0000000100).stack(3, 2, 0x7f0000000200);
   b.stack(4, 3, 0x400100).stack(5, 4, 0x400200);
-  b.symbol(0x400010, "_start", "", 0).symbol(0x7f0000000100, "__libc_start_main", "", 0);
+  b.symbol(0x400010, "_start", "", 0).symbol(0x7f0000000100, "__libc_start_main@@GLIBC_2.34", "", 0);
   b.symbol(0x7f0000000200, "__libc_start_call_main", "", 0).symbol(0x400100, "main", "prog.c", 30);
   b.symbol(0x400200, "alloc_buffers", "prog.c", 12);
   b.alloc(10, 0x7000000000, 1 << 20, 5).end(20);
@@ -192,7 +192,8 @@ TEST_CASE("a count is in the singular for one: the plural rule, check's last lin
 
 TEST_CASE("libc's start-up frames are left out of printed stacks and folded on the page") {
   Frame f;
-  for (const char* name : {"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main"}) {
+  for (const char* name : {"_start", "__libc_start_main", "__libc_start_main@@GLIBC_2.34", "__libc_start_main_impl",
+                           "__libc_start_call_main"}) {
     f.function = name;
     CHECK(is_libc_startup(f));
     CHECK(is_foreign_native(f));

@@ -3,12 +3,18 @@
 #   On a machine with a GPU:  scripts/demo.sh -- CMD ARGS...   traces CMD and reports.
 #   Without a GPU (or with no CMD): traces an example program against the simulated
 #   driver in sim/ and prints its report.
+#   Stdout carries the report and nothing else; progress (each step, the installs' and the
+#   build's own lines) goes to stderr.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-"$top/scripts/setup.sh"
+echo "demo: 1/3 setting up: Debian packages, a PIC libunwind, the page's libraries" \
+  "(the first run: several minutes; later runs: seconds)" >&2
+"$top/scripts/setup.sh" >&2
 build="${CUMEMTRACE_BUILD_DIR:-$top/build}"
+echo "demo: 2/3 building cumemtrace into $build (the first run: a few minutes)" >&2
 cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$build" cumemtrace cumemtrace_preload sim_cuda sim_cudart sim_nvml prog_runtime >/dev/null
+ninja -C "$build" cumemtrace cumemtrace_preload sim_cuda sim_cudart sim_nvml prog_runtime >&2
+echo "demo: 3/3 tracing" >&2
 out="${CUMEMTRACE_DEMO_DIR:-$top/out}"
 mkdir -p "$out"
 # This run's traces only: a directory of its own, so traces of earlier runs in $out are

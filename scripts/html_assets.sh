@@ -12,7 +12,9 @@ for d in view/html test/html test/tables; do
   stamp="$top/$d/node_modules/.package-lock.json"
   if [[ ! -f "$stamp" || "$lock" -nt "$stamp" ]]; then
     echo "html_assets: npm ci in $d" >&2
-    (cd "$top/$d" && npm ci --no-audit --no-fund --loglevel=error)
+    # npm says "added N packages" on stdout: progress, which a caller's stdout (the demo's
+    # report) must not carry.
+    (cd "$top/$d" && npm ci --no-audit --no-fund --loglevel=error) >&2
   fi
 done
 echo "html_assets: ready" >&2

@@ -59,4 +59,12 @@ std::optional<uint64_t> parse_size(std::string_view text, std::string* error) {
   return fail(error, "'" + original + "' has an unknown unit (B, KiB, MiB, GiB, TiB, kB, MB, GB, TB)");
 }
 
+bool is_size_unit(std::string_view text) {
+  std::string unit;
+  for (const char c : text) unit += char(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [name, factor] : kUnits)
+    if (!name.empty() && unit == name) return true;
+  return false;
+}
+
 }  // namespace cumemtrace

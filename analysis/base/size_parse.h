@@ -14,4 +14,8 @@ namespace cumemtrace {
 // Bytes, or nothing with `error` saying why.
 std::optional<uint64_t> parse_size(std::string_view text, std::string* error = nullptr);
 
+// Whether `text` is a unit alone ("GiB", "mb", "B"): the second half of a size the shell
+// split at its space ("--max-peak 40 GiB" unquoted).
+bool is_size_unit(std::string_view text);
+
 }  // namespace cumemtrace

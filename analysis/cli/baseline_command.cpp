@@ -7,6 +7,8 @@
 #include "cli/command.h"
 #include "gate/completeness.h"
 #include "base/json_text.h"
+#include "base/escape.h"
+#include "base/plural.h"
 #include "read/event_source.h"
 #include "base/output_file.h"
 #include "base/size_parse.h"
@@ -50,12 +52,10 @@ std::optional<Baseline> baseline_of_traces(const std::vector<std::string>& paths
 }
 
 std::optional<Baseline> load_baseline(const std::string& path, std::string* error, Incomplete* incomplete) {
+  // Anything but a baseline's JSON is read as a trace, whose reader says why a file cannot
+  // be read (missing, a folder, empty, not a trace).
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error) *error = path + ": cannot be read";
-    return std::nullopt;
-  }
-  if (in.peek() != '{') return baseline_of_traces({path}, error, incomplete);
+  if (!in || in.peek() != '{') return baseline_of_traces({path}, error, incomplete);
   try {
     const auto j = nlohmann::json::parse(in);
     auto b = baseline_from_json(j, error);
@@ -136,8 +136,8 @@ int run_baseline(const std::vector<std::string>& traces, const std::string& out,
     std::cerr << "cumemtrace baseline: " << f.error() << "\n";
     return f.exit_status();
   }
-  std::cerr << "cumemtrace baseline: " << b->devices.size() << " device(s), " << b->sites.size()
-            << " call site(s) written to " << out << "\n";
+  std::cerr << "cumemtrace baseline: " << count_of(b->devices.size(), "device") << ", "
+            << count_of(b->sites.size(), "call site") << " written to " << out << "\n";
   return 0;
 }
 

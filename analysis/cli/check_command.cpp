@@ -11,6 +11,9 @@
 #include "gate/check.h"
 #include "gate/completeness.h"
 #include "base/escape.h"
+#include "base/plural.h"
+#include "base/size_parse.h"
+#include "base/plural.h"
 #include "reports/job.h"
 #include "render/junit.h"
 #include "base/output_file.h"
@@ -34,7 +37,10 @@ struct CheckOptions {
   // peak on its own device may differ from the median by more than PCT percent.
   std::optional<double> max_rank_imbalance;
   bool allow_incomplete = false;  // a verdict on incomplete figures (completeness.h), saying so
+  std::string limit_names;        // "--max-peak, ..., --baseline": the options of --help's "Limits"
 };
+
+constexpr const char* kLimits = "Limits";
 
 std::string joined(const std::vector<std::string>& traces) {
   std::string out;
@@ -70,8 +76,7 @@ int run_check(const CheckOptions& given) {
     return 2;
   }
   if (opt.limits.empty() && opt.baseline.empty() && !opt.max_rank_imbalance) {
-    std::cerr << "cumemtrace check: no limit given (--max-peak, --max-leaked, --max-failed, --max-single, "
-                 "--max-gap-ratio, --max-rank-imbalance, --baseline)\n";
+    std::cerr << "cumemtrace check: no limit given (" << opt.limit_names << ")\n";
     return 2;
   }
   std::vector<TraceCheck> checks;
@@ -214,7 +219,8 @@ int run_check(const CheckOptions& given) {
     std::cerr << "cumemtrace check: a trace measured nothing: no verdict on it (exit " << kExitNotJudged << ")\n";
     if (ok) return kExitNotJudged;
   }
-  std::cerr << "cumemtrace check: " << (ok ? "all " : "") << n << " limit checks" << (ok ? " hold" : ", some failed")
+  std::cerr << "cumemtrace check: " << (ok && n != 1 ? "all " : "") << count_of(n, "limit check")
+            << (ok ? (n == 1 ? " holds" : " hold") : (n == 1 ? " failed" : ", some failed"))
             << (on_incomplete && !incomplete ? " on incomplete figures" : "") << "\n";
   return ok ? 0 : 1;
 }
@@ -233,6 +239,8 @@ Command register_check(CLI::App& app) {
   Command c;
   c.sub = app.add_subcommand("check", "Exit 1 when a trace breaks a limit (CI); 0 when all hold");
   add_traces(c.sub, o->check.traces);
+  // Every limit is in --help's "Limits" group; a check given none lists that group.
+  c.sub->option_defaults()->group(kLimits);
   c.sub->add_option("--max-peak", o->max_peak, "Peak tracked device bytes (SIZE, or dN:SIZE for one device)");
   c.sub->add_option("--max-leaked", o->max_leaked, "Device memory live at a clean end (SIZE)");
   c.sub->add_option("--max-failed", o->max_failed, "Failed allocations not recovered from, retries folded (N)");
@@ -246,9 +254,14 @@ Command register_check(CLI::App& app) {
                            ->add_option("--max-rank-imbalance", o->max_rank_imbalance,
                                         "Largest difference of a rank's peak from the median over all traces (PCT)")
                            ->check(kPercent);
+  c.sub->add_option("--baseline", o->check.baseline, "Fail when peak or leaks grew past a baseline (file or trace)");
+  c.sub->option_defaults()->group("Options");
+  const CLI::App& registered = *c.sub;
+  for (const CLI::Option* limit :
+       registered.get_options([](const CLI::Option* x) { return x->get_group() == kLimits; }))
+    o->check.limit_names += (o->check.limit_names.empty() ? "" : ", ") + limit->get_name();
   c.sub->add_option("--junit", o->check.junit, "Write JUnit XML here");
   c.sub->add_flag("--github", o->check.github, "Also print GitHub Actions ::error lines");
-  c.sub->add_option("--baseline", o->check.baseline, "Fail when peak or leaks grew past a baseline (file or trace)");
   c.sub->add_option("--tolerance", o->check.tolerance, "Growth allowed over the baseline: PCT% or SIZE")
       ->capture_default_str();
   add_shared_options(c.sub, kCallSiteOptions | kAllowIncomplete | kForceOutput);
@@ -263,9 +276,21 @@ Command register_check(CLI::App& app) {
         {&o->max_growth, Limit::What::kGrowth},
         {&o->max_pool_growth, Limit::What::kPoolGrowth}};
     for (const auto& [values, what] : kinds) {
-      for (const auto& v : *values) {
+      for (size_t i = 0; i < values->size(); ++i) {
+        const std::string& v = (*values)[i];
         std::string error;
         auto l = parse_limit(what, v, &error);
+        // The option takes several values, so "--max-peak 40 GiB" unquoted reaches it as two:
+        // the number (which may fail alone, "1.5") and then its unit.
+        const auto split = [&](size_t at) {
+          if (at + 1 >= values->size()) return false;
+          const std::string &number = (*values)[at], &unit = (*values)[at + 1];
+          if (!is_size_unit(unit) || !parse_limit(what, number + unit, nullptr)) return false;
+          error = "'" + number + " " + unit + "' is one size split by a space: write " + number + unit +
+                  " (or quote it: '" + number + " " + unit + "')";
+          return true;
+        };
+        if (!l && !split(i) && i > 0) split(i - 1);
         if (!l) {
           std::cerr << "cumemtrace check: --" << limit_name(what) << ": " << error << "\n";
           return 2;

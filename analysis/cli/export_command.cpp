@@ -1,6 +1,7 @@
 // `cumemtrace export`: docs/cli.md. Reads the traces, checks the options, and hands them
 // to one writer of export/ (view code: memviz.h, chrome.h, folded.h, jsonl.h). jsonl,
 // chrome and folded read one trace at a time, a large one in passes; memviz reads it whole.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "base/escape.h"
 #include "cli/command.h"
+#include "cli/nearest_name.h"
 #include "read/event_source.h"
 #include "render/export/chrome.h"
 #include "render/export/folded.h"
@@ -117,9 +119,10 @@ int cmd_export(const ExportOptions& opt) {
     std::cerr << "cumemtrace export: " << why << "\n";
     return 2;
   };
-  if (opt.format != "memviz" && opt.format != "chrome" && opt.format != "folded" && opt.format != "jsonl" &&
-      opt.format != "pprof")
-    return usage("--format wants memviz, chrome, folded, jsonl or pprof, not '" + opt.format + "'");
+  const std::vector<std::string> formats = {"memviz", "chrome", "folded", "jsonl", "pprof"};
+  if (std::find(formats.begin(), formats.end(), opt.format) == formats.end())
+    return usage("--format wants memviz, chrome, folded, jsonl or pprof, not '" + opt.format + "'" +
+                 did_you_mean(opt.format, formats));
   if (opt.format == "jsonl" && (opt.output.empty() || opt.output == "-"))
     return usage("--format jsonl writes a directory of tables: give it with -o DIR");
   if (opt.format != "jsonl" && opt.zstd) return usage("--zstd applies to --format jsonl only");

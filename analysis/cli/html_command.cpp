@@ -9,7 +9,9 @@
 #include "reports/job.h"
 #include "html_page.h"
 #include "base/json_text.h"
+#include "base/escape.h"
 #include "base/output_file.h"
+#include "base/plural.h"
 #include "reports/report.h"
 #include "render/report_json.h"
 #include "symbols/symbolize.h"
@@ -86,6 +88,9 @@ int cmd_html(const HtmlOptions& opt) {
     std::cerr << "cumemtrace html: " << out.error() << "\n";
     return out.exit_status();
   }
+  // As `baseline` and `export -o DIR` do: the one line that says where the result went.
+  std::cerr << "cumemtrace html: " << count_of(processes.size(), "process") << " written to " << printable(opt.output)
+            << "\n";
   return rc;
 }
 

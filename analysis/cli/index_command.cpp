@@ -5,6 +5,7 @@
 #include "replay/checkpoint.h"
 #include "cli/command.h"
 #include "base/escape.h"
+#include "base/plural.h"
 #include "base/output_file.h"
 #include "base/progress.h"
 #include "read/reader_chunks.h"
@@ -43,8 +44,8 @@ int cmd_index(const std::string& path, const std::string& output, uint64_t every
     std::cerr << "cumemtrace index: " << f.error() << "\n";
     return f.exit_status();
   }
-  std::cout << printable(out) << ": " << stats.checkpoints << (stats.checkpoints == 1 ? " checkpoint" : " checkpoints")
-            << " over " << stats.events << " events (at chunk ends, at least " << every << " events apart), "
+  std::cout << printable(out) << ": " << count_of(stats.checkpoints, "checkpoint") << " over "
+            << count_of(stats.events, "event") << " (at chunk ends, at least " << every << " events apart), "
             << stats.index_bytes << " bytes\n";
   if (stats.checkpoints == 1)
     std::cerr << "cumemtrace index: only the start of the trace: it has fewer than " << every

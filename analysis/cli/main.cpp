@@ -10,7 +10,8 @@
 
 #include "cli/command.h"
 #include "base/escape.h"
-#include "cli/nearest_command.h"
+#include "cli/nearest_name.h"
+#include "cli/unknown_option.h"
 
 using namespace cumemtrace;
 
@@ -37,9 +38,8 @@ int dispatch(int argc, char** argv) {
     std::vector<std::string> names;
     for (const Command& c : commands) names.push_back(c.sub->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      const std::string near = nearest_command(argv[1], names);
-      std::cerr << "cumemtrace: '" << printable(argv[1]) << "' is not a command"
-                << (near.empty() ? "" : "; did you mean '" + near + "'?") << "\n(commands: ";
+      std::cerr << "cumemtrace: '" << printable(argv[1]) << "' is not a command" << did_you_mean(argv[1], names)
+                << "\n(commands: ";
       for (size_t i = 0; i < names.size(); ++i) std::cerr << (i ? ", " : "") << names[i];
       std::cerr << "; `cumemtrace --help` says more)\n";
       return 2;
@@ -48,6 +48,15 @@ int dispatch(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // A mistyped option is the cause of whatever CLI11 says next (a value taken for a
+    // trace, a required trace missing): said first, with the option meant.
+    if (e.get_exit_code() != 0 && argc >= 2)
+      for (const Command& c : commands)
+        if (c.sub->get_name() == argv[1])
+          if (const std::string said = unknown_option(app, *c.sub, argc, argv); !said.empty()) {
+            std::cerr << said;
+            return 2;
+          }
     // --help and --version end the same way; CLI11 gives them 0, every real usage
     // error its own code above 100. docs/cli.md promises 2 for all usage errors.
     const int code = app.exit(e);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/nearest_name.h"
 #include "reports/job.h"
 #include "render/job_view.h"
 #include "base/parallel.h"
@@ -163,8 +164,10 @@ Command register_report(CLI::App& app) {
     for (size_t at = 0; at <= o->by.size() && !o->by.empty();) {
       const size_t next = o->by.find_first_of(",\n", at);
       const std::string word = o->by.substr(at, next == std::string::npos ? std::string::npos : next - at);
-      if (word != "category" && word != "range" && word != "function") {
-        std::cerr << "cumemtrace report: --by " << printable(word) << ": not one of category, range, function\n";
+      const std::vector<std::string> kinds = {"category", "range", "function"};
+      if (std::find(kinds.begin(), kinds.end(), word) == kinds.end()) {
+        std::cerr << "cumemtrace report: --by " << printable(word) << ": not one of category, range, function"
+                  << did_you_mean(word, kinds) << "\n";
         return 2;
       }
       by.push_back(word);

@@ -209,7 +209,13 @@ void Parser::legacy_records() {
 
 bool Parser::header() {
   FileHeader fh{};
-  if (b_.size() < sizeof(kMagic) || std::memcmp(b_.data(), kMagic, sizeof kMagic) != 0) {
+  if (b_.size() == 0) {
+    fail(0, "empty file (0 bytes): no trace in it", false);
+    return false;
+  }
+  // Fewer bytes than the magic that begin as it does: a header cut short, not another file.
+  const size_t compared = std::min<size_t>(b_.size(), sizeof kMagic);
+  if (std::memcmp(b_.data(), kMagic, compared) != 0) {
     fail(0, "bad magic at byte 0: not a cumemtrace trace", false);
     return false;
   }

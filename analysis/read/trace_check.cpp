@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "base/escape.h"
+#include "base/plural.h"
 
 namespace cumemtrace {
 
@@ -13,7 +14,7 @@ bool check_trace(const Trace& t, std::ostream& err) {
   }
   for (const auto& d : t.damage) err << "cumemtrace: " << printable(t.path) << ": " << d.message << "\n";
   if (!t.damage.empty())
-    err << "warning: " << t.damage.size() << " damaged or unread byte range(s), the first at byte "
+    err << "warning: " << count_of(t.damage.size(), "damaged or unread byte range") << ", the first at byte "
         << t.damage.front().byte_offset << "; figures from this trace are incomplete\n";
   return true;
 }

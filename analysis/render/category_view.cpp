@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "base/plural.h"
 #include "base/units.h"
 #include "render/report_text.h"
 
@@ -24,13 +25,13 @@ void rows_text(std::ostream& out, const std::vector<CategoryRow>& rows) {
       out << ", in no allocation\n";
       continue;
     }
-    out << " in " << r.count << (r.count == 1 ? " allocation" : " allocations");
+    out << " in " << count_of(r.count, "allocation");
     // The driver saw the segment, not the tensors in it: say whose category it carries.
     if (r.segment_count)
       out << " (" << (r.segment_bytes == r.bytes ? std::string() : iec(r.segment_bytes) + " of it in ")
-          << r.segment_count
-          << (r.segment_count == 1 ? " segment: category inferred from the stack that grew it)"
-                                   : " segments: category inferred from the stacks that grew them)");
+          << count_of(r.segment_count, "segment")
+          << (r.segment_count == 1 ? ": category inferred from the stack that grew it)"
+                                   : ": category inferred from the stacks that grew them)");
     out << "\n";
   }
 }
@@ -40,9 +41,7 @@ void rows_text(std::ostream& out, const std::vector<CategoryRow>& rows) {
 void write_categories_text(std::ostream& out, const Report& rep) {
   if (!rep.categories) return;
   out << "\nBy category (rules " << kCategoryRulesVersion;
-  if (rep.category_user_rules)
-    out << ", " << rep.category_user_rules << (rep.category_user_rules == 1 ? " rule" : " rules")
-        << " of the user's first";
+  if (rep.category_user_rules) out << ", " << count_of(rep.category_user_rules, "rule") << " of the user's first";
   out << "; docs/categories.md)\n";
   for (const auto& d : rep.devices) {
     if (!d.categories_at_peak) continue;

@@ -4,6 +4,7 @@
 #include <iomanip>
 
 #include "base/escape.h"
+#include "base/plural.h"
 #include "base/units.h"
 
 namespace cumemtrace {
@@ -113,7 +114,7 @@ json job_to_json(const Job& job) {
 }
 
 void write_job_text(std::ostream& out, const Job& job) {
-  out << "Job: " << job.processes.size() << " processes";
+  out << "Job: " << count_of(job.processes.size(), "process");
   for (const auto& id : job.job_ids) out << (id.empty() ? "" : ", " + id);
   out << "\n\n";
   // The devices column is as wide as its widest row.
@@ -151,9 +152,9 @@ void write_job_text(std::ostream& out, const Job& job) {
     out << "\nFindings (rank tolerance " << fixed(job.tolerance_percent, 1) << "% of the median peak "
         << iec(job.median_peak_bytes) << "):\n";
   else
-    out << "\nFindings (ranks not compared: " << job.ranked_processes << " of " << job.processes.size()
-        << " processes have a rank, RANK set by the launcher, " << job.compared_ranks
-        << " of them with device memory):\n";
+    out << "\nFindings (ranks not compared: " << job.ranked_processes << " of "
+        << count_of(job.processes.size(), "process") << (job.processes.size() == 1 ? " has" : " have")
+        << " a rank, RANK set by the launcher, " << job.compared_ranks << " of them with device memory):\n";
   if (job.findings.empty()) out << "  none\n";
   for (const auto& f : job.findings) {
     out << "  " << finding_kind_name(f.kind) << ": " << printable(f.message) << "\n";

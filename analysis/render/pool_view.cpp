@@ -1,6 +1,7 @@
 #include "render/pool_view.h"
 
 #include "base/escape.h"
+#include "base/plural.h"
 #include "base/units.h"
 #include "render/report_parts.h"
 #include "stacks/call_site_rule.h"
@@ -10,7 +11,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string regions(uint64_t n) { return std::to_string(n) + (n == 1 ? " region" : " regions"); }
+std::string regions(uint64_t n) { return count_of(n, "region"); }
 
 std::string usage_name(uint8_t usage) {
   std::string s;
@@ -84,7 +85,7 @@ void write_pools_text(std::ostream& out, const Report& rep) {
     else if (h.size) out << ", in no allocation the trace has";
     if (h.declared) out << "; registered at " << seconds(h.registered_ns - std::min(h.registered_ns, rep.start_ns));
     if (h.gone_ns) out << ", unregistered at " << seconds(*h.gone_ns - std::min(*h.gone_ns, rep.start_ns));
-    if (h.resets) out << ", reset " << h.resets << (h.resets == 1 ? " time" : " times");
+    if (h.resets) out << ", reset " << count_of(h.resets, "time");
     out << "\n    " << regions(h.regions_registered) << " registered (" << iec_exact(h.bytes_registered) << ")";
     if (h.outside) out << ", " << h.outside << " of them not wholly inside the heap";
     out << "\n    peak ";

@@ -1,6 +1,7 @@
 #include "render/range_view.h"
 
 #include "base/escape.h"
+#include "base/plural.h"
 #include "base/units.h"
 
 namespace cumemtrace {
@@ -14,10 +15,10 @@ void write_ranges_text(std::ostream& out, const Report& rep) {
     return;
   }
   for (const RangeRow& r : *rep.ranges) {
-    out << "  " << printable(r.name) << " (" << r.kind << "): " << r.calls << (r.calls == 1 ? " call" : " calls");
+    out << "  " << printable(r.name) << " (" << r.kind << "): " << count_of(r.calls, "call");
     if (r.open_at_end) out << " (" << r.open_at_end << " open at the end)";
-    out << ", " << r.allocations << (r.allocations == 1 ? " allocation" : " allocations") << " of "
-        << iec_exact(r.bytes_allocated) << "; peak inside " << iec_exact(r.peak_bytes);
+    out << ", " << count_of(r.allocations, "allocation") << " of " << iec_exact(r.bytes_allocated) << "; peak inside "
+        << iec_exact(r.peak_bytes);
     if (r.peak_device >= 0) out << " on device " << r.peak_device;
     out << "; held after " << iec_exact(r.held_after_bytes) << "\n";
   }
@@ -49,9 +50,9 @@ void write_functions_text(std::ostream& out, const Report& rep) {
     return;
   }
   for (const FunctionRow& f : *rep.functions)
-    out << "  " << printable(f.name) << ": " << f.allocations << (f.allocations == 1 ? " allocation" : " allocations")
-        << " of " << iec_exact(f.bytes_allocated) << "; at most " << iec_exact(f.peak_bytes)
-        << " held at once; held after " << iec_exact(f.held_after_bytes) << "\n";
+    out << "  " << printable(f.name) << ": " << count_of(f.allocations, "allocation") << " of "
+        << iec_exact(f.bytes_allocated) << "; at most " << iec_exact(f.peak_bytes) << " held at once; held after "
+        << iec_exact(f.held_after_bytes) << "\n";
 }
 
 nlohmann::ordered_json functions_json(const Report& rep) {

@@ -6,6 +6,7 @@
 
 #include "stacks/call_site_rule.h"
 #include "base/escape.h"
+#include "base/plural.h"
 #include "read/result_names.h"
 #include "base/units.h"
 #include "render/category_view.h"
@@ -62,13 +63,14 @@ void python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* 
   for (size_t i = 0; i < fs.size() && i < max; ++i)
     out << indent << printable(fs[i].file) << ':' << (fs[i].line ? std::to_string(fs[i].line) : std::string("?"))
         << " in " << printable(fs[i].function) << '\n';
-  if (fs.size() > max)
-    out << indent << "... " << fs.size() - max << (fs.size() - max == 1 ? " more Python frame" : " more Python frames")
-        << " (--frames)\n";
+  if (fs.size() > max) out << indent << "... " << count_of(fs.size() - max, "more Python frame") << " (--frames)\n";
 }
 
 void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
-  for (size_t i = 0; i < fs.size(); ++i) {
+  // libc's start-up frames end every stack of the main thread and say nothing about it.
+  size_t shown = fs.size();
+  while (shown > 0 && is_libc_startup(fs[shown - 1])) --shown;
+  for (size_t i = 0; i < shown; ++i) {
     const Frame& f = fs[i];
     out << indent << '#' << i << ' '
         << (f.function.empty() ? printable(frame_name(f)) : printable(elide_templates(f.function)));
@@ -147,8 +149,8 @@ void allocator_map(std::ostream& out, const AllocatorMapView& v) {
 void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted, size_t max_frames) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const SiteRow& r = rows[i];
-    out << "    " << i + 1 << ". " << iec_exact(r.bytes) << " in " << r.count
-        << (r.count == 1 ? " allocation" : " allocations") << " from " << printable(r.library);
+    out << "    " << i + 1 << ". " << iec_exact(r.bytes) << " in " << count_of(r.count, "allocation") << " from "
+        << printable(r.library);
     if (r.device >= 0) out << " (device " << r.device << ")";
     // Which thread allocated: a site without Python frames is often a framework's own
     // thread (autograd's backward, NCCL), whose stack has no Python to show.
@@ -160,9 +162,6 @@ void sites(std::ostream& out, const std::vector<SiteRow>& rows, uint64_t omitted
   }
   if (omitted) out << "    ... and " << omitted << " more call sites\n";
 }
-
-// "1 allocation", "2 allocations".
-std::string count_of(uint64_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 // "read at 1.200 s, 3 ms after the peak": a reading is a moment of its own, said as such
 // unless it is the peak's own moment.
@@ -185,8 +184,7 @@ void graph_pool(std::ostream& out, const Report& rep, const DeviceReport& d) {
         << iec_exact(g.highest.reserved) << " (at " << since(rep, g.highest.time_ns) << ")";
     if (g.driver_reserved_high != format::kUnknown64)
       out << "; the driver's high-water mark " << iec_exact(g.driver_reserved_high);
-    out << "; " << g.launches << (g.launches == 1 ? " graph launch, " : " graph launches, ")
-        << count_of(g.trims, "trim") << "\n";
+    out << "; " << count_of(g.launches, "graph launch") << ", " << count_of(g.trims, "trim") << "\n";
   }
   if (d.graph_nodes) {
     out << "  graph allocation nodes (virtual addresses of graphs, not live device bytes): "
@@ -237,10 +235,10 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
     out << "\n";
   }
   const DeviceCounts& c = d.counts;
-  out << "  calls: " << c.allocs << " allocations, " << c.frees << " frees, " << c.failed << " failed, "
-      << c.unknown_frees << " frees of unknown memory";
-  if (c.maps || c.unmaps) out << ", " << c.maps << " maps, " << c.unmaps << " unmaps";
-  if (c.pool_trims) out << ", " << c.pool_trims << " pool trims";
+  out << "  calls: " << count_of(c.allocs, "allocation") << ", " << count_of(c.frees, "free") << ", " << c.failed
+      << " failed, " << count_of(c.unknown_frees, "free") << " of unknown memory";
+  if (c.maps || c.unmaps) out << ", " << count_of(c.maps, "map") << ", " << count_of(c.unmaps, "unmap");
+  if (c.pool_trims) out << ", " << count_of(c.pool_trims, "pool trim");
   if (c.contexts) out << ", " << count_of(c.contexts, "context") << " (" << iec(d.context_bytes) << ")";
   if (c.shares) out << ", " << c.shares << " exported to other processes";
   if (c.anomalies) out << ", " << c.anomalies << " inconsistencies (lost events?)";
@@ -466,9 +464,9 @@ void write_text(std::ostream& out, const Report& rep) {
   } else {
     out << "  (no process record)\n";
   }
-  out << "  " << rep.events << " events, " << rep.events_dropped << " dropped by the writer";
-  if (rep.unknown_records) out << ", " << rep.unknown_records << " records of unknown type skipped";
-  out << ", " << rep.symbols << " ips symbolized\n";
+  out << "  " << count_of(rep.events, "event") << ", " << rep.events_dropped << " dropped by the writer";
+  if (rep.unknown_records) out << ", " << count_of(rep.unknown_records, "record") << " of unknown type skipped";
+  out << ", " << count_of(rep.symbols, "ip") << " symbolized\n";
   integrity(out, rep);
   for (const auto& d : rep.devices) {
     if (d.device < 0) continue;
@@ -485,8 +483,7 @@ void write_text(std::ostream& out, const Report& rep) {
            "ends, not leaks)\n";
     for (const auto& g : rep.held_by_cache) {
       out << "  held by " << printable(g.allocator) << (g.library_handles ? "'s handles" : "'s cache")
-          << " at exit: " << iec_exact(g.bytes) << " in " << g.count << (g.count == 1 ? " allocation" : " allocations")
-          << "\n";
+          << " at exit: " << iec_exact(g.bytes) << " in " << count_of(g.count, "allocation") << "\n";
       sites(out, g.sites, g.sites_omitted, rep.frames);
     }
   }
@@ -494,8 +491,8 @@ void write_text(std::ostream& out, const Report& rep) {
          "except at call sites that leak each iteration)\n";
   if (rep.leaks.empty()) out << "  nothing\n";
   for (const auto& g : rep.leaks) {
-    out << "  " << format::kind_name(g.kind) << ": " << iec_exact(g.bytes) << " in " << g.count
-        << (g.count == 1 ? " allocation" : " allocations") << "\n";
+    out << "  " << format::kind_name(g.kind) << ": " << iec_exact(g.bytes) << " in " << count_of(g.count, "allocation")
+        << "\n";
     sites(out, g.sites, g.sites_omitted, rep.frames);
   }
 
@@ -598,8 +595,8 @@ void write_live_text(std::ostream& out, const LiveReport& live, uint64_t start_n
       << seconds(live.at_ns > start_ns ? live.at_ns - start_ns : 0) << " since start), " << live.events_applied
       << " events applied\n";
   for (const auto& d : live.devices) {
-    out << "  " << device_label(d.device) << ": device bytes " << iec_exact(d.device_bytes) << ", " << d.count
-        << " live allocations";
+    out << "  " << device_label(d.device) << ": device bytes " << iec_exact(d.device_bytes) << ", "
+        << count_of(d.count, "live allocation");
     for (int k = 0; k < format::kKindCount; ++k)
       if (d.live_count[k])
         out << "; " << format::kind_name(Kind(k)) << " " << iec(d.live_bytes[k]) << " in " << d.live_count[k];

@@ -1,5 +1,6 @@
 #include "reports/diagnosis.h"
 
+#include "base/plural.h"
 #include "read/result_names.h"
 
 #include <algorithm>
@@ -51,8 +52,8 @@ std::vector<std::string> holder_advice(const Holder& h, bool map_known) {
           "call cudaDeviceGraphMemTrim(device), or destroy executable graphs no longer launched"};
     case HolderKind::kCache: return cache_advice(h.owner, map_known);
     case HolderKind::kCacheInUse:
-      return {h.owner + "'s block map shows " + std::to_string(h.count) +
-              " segment(s) split by blocks in use: "
+      return {h.owner + "'s block map shows " + count_of(h.count, "segment") +
+              " split by blocks in use: "
               "emptying the cache cannot release them (torch.cuda.empty_cache() gives back only segments whose "
               "blocks are all free). Free the tensors in them (the block map below), or run with "
               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so segments are not left split"};

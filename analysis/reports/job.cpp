@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "base/plural.h"
 #include "base/units.h"
 
 namespace cumemtrace {
@@ -186,8 +187,8 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
       f.ordinal = d.ordinal;
       f.gpu = gpu_of(pi, d.ordinal);
       f.bytes = d.peak_bytes;
-      f.message = process_label(p) + " has " + std::to_string(d.contexts) + " context(s) and " +
-                  std::to_string(d.allocs) + " allocation(s) (peak " + iec(d.peak_bytes) + ") on device " +
+      f.message = process_label(p) + " has " + count_of(d.contexts, "context") + " and " +
+                  count_of(d.allocs, "allocation") + " (peak " + iec(d.peak_bytes) + ") on device " +
                   std::to_string(d.ordinal) + (d.uuid.empty() ? "" : " " + d.uuid) + ", not its own device " +
                   std::to_string(p.own_device);
       job.findings.push_back(std::move(f));

@@ -62,9 +62,17 @@ bool is_user_python(const Frame& f) {
          !has(file, "/cumemtrace/pytest_plugin.py") && !has(file, "/cumemtrace/__init__.py");
 }
 
+bool is_libc_startup(const Frame& f) {
+  if (f.python) return false;
+  // Without the symbol's version: elfutils names it "__libc_start_main@@GLIBC_2.34".
+  const std::string_view fn = std::string_view(f.function).substr(0, f.function.find('@'));
+  return fn == "_start" || fn == "__libc_start_main" || fn == "__libc_start_main_impl" ||
+         fn == "__libc_start_call_main";
+}
+
 bool is_foreign_native(const Frame& f) {
   if (f.python) return false;
-  return is_cuda_or_tracer_module(f.module) || is_dispatch_or_interpreter(f) ||
+  return is_cuda_or_tracer_module(f.module) || is_dispatch_or_interpreter(f) || is_libc_startup(f) ||
          (!f.function.empty() && is_allocator_frame(f.function));
 }
 

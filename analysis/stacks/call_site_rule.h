@@ -39,9 +39,14 @@ bool parse_call_site_rule(std::string_view text, CallSiteRule& out);
 bool is_user_python(const Frame& f);
 // A native frame of framework dispatch or of the interpreter (not of an allocator).
 bool is_dispatch_or_interpreter(const Frame& f);
+// libc's start-up frames, outermost on the main thread's every stack: `_start`,
+// `__libc_start_main` (`__libc_start_main_impl` in the symbol tables of glibc 2.34 on),
+// `__libc_start_call_main`, with or without a symbol version ("@@GLIBC_2.34"). Text stacks
+// leave them out (docs/cli.md, "report").
+bool is_libc_startup(const Frame& f);
 // A native frame no user acts on: CUDA's or the tracer's, an allocator's, framework
-// dispatch's or the interpreter's. The page's flame graph folds these, `--by function`
-// leaves them out.
+// dispatch's or the interpreter's, libc's start-up. The page's flame graph folds these,
+// `--by function` leaves them out.
 bool is_foreign_native(const Frame& f);
 
 // The call site of one allocation under the rule.

@@ -112,6 +112,14 @@ struct cumemtrace_live_site_python {
    for cumemtrace_stats. */
 int cumemtrace_live_sites_python(struct cumemtrace_live_site_python* out, size_t capacity);
 
+/* As cumemtrace_live_sites_python, of what was live when each device reached its peak since
+   the last cumemtrace_reset_peak() (peak_since_reset_bytes), made since that reset, whether
+   freed since or not: what held the memory at the test's peak (the pytest plugin names it
+   when max_peak fails). Empty until cumemtrace_reset_peak() is first called (before the first
+   CUDA call counts: "since" is then the trace's start). Returns n, or -1 as for
+   cumemtrace_stats. */
+int cumemtrace_peak_sites_python(struct cumemtrace_live_site_python* out, size_t capacity);
+
 /* ---- A caching allocator's segment/block map (trace record AllocatorSegments) ---- */
 
 /* A block's state, as PyTorch's torch.cuda.memory_snapshot() names it. */

@@ -182,13 +182,13 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites(cume
   } catch (...) { return -1; }
 }
 
-extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites_python(cumemtrace_live_site_python* out,
-                                                                                   size_t capacity) {
+namespace {
+int sites_python(cumemtrace_live_site_python* out, size_t capacity, bool at_peak) {
   using namespace cumemtrace::interpose;
   if (!out && capacity) return -1;
   try {
     std::vector<LiveSite> sites;
-    if (!live_sites(sites, /*by_python=*/true)) return -1;
+    if (!live_sites(sites, /*by_python=*/true, at_peak)) return -1;
     for (size_t i = 0; i < sites.size() && i < capacity; ++i) {
       cumemtrace_live_site_python& o = out[i];
       std::memset(&o, 0, sizeof o);
@@ -202,4 +202,15 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites_pyth
     }
     return int(sites.size());
   } catch (...) { return -1; }
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_live_sites_python(cumemtrace_live_site_python* out,
+                                                                                   size_t capacity) {
+  return sites_python(out, capacity, false);
+}
+
+extern "C" __attribute__((visibility("default"))) int cumemtrace_peak_sites_python(cumemtrace_live_site_python* out,
+                                                                                   size_t capacity) {
+  return sites_python(out, capacity, true);
 }

@@ -203,14 +203,17 @@ std::atomic<State*> g_state{nullptr};
 std::atomic<uint64_t> g_failed{0};
 std::atomic<uint32_t> g_last_device_plus_one{0};  // any thread's last known device, + 1
 std::atomic<bool> g_stopped{false};
-std::atomic<bool> g_blocks_off{false};  // a block failed the check: no more block events
-std::mutex g_create_mu;                 // trivially destructible in libstdc++: safe at exit
+std::atomic<bool> g_blocks_off{false};        // a block failed the check: no more block events
+std::atomic<bool> g_peak_sites_asked{false};  // reset_peak() was called, maybe before the state was made
+std::mutex g_create_mu;                       // trivially destructible in libstdc++: safe at exit
 
 State& state() {
   if (State* s = g_state.load(std::memory_order_acquire)) return *s;
   std::lock_guard lock(g_create_mu);
   if (!g_state.load(std::memory_order_relaxed)) {
-    g_state.store(new State, std::memory_order_release);  // lives until exit (or fork)
+    State* made = new State;  // lives until exit (or fork)
+    made->keep_peak_sites = g_peak_sites_asked.load();
+    g_state.store(made, std::memory_order_release);
     start_writer();
   }
   return *g_state.load(std::memory_order_relaxed);
@@ -613,16 +616,18 @@ bool device_stats(std::vector<DeviceStats>& out) {
   return true;
 }
 
-bool live_sites(std::vector<LiveSite>& out, bool by_python) {
+bool live_sites(std::vector<LiveSite>& out, bool by_python, bool at_peak) {
   State* s = g_state.load(std::memory_order_acquire);
   if (!s) return false;
   std::lock_guard lock(s->mu);
   std::map<std::tuple<int32_t, uint32_t, uint32_t>, LiveSite> by_site;
-  s->each_since_reset([&](const Allocation& a) {
+  const auto add = [&](const Allocation& a) {
     const uint32_t python = by_python ? a.python_stack : 0;
     LiveSite& l = by_site[{a.device, a.stack, python}];
     l.device = a.device, l.stack = a.stack, l.python_stack = python, l.bytes += a.size, ++l.count;
-  });
+  };
+  if (at_peak) s->each_at_peak_since_reset(add);
+  else s->each_since_reset(add);
   for (auto& [key, l] : by_site) out.push_back(l);
   std::stable_sort(out.begin(), out.end(), [](const LiveSite& a, const LiveSite& b) { return a.bytes > b.bytes; });
   return true;
@@ -645,11 +650,11 @@ std::vector<PythonFrameText> python_frames(uint32_t id, size_t max) {
 }
 
 bool reset_peak() {
+  g_peak_sites_asked.store(true);
   State* s = g_state.load(std::memory_order_acquire);
   if (!s) return false;
   std::lock_guard lock(s->mu);
-  ++s->epoch;
-  for (auto& [d, ds] : s->devices) ds.peak_since_reset = ds.device_bytes;
+  s->reset_peak();
   return true;
 }
 

@@ -135,8 +135,9 @@ struct PythonFrameText {
 // False when no trace has started. Devices in ordinal order.
 bool device_stats(std::vector<DeviceStats>& out);
 // Live allocations holding device memory made since the last reset_peak(), by stack
-// (native, and Python too when `by_python`).
-bool live_sites(std::vector<LiveSite>& out, bool by_python = false);
+// (native, and Python too when `by_python`); with `at_peak`, those that were live when each
+// device reached its peak since then, freed or not.
+bool live_sites(std::vector<LiveSite>& out, bool by_python = false, bool at_peak = false);
 // The frames of Python stack `id`, innermost first, at most `max` (none for 0).
 std::vector<PythonFrameText> python_frames(uint32_t id, size_t max);
 // The return addresses of stack `id`, innermost first; returns how many (0: unknown).

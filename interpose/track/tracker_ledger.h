@@ -21,11 +21,27 @@
 
 namespace cumemtrace::interpose {
 
+struct Allocation {
+  uint64_t size;  // bytes
+  int32_t device;
+  format::Kind kind;
+  uint32_t stack;             // for cumemtrace_live_sites (api.h)
+  uint32_t epoch;             // cumemtrace_reset_peak() calls before it was made
+  uint64_t context = 0;       // the cuCtxCreate context it was made in; 0: its device's primary
+  uint32_t python_stack = 0;  // its Python stack (PyStackTree id), for cumemtrace_live_sites_python
+  uint64_t serial = 0;        // allocations made before it, this one counted: 1 for the first
+};
+
 struct TrackedDevice : ledger::Figures {
   explicit TrackedDevice(uint64_t granule) : Figures(granule) {}
   uint64_t peak = 0, peak_time = 0;  // highest device_bytes (bytes), and when it was first reached (ns)
   uint64_t peak_since_reset = 0;     // for cumemtrace_stats (api.h): since cumemtrace_reset_peak()
-  uint64_t sampled_peak = 0;         // device_bytes at the last kSampledPeak snapshot
+  // What was live at that peak (cumemtrace_peak_sites_python), kept once a reset was asked
+  // for: the allocations made up to the one that reached it (by serial) and live still,
+  // and those freed since, at most as many as were live then.
+  uint64_t peak_since_reset_serial = 0;
+  std::vector<Allocation> freed_since_peak;
+  uint64_t sampled_peak = 0;  // device_bytes at the last kSampledPeak snapshot
 
   // What a snapshot carries (DeviceSnapshot::live_count): every live entry, reservations
   // included (their bytes are the vmm-reserve kind's live bytes there).
@@ -45,16 +61,6 @@ inline bool owned_by_context(format::Kind k) {
   return k == format::Kind::kDevice || k == format::Kind::kPitch || k == format::Kind::kArray;
 }
 
-struct Allocation {
-  uint64_t size;  // bytes
-  int32_t device;
-  format::Kind kind;
-  uint32_t stack;             // for cumemtrace_live_sites (api.h)
-  uint32_t epoch;             // cumemtrace_reset_peak() calls before it was made
-  uint64_t context = 0;       // the cuCtxCreate context it was made in; 0: its device's primary
-  uint32_t python_stack = 0;  // its Python stack (PyStackTree id), for cumemtrace_live_sites_python
-};
-
 class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDevice> {
  public:
   explicit TrackerLedger(uint64_t granule) : granule_(granule) {}
@@ -63,6 +69,10 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
   std::unordered_map<uint64_t, int32_t> pool_devices;  // memory pool -> device ordinal
   uint64_t peak_rises = 0;                             // times some device's peak rose
   uint32_t epoch = 0;                                  // cumemtrace_reset_peak() calls
+  // What each device's peak since a reset held is kept once the C API asked for a "since"
+  // (cumemtrace_reset_peak, even before the first CUDA call): a program that never asks
+  // keeps nothing per free.
+  bool keep_peak_sites = false;
 
   TrackedDevice& device(int32_t d) { return devices.try_emplace(d, granule_).first->second; }
 
@@ -88,7 +98,7 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
     now_ = ev.time_ns;
     const ledger::Outcome o = ledger::Ledger<TrackerLedger, Allocation, TrackedDevice>::apply(
         ledger::entry_of(ev),
-        [&](Kind k) { return Allocation{ev.size, ev.device, k, ev.stack_id, epoch, 0, python_stack}; });
+        [&](Kind k) { return Allocation{ev.size, ev.device, k, ev.stack_id, epoch, 0, python_stack, ++serials_}; });
     switch (o.step) {
       case ledger::Step::kApplied:
         if (op == Op::kFree || op == Op::kRetain) complete(ev, o.named);
@@ -142,15 +152,50 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
       if (h.alloc.epoch == epoch && !h.imported()) f(h.alloc);
   }
 
+  // Calls f(allocation) for each allocation holding device memory made since the last
+  // reset_peak() that was live when its device reached its peak since then: live still and
+  // made up to the one that reached it, or freed since (cumemtrace_peak_sites_python).
+  template <class F>
+  void each_at_peak_since_reset(F f) const {
+    if (!keep_peak_sites) return;
+    each_since_reset([&](const Allocation& a) {
+      const auto d = devices.find(a.device);
+      if (d != devices.end() && a.serial <= d->second.peak_since_reset_serial) f(a);
+    });
+    for (const auto& [ordinal, d] : devices)
+      for (const Allocation& a : d.freed_since_peak) f(a);
+  }
+
+  // A new "since" (cumemtrace_reset_peak): each device's peak is what is live now, of
+  // which nothing was made since.
+  void reset_peak() {
+    ++epoch;
+    keep_peak_sites = true;
+    for (auto& [d, ds] : devices) {
+      ds.peak_since_reset = ds.device_bytes;
+      ds.peak_since_reset_serial = serials_;
+      ds.freed_since_peak.clear();
+    }
+  }
+
   // The ledger's calls back (ledger.h).
   TrackedDevice& ledger_device(int32_t d) { return device(d); }
   bool ledger_keeps_gaps() const { return true; }
   void ledger_added(TrackedDevice& d, const Allocation& a) {
     if (!format::holds_device_memory(a.kind)) return;
-    d.peak_since_reset = std::max(d.peak_since_reset, d.device_bytes);
+    if (d.device_bytes > d.peak_since_reset) {
+      d.peak_since_reset = d.device_bytes;
+      d.peak_since_reset_serial = a.serial;
+      d.freed_since_peak.clear();  // freed before this peak: not live at it
+    }
     if (d.device_bytes <= d.peak) return;
     d.peak = d.device_bytes, d.peak_time = now_;
     ++peak_rises;
+  }
+  void ledger_removed(TrackedDevice& d, const Allocation& a) {
+    if (keep_peak_sites && a.epoch == epoch && format::holds_device_memory(a.kind) &&
+        a.serial <= d.peak_since_reset_serial)
+      d.freed_since_peak.push_back(a);
   }
 
  private:
@@ -164,8 +209,9 @@ class TrackerLedger : public ledger::Ledger<TrackerLedger, Allocation, TrackedDe
     ev.kind = uint8_t(format::Kind::kUnknown);
   }
 
-  uint64_t granule_;  // bytes
-  uint64_t now_ = 0;  // the event being applied's time_ns
+  uint64_t granule_;      // bytes
+  uint64_t now_ = 0;      // the event being applied's time_ns
+  uint64_t serials_ = 0;  // allocations made (Allocation::serial)
 };
 
 }  // namespace cumemtrace::interpose

@@ -194,11 +194,14 @@ def live_sites(limit=10):
     return None if n < 0 else list(out[:min(n, limit)])
 
 
-def live_sites_python(limit=10):
+def live_sites_python(limit=10, at_peak=False):
     """As live_sites, grouped by Python stack too (api.h: cumemtrace_live_sites_python):
     at most `limit` (LiveSite, [(file, line, function), ...]) pairs, Python frames innermost
-    first; None when not preloaded, not tracing, or the library predates the call."""
-    fn = _function("cumemtrace_live_sites_python", [ctypes.POINTER(LiveSitePython), ctypes.c_size_t])
+    first; None when not preloaded, not tracing, or the library predates the call. With
+    `at_peak`, what was live when each device reached its peak since the last reset_peak(),
+    freed since or not (cumemtrace_peak_sites_python)."""
+    name = "cumemtrace_peak_sites_python" if at_peak else "cumemtrace_live_sites_python"
+    fn = _function(name, [ctypes.POINTER(LiveSitePython), ctypes.c_size_t])
     if fn is None:
         return None
     out = (LiveSitePython * limit)()

@@ -10,7 +10,8 @@ reason, never passed silently. The figures come from the library's own accountin
 (api.h: cumemtrace_stats), per device, in the report's terms (tracked device memory):
 
 - ``max_peak``: the highest tracked bytes during the test above what was live when it
-  began (the test's own peak; memory held by fixtures set up earlier does not count).
+  began (the test's own peak; memory held by fixtures set up earlier does not count). Its
+  failure names the call sites that held the memory at that peak, freed since or not.
 - ``max_leaked``: bytes allocated during the test and still live at its end. A caching
   allocator's cache counts (PyTorch keeps freed blocks in cudaMalloc'd segments): call
   ``torch.cuda.empty_cache()`` at the end of the test to count only what is held.
@@ -57,6 +58,11 @@ def parse_size(value):
     if frac and int(frac) * _UNITS[unit] % 10**len(frac):
         raise ValueError("not a whole number of bytes: %r" % (value,))
     return scaled
+
+
+def count_of(n, noun):
+    """"1 allocation", "2 allocations": the noun in the singular for exactly one."""
+    return "%d %s" % (n, noun if n == 1 else noun + "s")
 
 
 def iec(n):
@@ -135,10 +141,13 @@ def _python_text(frame, rootdir):
     return "%s:%s in %s" % (path, line if line >= 0 else "?", function)
 
 
-def _top_sites(nodeid, rootdir=None, limit=5):
+def _top_sites(nodeid, rootdir=None, limit=5, at_peak=False):
     lines = []
-    with_python = _api.live_sites_python(limit)
+    with_python = _api.live_sites_python(limit, at_peak)
+    if with_python is None and at_peak:
+        return lines
     sites = with_python if with_python is not None else [(s, []) for s in _api.live_sites(limit) or []]
+    held = "held at the peak" if at_peak else "live"
     for site, python in sites:
         user_python = _user_python(python)
         if user_python:  # the user's Python line and up to two of the user's frames calling it
@@ -146,8 +155,48 @@ def _top_sites(nodeid, rootdir=None, limit=5):
         else:
             frames = _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
             where = " <- ".join(frames[:4]) if frames else "Python code run by %s (the trace has its line)" % nodeid
-        lines.append("  %s in %d live on device %d from %s" % (iec(site.bytes), site.count, site.device, where))
+        lines.append("  %s in %d %s on device %d from %s" % (iec(site.bytes), site.count, held, site.device, where))
     return lines
+
+
+_ARGUMENTS = ("max_peak", "max_leaked", "max_growth", "allow_incomplete")
+
+
+def marker_limits(marker):
+    """({limit: bytes}, allow_incomplete) of a cuda_memory marker; ValueError saying, in
+    one line, what is wrong with it."""
+    if marker.args:
+        raise ValueError("takes keyword arguments only: %s" % ", ".join(_ARGUMENTS))
+    unknown = sorted(set(marker.kwargs) - set(_ARGUMENTS))
+    if unknown:
+        raise ValueError("unknown argument %s (it takes %s)" % (", ".join(unknown), ", ".join(_ARGUMENTS)))
+    limits = {}
+    for name, value in marker.kwargs.items():
+        if value is None or name == "allow_incomplete":
+            continue
+        try:
+            limits[name] = parse_size(value)
+        except ValueError as e:
+            raise ValueError("%s: %s" % (name, e)) from None
+    return limits, bool(marker.kwargs.get("allow_incomplete", False))
+
+
+def pytest_collection_modifyitems(config, items):
+    """A marker's mistake is a usage error, said before any test runs, with or without the
+    tracer: pytest prints each as one "ERROR:" line, with no traceback, and exits 4 (raised
+    while a test runs it would be that test's failure, under a traceback of pytest's own
+    frames)."""
+    errors = []
+    for item in items:
+        marker = item.get_closest_marker("cuda_memory")
+        if marker is None:
+            continue
+        try:
+            marker_limits(marker)
+        except ValueError as e:
+            errors.append("%s: cuda_memory: %s" % (item.nodeid, e))
+    if errors:
+        raise pytest.UsageError(*errors)
 
 
 def pytest_configure(config):
@@ -167,14 +216,7 @@ def pytest_runtest_call(item):
         return
     if not _api.available():
         pytest.skip("cuda_memory: libcumemtrace.so is not preloaded (run the tests under `cumemtrace run -- pytest ...`)")
-    if marker.args:
-        raise pytest.UsageError(
-            "cuda_memory takes keyword arguments only: max_peak, max_leaked, max_growth, allow_incomplete")
-    unknown = set(marker.kwargs) - {"max_peak", "max_leaked", "max_growth", "allow_incomplete"}
-    if unknown:
-        raise pytest.UsageError("cuda_memory: unknown argument(s) %s" % ", ".join(sorted(unknown)))
-    allow_incomplete = bool(marker.kwargs.get("allow_incomplete", False))
-    limits = {k: parse_size(v) for k, v in marker.kwargs.items() if v is not None and k != "allow_incomplete"}
+    limits, allow_incomplete = marker_limits(marker)  # checked at collection (pytest_collection_modifyitems)
     _api.reset_peak()
     watch = _Watch()
     _api._mark_observers.append(watch.on_mark)
@@ -195,14 +237,17 @@ def _over_limits(limits, watch, nodeid, allow_incomplete=False, rootdir=None):
         return ("cuda_memory: figures are incomplete (no device seen): no limit judged "
                 "(allow_incomplete=True judges them on incomplete figures)")
     failures = []
+    peak_failed = False
     for s in stats:
         where = "device %d" % s.device
         peak = s.peak_since_reset_bytes - min(watch.start.get(s.device, 0), s.peak_since_reset_bytes)
         if "max_peak" in limits and peak > limits["max_peak"]:
             failures.append("peak on %s: %s, limit %s" % (where, iec(peak), iec(limits["max_peak"])))
+            peak_failed = True
         if "max_leaked" in limits and s.live_since_reset_bytes > limits["max_leaked"]:
-            failures.append("leaked on %s: %s in %d allocations, limit %s" % (
-                where, iec(s.live_since_reset_bytes), s.live_since_reset_count, iec(limits["max_leaked"])))
+            failures.append("leaked on %s: %s in %s, limit %s" % (
+                where, iec(s.live_since_reset_bytes), count_of(s.live_since_reset_count, "allocation"),
+                iec(limits["max_leaked"])))
     if "max_growth" in limits:
         name, growth = watch.growth()
         for device, per_iteration in sorted(growth.items()):
@@ -212,6 +257,10 @@ def _over_limits(limits, watch, nodeid, allow_incomplete=False, rootdir=None):
     if not failures:
         return None
     message = "CUDA memory over the cuda_memory limits:\n  " + "\n  ".join(failures)
+    if peak_failed:  # what held it may be freed by now: the sites of the test's own peak
+        at_peak = _top_sites(nodeid, rootdir, at_peak=True)
+        if at_peak:
+            message += "\nat the test's peak, allocated during the test (top call sites):\n" + "\n".join(at_peak)
     sites = _top_sites(nodeid, rootdir)
     if sites:
         message += "\nlive now, allocated during the test (top call sites):\n" + "\n".join(sites)

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/escape.h"
+#include "base/plural.h"
 #include "read/event_source.h"
 #include "reports/report.h"
 #include "render/report_text.h"
@@ -54,7 +55,7 @@ bool write_post_mortem(const std::string& trace) {
   }
   std::ostringstream text;
   text << "cumemtrace post-mortem, written by `cumemtrace run` while the job was running, from the trace as it was"
-       << " then (" << file.events().size() << " events)\n\n";
+       << " then (" << count_of(file.events().size(), "event") << ")\n\n";
   write_text(text, rep);
   // Replaced whole, never written through a link: a new private file renamed over the old.
   const std::string out = trace + ".oom.txt", tmp = out + ".tmp";

@@ -34,6 +34,7 @@
 
 #include "cli/command.h"
 #include "base/escape.h"
+#include "base/plural.h"
 #include "cli/run/oom_watch.h"
 #include "cli/run/run_preflight.h"
 #include "symbols/symbolize.h"
@@ -154,7 +155,7 @@ void list_traces(const Manifest& m) {
       std::cerr << "cumemtrace: " << printable(path) << ": " << printable(r.message) << "\n";
       continue;
     }
-    std::cerr << "cumemtrace: trace written to " << printable(path) << " (" << r.events << " events)";
+    std::cerr << "cumemtrace: trace written to " << printable(path) << " (" << count_of(r.events, "event") << ")";
     if (r.cut_partial) std::cerr << "; its partial last record was cut off";
     std::cerr << "\n";
   }

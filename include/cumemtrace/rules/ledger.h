@@ -130,10 +130,15 @@ inline size_t kind_index(format::Kind k) {
 //   Device& ledger_device(int32_t)             its device, made on first use
 //   bool ledger_keeps_gaps() const            whether Figures::frag is kept
 //   void ledger_added(Device&, const Alloc&)  after an allocation's or handle's bytes were added
+// and may provide (the default does nothing):
+//   void ledger_removed(Device&, const Alloc&)  after an allocation's or handle's bytes were taken away
 // Alloc has `size` (bytes), `device` and `kind`; Device derives from Figures.
 template <class Derived, class Alloc, class Device>
 class Ledger {
  public:
+  // The default of the optional call back (above): Derived's own hides it.
+  void ledger_removed(Device&, const Alloc&) {}
+
   // Applies `e`. make(kind) builds the record of what the event makes; called only then.
   template <class Make>
   Outcome apply(const Entry& e, Make&& make) {
@@ -243,6 +248,7 @@ class Ledger {
     d.live_count[kind_index(a.kind)] -= 1;
     if (format::holds_device_memory(a.kind)) d.device_bytes -= a.size;
     if (format::counts_for_fragmentation(a.kind) && self().ledger_keeps_gaps()) d.frag.erase(address);
+    self().ledger_removed(d, a);
   }
 
   bool graph(const Entry& e, Outcome& o) {

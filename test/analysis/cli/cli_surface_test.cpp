@@ -8,11 +8,11 @@
 #include <string>
 
 #include "catch.h"
-#include "cli/nearest_command.h"
+#include "cli/nearest_name.h"
 #include "shell.h"
 #include "trace_builder.h"
 
-using cumemtrace::nearest_command;
+using cumemtrace::nearest_name;
 using cumemtrace::test::kCli;
 using cumemtrace::test::shell;
 using cumemtrace::test::TraceBuilder;
@@ -30,15 +30,15 @@ std::string surface_tmp(const char* tag) {
 TEST_CASE("the nearest command: fewest edits, neighbours swapped, a prefix, or none") {
   const std::vector<std::string> names = {"run",      "report", "live",   "index", "symbolize", "check",
                                           "baseline", "diff",   "export", "html",  "dump"};
-  CHECK(nearest_command("reprot", names) == "report");  // two neighbours swapped: one edit
-  CHECK(nearest_command("raport", names) == "report");
-  CHECK(nearest_command("chek", names) == "check");
-  CHECK(nearest_command("symbolise", names) == "symbolize");
-  CHECK(nearest_command("exprot", names) == "export");
-  CHECK(nearest_command("baselin", names) == "baseline");
-  CHECK(nearest_command("sym", names) == "symbolize");  // a prefix
-  CHECK(nearest_command("zzz", names).empty());
-  CHECK(nearest_command("xy", names).empty());  // 2 edits from "diff"? no: too many for 2 letters
+  CHECK(nearest_name("reprot", names) == "report");  // two neighbours swapped: one edit
+  CHECK(nearest_name("raport", names) == "report");
+  CHECK(nearest_name("chek", names) == "check");
+  CHECK(nearest_name("symbolise", names) == "symbolize");
+  CHECK(nearest_name("exprot", names) == "export");
+  CHECK(nearest_name("baselin", names) == "baseline");
+  CHECK(nearest_name("sym", names) == "symbolize");  // a prefix
+  CHECK(nearest_name("zzz", names).empty());
+  CHECK(nearest_name("xy", names).empty());  // 2 edits from "diff"? no: too many for 2 letters
 }
 
 TEST_CASE("a mistyped command names the command meant and exits 2, stdout empty") {
@@ -191,5 +191,5 @@ TEST_CASE("report --by takes one word a time: the traces after it stay traces, a
   CHECK(twice.out.find("By category") != std::string::npos);
   auto bad = shell(kCli + " report --by rnage " + trace + " 2>&1");
   CHECK(bad.status == 2);
-  CHECK(bad.out == "cumemtrace report: --by rnage: not one of category, range, function\n");
+  CHECK(bad.out == "cumemtrace report: --by rnage: not one of category, range, function; did you mean 'range'?\n");
 }

@@ -57,7 +57,7 @@ TEST_CASE("run preloads the library, reads the manifest, and exits with the prog
     while ((n = fread(buf, 1, sizeof buf, f)) > 0) e.append(buf, n);
     fclose(f);
   }
-  CHECK(e.find("cumemtrace: trace written to " + trace + " (1 events)") != std::string::npos);
+  CHECK(e.find("cumemtrace: trace written to " + trace + " (1 event)") != std::string::npos);
   std::remove(trace.c_str());
   std::remove(err.c_str());
 }
@@ -78,7 +78,7 @@ TEST_CASE("report on a truncated trace warns with the offset and still exits 0, 
   { std::ofstream(trace, std::ios::binary) << full.substr(0, full.size() - 3); }
   Result r = shell(std::string(CUMEMTRACE_CLI) + " report " + trace + " 2>&1 >/dev/null");
   CHECK(r.status == 0);
-  CHECK(r.out.find("warning: 1 damaged or unread byte range(s), the first at byte " + std::to_string(end_chunk) +
+  CHECK(r.out.find("warning: 1 damaged or unread byte range, the first at byte " + std::to_string(end_chunk) +
                    "; figures from this trace are incomplete") != std::string::npos);
   { std::ofstream(trace, std::ios::binary) << "not a trace at all"; }
   Result g = shell(std::string(CUMEMTRACE_CLI) + " report " + trace + " 2>&1 >/dev/null");

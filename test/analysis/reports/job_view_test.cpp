@@ -144,3 +144,13 @@ TEST_CASE("job: processes without a rank are not compared, and the findings line
   CHECK(k.ranked_processes == 2);
   CHECK(k.compared_ranks == 1);
 }
+
+TEST_CASE("job: one process is said in the singular, in the heading and in the findings line") {
+  // Before: "Job: 1 processes" and "0 of 1 processes have a rank".
+  const Job j = build_job({process(1, -1, 0, 256 * MiB)}, std::vector<std::vector<DeviceInfo>>(1), 10.0);
+  std::ostringstream text;
+  write_job_text(text, j);
+  CHECK(text.str().starts_with("Job: 1 process\n"));
+  CHECK(text.str().find("Findings (ranks not compared: 0 of 1 process has a rank, RANK set by the launcher, 0 of them "
+                        "with device memory):\n") != std::string::npos);
+}

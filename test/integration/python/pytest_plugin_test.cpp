@@ -52,6 +52,12 @@ TEST_CASE("pytest plugin: each cuda_memory limit passes at the limit and fails p
   CHECK(outcome(r.out, "test_growth_over") == "FAILED");
   CHECK(has(r.out, "3 failed, 3 passed"));
   CHECK(has(r.out, "peak on device 0: 8.00 MiB (8,389,120 B), limit 8.00 MiB (8,388,608 B)"));
+  // What held it, though freed by the test's end: both allocations of line 37 (4 MiB, and
+  // 4 MiB + 512 B), one stack.
+  CHECK(has(r.out,
+            "\nat the test's peak, allocated during the test (top call sites):\n"
+            "  8.00 MiB (8,389,120 B) in 2 held at the peak on device 0 from test_cuda_memory.py:17 in malloc <- "
+            "test_cuda_memory.py:37 in test_peak_over\n"));
   CHECK(has(r.out, "leaked on device 0: 3.00 MiB (3,145,728 B) in 2 allocations, limit 1.00 MiB (1,048,576 B)"));
   CHECK(has(r.out, "growth per iteration (marks 'iter') on device 0: 2.00 MiB (2,097,152 B), limit 1.00 MiB"));
   // The leak's call sites in the user's terms (issue 25 §5): it was "libcudart.so.13!cudaMalloc+0x..
@@ -95,4 +101,48 @@ TEST_CASE("pytest plugin: no device seen is no pass, unless the marker allows in
   CHECK(has(r.out,
             "cuda_memory: figures are incomplete (no device seen): no limit judged "
             "(allow_incomplete=True judges them on incomplete figures)"));
+}
+
+TEST_CASE("pytest plugin: a marker's mistake is a usage error of one line, no traceback, before any test runs") {
+  // Before: under the tracer each became its test's failure under pytest's traceback;
+  // without it, the marked tests were skipped and the mistake never said.
+  const std::string said =
+      "ERROR: test_usage.py::test_typo: cuda_memory: unknown argument max_peek (it takes max_peak, max_leaked, "
+      "max_growth, allow_incomplete)\n\n"
+      "ERROR: test_usage.py::test_bad_size: cuda_memory: max_peak: not a size: '2 GiBs' (bytes, or a number with "
+      "KiB/MiB/GiB/TiB or kB/MB/GB/TB)\n\n";
+  std::vector<std::string> argv = pytest_argv();
+  argv.back() = kDir + "/test_usage.py";
+  TempDir dir;
+  for (const Result& r : {run(argv, env()), traced(dir, argv, env())}) {
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 4);  // pytest's ExitCode.USAGE_ERROR
+    CHECK(r.err == said);
+    CHECK_FALSE(has(r.out + r.err, "Traceback"));
+    CHECK(has(r.out, "no tests ran"));
+  }
+}
+
+TEST_CASE("pytest plugin: a max_peak failure names what held the memory at the test's peak, freed since or not") {
+  // Before: the peak and its limit only, what held it being freed by the test's end.
+  // test_peak_sites.py: 6 MiB made and freed (a lower peak), then a = 4 MiB (line 23) and
+  // b = 4 MiB + 512 B (line 24) make the peak, 8 MiB + 512 B; a freed, 1 MiB made (line 26,
+  // after the peak, kept), b freed. Held at the peak: b, then a; live at the end: the 1 MiB.
+  TempDir dir;
+  std::vector<std::string> argv = pytest_argv();
+  argv.back() = kDir + "/test_peak_sites.py";
+  const Result r = traced(dir, argv, env());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(has(r.out,
+            "CUDA memory over the cuda_memory limits:\n"
+            "  peak on device 0: 8.00 MiB (8,389,120 B), limit 8.00 MiB (8,388,608 B)\n"
+            "at the test's peak, allocated during the test (top call sites):\n"
+            "  4.00 MiB (4,194,816 B) in 1 held at the peak on device 0 from test_peak_sites.py:16 in malloc <- "
+            "test_peak_sites.py:24 in test_peak_held\n"
+            "  4.00 MiB (4,194,304 B) in 1 held at the peak on device 0 from test_peak_sites.py:16 in malloc <- "
+            "test_peak_sites.py:23 in test_peak_held\n"
+            "live now, allocated during the test (top call sites):\n"
+            "  1.00 MiB (1,048,576 B) in 1 live on device 0 from test_peak_sites.py:16 in malloc <- "
+            "test_peak_sites.py:26 in test_peak_held\n"));
 }

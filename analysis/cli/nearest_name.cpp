@@ -1,4 +1,4 @@
-#include "cli/nearest_command.h"
+#include "cli/nearest_name.h"
 
 #include <algorithm>
 
@@ -22,7 +22,7 @@ size_t edits(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string nearest_command(std::string_view word, const std::vector<std::string>& names) {
+std::string nearest_name(std::string_view word, const std::vector<std::string>& names) {
   std::string best;
   size_t best_edits = 3;
   for (const auto& n : names) {
@@ -36,6 +36,11 @@ std::string nearest_command(std::string_view word, const std::vector<std::string
   for (const auto& n : names)
     if (n.starts_with(word) || word.starts_with(n)) return n;
   return "";
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& names) {
+  const std::string near = nearest_name(word, names);
+  return near.empty() ? "" : "; did you mean '" + near + "'?";
 }
 
 }  // namespace cumemtrace

@@ -244,7 +244,8 @@ Command register_check(CLI::App& app) {
   c.sub->add_option("--max-peak", o->max_peak, "Peak tracked device bytes (SIZE, or dN:SIZE for one device)");
   c.sub->add_option("--max-leaked", o->max_leaked, "Device memory live at a clean end (SIZE)");
   c.sub->add_option("--max-failed", o->max_failed, "Failed allocations not recovered from, retries folded (N)");
-  c.sub->add_flag("--count-recovered", o->count_recovered, "--max-failed counts failures recovered from too");
+  c.sub->add_flag("--count-recovered", o->count_recovered, "--max-failed counts failures recovered from too")
+      ->group("Options");  // how --max-failed counts, not a limit of its own
   c.sub->add_option("--max-single", o->max_single, "Largest single allocation (SIZE, or PCT% of the device)");
   c.sub->add_option("--max-gap-ratio", o->max_gap, "Gap ratio at the peak (0..1)");
   c.sub->add_option("--max-growth", o->max_growth, "Steady growth per iteration of any call site (SIZE)");

@@ -68,6 +68,20 @@ TEST_CASE("blocks: a tensor kept per iteration inside the cache is a leak at its
   const Result check = run({cli(), "check", trace, "--max-growth", "1MiB"});
   CHECK(check.exit_code == 1);
   CHECK(has(check.out, "4.00 MiB"));
+  // memory_viz's view: each segment with its blocks, the bytes between them inactive; each
+  // block an alloc (then free_requested, free_completed) in the device trace.
+  const std::string pickle = dir.path + "/snap.pickle";
+  REQUIRE(run({cli(), "export", "--format", "memviz", trace, "-o", pickle}).exit_code == 0);
+  const Result seen =
+      run({"/usr/bin/python3", "-c",
+           "import pickle,sys\n"
+           "d=pickle.load(open(sys.argv[1],'rb'))\n"
+           "for s in d['segments']: print(s['total_size']>>20, s['allocated_size']>>20, "
+           "' '.join(b['state'][0]+str(b['size']>>20) for b in s['blocks']))\n"
+           "acts=[e['action'] for e in d['device_traces'][0]]\n"
+           "print(*[acts.count(a) for a in ('segment_alloc','alloc','free_requested','free_completed')])",
+           pickle});
+  CHECK(seen.out == "16 16 a16\n20 12 i8 a4 a4 a4\n20 8 a4 a4 i12\n3 11 5 5\n");
   const Result text = run({cli(), "report", trace});
   CHECK(has(text.out, "leak: tensors inside PyTorch's cache from torch_blocks (keep_history"));
   CHECK(has(text.out, "inside PyTorch's cache on device 0: peak allocated 44.00 MiB (46,137,344 B)"));

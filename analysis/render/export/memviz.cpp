@@ -24,7 +24,30 @@ struct Live {
   int32_t device = 0;
   uint32_t stack_id = 0;
   uint32_t python_stack_id = 0;
+  bool holds_blocks = false;  // a caching allocator's block lay in it (trace 1.13)
 };
+
+// Every event and block record in file order: a block record after the events read before
+// it (BlockEvent::events_before). `each(event, block)` gets one of the two, the other null.
+template <class Each>
+void in_file_order(const Trace& trace, Each&& each) {
+  size_t b = 0;
+  for (size_t i = 0; i < trace.events.size(); ++i) {
+    for (; b < trace.block_events.size() && trace.block_events[b].events_before <= i; ++b)
+      each(nullptr, &trace.block_events[b]);
+    const Event e = trace.events[i];
+    each(&e, nullptr);
+  }
+  for (; b < trace.block_events.size(); ++b) each(nullptr, &trace.block_events[b]);
+}
+
+// The live segment holding [address, address + size), or end().
+std::map<uint64_t, Live>::iterator segment_of(std::map<uint64_t, Live>& live, uint64_t address, uint64_t size) {
+  auto it = live.upper_bound(address);
+  if (it == live.begin()) return live.end();
+  --it;
+  return address + size <= it->first + it->second.size ? it : live.end();
+}
 
 struct Entry {
   const char* action = "";
@@ -99,12 +122,56 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
   const uint64_t real0 = trace.process ? trace.process->start_realtime_ns : 0;
   const auto time_us = [&](uint64_t t) { return (real0 + (t >= mono0 ? t - mono0 : 0)) / 1000; };
 
-  std::map<uint64_t, Live> live;  // by address
+  // Which allocations held blocks: a caching allocator's segments, whose blocks (trace
+  // 1.13) are then the allocations memory_viz shows, as in PyTorch's own snapshot.
+  std::vector<bool> held_blocks;  // per allocation, in the order made
+  {
+    std::map<uint64_t, Live> live;
+    std::map<uint64_t, size_t> index;  // by address: its place in held_blocks
+    in_file_order(trace, [&](const Event* e, const BlockEvent* b) {
+      if (b) {
+        if (b->op != format::BlockOp::kAlloc) return;
+        if (auto seg = segment_of(live, b->address, b->size); seg != live.end()) held_blocks[index[seg->first]] = true;
+        return;
+      }
+      if (!is_segment_kind(e->kind) || e->device < 0 || (e->flags & format::kEventCaptured) || e->result != 0) return;
+      if (e->op == Op::kAlloc && e->address != 0 && !live.count(e->address)) {
+        live[e->address] = {e->size};
+        index[e->address] = held_blocks.size();
+        held_blocks.push_back(false);
+      } else if (e->op == Op::kFree) {
+        live.erase(e->address);
+      }
+    });
+  }
+
+  std::map<uint64_t, Live> live;    // by address
+  std::map<uint64_t, Live> blocks;  // live blocks, by address
   std::map<int32_t, std::vector<Entry>> traces;
   int32_t max_device = -1;
   for (const auto& d : trace.devices) max_device = std::max(max_device, d.ordinal);
-  for (const Event& e : trace.events) {
-    if (!is_segment_kind(e.kind) || e.device < 0 || (e.flags & format::kEventCaptured)) continue;
+  size_t made = 0;
+  in_file_order(trace, [&](const Event* ep, const BlockEvent* b) {
+    if (b) {
+      const uint64_t us = time_us(b->time_ns);
+      auto& tr = traces[b->device];
+      if (b->op == format::BlockOp::kAlloc) {
+        auto seg = segment_of(live, b->address, b->size);
+        if (seg == live.end() || !seg->second.holds_blocks) return;  // not in a segment shown with blocks
+        blocks[b->address] = {b->size, seg->second.stream, b->device, b->stack_id, b->python_stack_id};
+        tr.push_back({"alloc", b->address, b->size, seg->second.stream, us, b->stack_id, b->python_stack_id});
+      } else if (b->op == format::BlockOp::kFree) {
+        auto it = blocks.find(b->address);
+        if (it == blocks.end()) return;
+        for (const char* action : {"free_requested", "free_completed"})
+          tr.push_back({action, b->address, it->second.size, it->second.stream, us, it->second.stack_id,
+                        it->second.python_stack_id});
+        blocks.erase(it);
+      }
+      return;
+    }
+    const Event& e = *ep;
+    if (!is_segment_kind(e.kind) || e.device < 0 || (e.flags & format::kEventCaptured)) return;
     const uint64_t us = time_us(e.time_ns);
     if (e.op == Op::kAlloc && e.result != 0) {
       max_device = std::max(max_device, e.device);
@@ -112,20 +179,29 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
           {"oom", device_free_after(trace, e.device, e.time_ns), e.size, e.stream, us, e.stack_id, e.python_stack_id});
     } else if (e.op == Op::kAlloc && e.address != 0 && !live.count(e.address)) {
       max_device = std::max(max_device, e.device);
-      live[e.address] = {e.size, e.stream, e.device, e.stack_id, e.python_stack_id};
+      const bool with_blocks = made < held_blocks.size() && held_blocks[made];
+      ++made;
+      live[e.address] = {e.size, e.stream, e.device, e.stack_id, e.python_stack_id, with_blocks};
       auto& tr = traces[e.device];
       tr.push_back({"segment_alloc", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
-      tr.push_back({"alloc", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
+      if (!with_blocks) tr.push_back({"alloc", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
     } else if (e.op == Op::kFree && e.result == 0) {
       auto it = live.find(e.address);
-      if (it == live.end()) continue;
+      if (it == live.end()) return;
       const Live a = it->second;
       live.erase(it);
       auto& tr = traces[a.device];
-      for (const char* action : {"free_requested", "free_completed", "segment_free"})
-        tr.push_back({action, e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
+      if (a.holds_blocks) {
+        // Blocks still live in it go with it (the allocator's frees of them were not reported).
+        for (auto bl = blocks.lower_bound(e.address); bl != blocks.end() && bl->first < e.address + a.size;)
+          bl = blocks.erase(bl);
+        tr.push_back({"segment_free", e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
+      } else {
+        for (const char* action : {"free_requested", "free_completed", "segment_free"})
+          tr.push_back({action, e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
+      }
     }
-  }
+  });
 
   ExportFrames frames(trace);
   PickleWriter w(out);
@@ -136,13 +212,33 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
   w.begin_list();
   for (const auto& [address, a] : live) {
     const auto& fs = frames.of(a.stack_id, a.python_stack_id);
+    // A segment with blocks: its live blocks, and the bytes between them as inactive blocks.
+    struct Piece {
+      uint64_t address, size;
+      const Live* block;  // null: inactive
+    };
+    std::vector<Piece> pieces;
+    uint64_t in_use = 0;
+    if (a.holds_blocks) {
+      uint64_t at = address;
+      for (auto bl = blocks.lower_bound(address); bl != blocks.end() && bl->first < address + a.size; ++bl) {
+        if (bl->first > at) pieces.push_back({at, bl->first - at, nullptr});
+        pieces.push_back({bl->first, bl->second.size, &bl->second});
+        in_use += bl->second.size;
+        at = bl->first + bl->second.size;
+      }
+      if (at < address + a.size) pieces.push_back({at, address + a.size - at, nullptr});
+    } else {
+      pieces.push_back({address, a.size, &a});
+      in_use = a.size;
+    }
     w.begin_dict();
     key_int(w, "device", uint64_t(a.device));
     key_int(w, "address", address);
     key_int(w, "total_size", a.size);
-    key_int(w, "allocated_size", a.size);
-    key_int(w, "active_size", a.size);
-    key_int(w, "requested_size", a.size);
+    key_int(w, "allocated_size", in_use);
+    key_int(w, "active_size", in_use);
+    key_int(w, "requested_size", in_use);
     key_int(w, "stream", a.stream);
     key_str(w, "segment_type", "large");
     w.string("is_expandable");
@@ -153,16 +249,21 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
     w.item();
     w.string("blocks");
     w.begin_list();
-    w.begin_dict();
-    key_int(w, "address", address);
-    key_int(w, "size", a.size);
-    key_int(w, "requested_size", a.size);
-    key_str(w, "state", "active_allocated");
-    w.string("frames");
-    write_frames(w, counts, fs, a.stack_id, a.python_stack_id);
-    w.item();
-    w.end();
-    w.item();
+    for (const Piece& p : pieces) {
+      w.begin_dict();
+      key_int(w, "address", p.address);
+      key_int(w, "size", p.size);
+      key_int(w, "requested_size", p.block ? p.size : 0);
+      key_str(w, "state", p.block ? "active_allocated" : "inactive");
+      w.string("frames");
+      if (p.block)
+        write_frames(w, counts, frames.of(p.block->stack_id, p.block->python_stack_id), p.block->stack_id,
+                     p.block->python_stack_id);
+      else write_frames(w, counts, {}, 0, 0);
+      w.item();
+      w.end();
+      w.item();
+    }
     w.end();
     w.item();
     w.end();

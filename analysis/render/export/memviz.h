@@ -8,8 +8,14 @@
 //   its free                                  -> free_requested, free_completed, segment_free
 //   failed allocation of those kinds          -> oom, with device_free = NVML's free bytes
 //                                                of the first snapshot after it (0 unknown)
+// A segment a caching allocator handed blocks out of (trace 1.13's block records, PyTorch's
+// default allocator; reports/blocks.h) is shown as PyTorch's own snapshot shows it: only
+// segment_alloc and segment_free for the segment, and each block an alloc, then
+// free_requested and free_completed at its free; at the end its live blocks
+// active_allocated and the bytes between them inactive blocks. (Blocks in expandable
+// segments, which are mappings, are left out with them.)
 // `segments` is what is live at the end of the trace, one segment per allocation with one
-// active_allocated block filling it, so every block lies inside its segment and undoing
+// active_allocated block filling it (or its blocks, as above), so every block lies inside its segment and undoing
 // the trace from there (the viewer's "Allocator State History") meets every segment it
 // expects. Failed calls, allocations made under stream capture (graph memory nodes) and
 // frees that match nothing change nothing, as in the replay (replay.h). VMM mappings,

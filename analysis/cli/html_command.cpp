@@ -6,6 +6,7 @@
 #include "read/event_source.h"
 #include "render/html_data.h"
 #include "render/job_view.h"
+#include "render/page_tables.h"
 #include "reports/job.h"
 #include "html_page.h"
 #include "base/json_text.h"
@@ -71,7 +72,9 @@ int cmd_html(const HtmlOptions& opt) {
       rc = 1;
       continue;
     }
-    processes.push_back(nlohmann::ordered_json{{"report", to_json(rep)}, {"view", std::move(view)}});
+    nlohmann::ordered_json report = to_json(rep);
+    bound_page_tables(report);  // a page of a few hundred rows per table, however long the trace's
+    processes.push_back(nlohmann::ordered_json{{"report", std::move(report)}, {"view", std::move(view)}});
     if (opt.traces.size() > 1) reports.push_back(std::move(rep)), devices.push_back(t.devices);
   }
   if (processes.empty()) return rc ? rc : 1;

@@ -491,6 +491,7 @@
         ['allocations', (x) => x.allocations], ['allocated', (x) => x.bytes_allocated, exact],
         ['peak inside', (x) => x.peak_bytes, exact], ['held after', (x) => x.held_after_bytes, exact],
         ['time inside', (x) => x.time_ns, secs]], r.by_range, 4));
+      omitted(r.by_range_omitted, 'ranges');
     }
     // report --by function's rows (docs/cli.md, "Memory per function").
     if (r.by_function && r.by_function.length) {
@@ -499,6 +500,7 @@
         ['allocations', (x) => x.allocations], ['allocated', (x) => x.bytes_allocated, exact],
         ['at most held at once', (x) => x.peak_bytes, exact], ['held after', (x) => x.held_after_bytes, exact]],
         r.by_function, 2));
+      omitted(r.by_function_omitted, 'functions');
     }
     // Inside pools (docs/cli.md, "Inside pools"): each heap, then its regions by call site and name.
     if (r.pools && r.pools.heaps.length) {
@@ -508,13 +510,21 @@
           exact(h.peak.bytes) + ' in ' + h.peak.count,
           h.peak.inside ? exact(h.peak.inside.gap_bytes) + ' (' + exact(h.peak.inside.largest_gap) + ')' : '',
           exact(h.end.bytes) + ' in ' + h.end.count])));
+      omitted(r.pools.heaps_omitted, 'heaps');
       const sites = [];
+      let sitesOmitted = 0;
+      for (const h of r.pools.heaps) sitesOmitted += h.sites_omitted || 0;
       for (const h of r.pools.heaps) for (const s of h.sites) sites.push({ heap: h.name || h.handle, ...s });
       app.append(sortable('pool-sites', [['heap', (x) => x.heap], ['region', (x) => x.name || '(unnamed)'],
         ['class', (x) => x.class], ['per iteration', (x) => x.growth_per_iteration, (v) => (v ? '+' + exact(v) : '')],
         ['at the peak', (x) => x.peak_bytes, exact], ['at the end', (x) => x.end_bytes, exact],
         ['registered', (x) => x.registered], ['stack', () => 0, (v, x) => frames(x)]], sites, 4));
+      omitted(sitesOmitted, 'sites of the heaps shown');
     }
+  }
+  // The page keeps a long table's largest rows (docs/html-report.md, "Long tables"): say how many it left out.
+  function omitted(count, what) {
+    if (count) app.append(el('p', { text: count + ' more ' + what + ' not shown (the page keeps the largest; report --json has every row)' }));
   }
   // A table sorted by a click on a heading, in a box of its own whose id is `id`, the table's
   // `id`-table. cols: [heading, value (sorted on), shown (value, row) → cell; else the value].

@@ -1,5 +1,7 @@
 #include "render/block_view.h"
 
+#include <algorithm>
+
 #include "base/escape.h"
 #include "base/units.h"
 #include "render/report_parts.h"

@@ -155,7 +155,8 @@ struct FirstPass {
       else if (e.op == Op::kFree) ++c.frees;
       else if (e.result != 0) ++c.failed;
       else ++c.allocs;
-      if (e.op == Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind))
+      // A stream-ordered pool is the driver's, whose every allocation is traced: no cache hides it.
+      if (e.op == Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) && e.kind != Kind::kAsyncPool)
         if (const std::string& cache = owners.of(e.stack_id); !cache.empty()) caches.insert(cache);
       if (e.op == Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured))
         graph_nodes[e.device].push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device,

@@ -29,10 +29,12 @@ std::string torch_version_of(const void* fn) {
   const ssize_t n = read(fd, buf, sizeof buf);
   close(fd);
   if (n <= 0) return {};
-  // A line `__version__ = '2.11.0+cu130'` (or with double quotes); the first one wins.
+  // A line that starts `__version__` (`__version__ = '2.11.0+cu130'`, or with a type
+  // annotation or double quotes); the first one wins. `__all__` names it too, quoted.
   const std::string_view text(buf, size_t(n));
-  const size_t at = text.find("__version__");
+  size_t at = text.starts_with("__version__") ? 0 : text.find("\n__version__");
   if (at == std::string_view::npos) return {};
+  if (text[at] == '\n') ++at;
   const size_t open_quote = text.find_first_of("'\"", at);
   if (open_quote == std::string_view::npos || text.substr(at, open_quote - at).find('\n') != std::string_view::npos)
     return {};

@@ -25,7 +25,7 @@ checkpoints, snapshot = [], None
 for line in open(sys.argv[2]):
     j = json.loads(line)
     if "snapshot" in j:
-        snapshot = j["snapshot"]
+        snapshot, snapshot_t = j["snapshot"], j["t"]
     else:
         checkpoints.append(j)
 
@@ -46,16 +46,18 @@ for c in checkpoints:
     print(f"t={c['t']} allocated: torch {c['allocated']} trace {mine} {'equal' if same else 'DIFFERENT'}; "
           f"reserved: torch {c['reserved']} last reported {reserved}")
 for t, op, addr, size, alloc, res in events[i:]:
+    if snapshot is not None and t > snapshot_t:
+        break  # after the snapshot: not in it
     if op == 1:
         live[addr] = size
     elif op == 2:
         live.pop(addr, None)
 if snapshot is not None:
     active = {a: s for a, s, state in snapshot if state == "active_allocated"}
-    # Blocks freed after the snapshot (at exit) are not in it; compare what it lists.
     missing = {a: s for a, s in active.items() if live.get(a) != s}
+    extra = {a: s for a, s in live.items() if a not in active}
     print(f"snapshot: {len(active)} active blocks, {len(snapshot)} blocks in all; "
-          f"{len(active) - len(missing)} equal in the trace, {len(missing)} not")
-    ok &= not missing
+          f"{len(active) - len(missing)} equal in the trace, {len(missing)} not; {len(extra)} live in the trace only")
+    ok &= not missing and not extra
 print("ALL EQUAL" if ok else "NOT ALL EQUAL")
 sys.exit(0 if ok else 1)

@@ -7,8 +7,8 @@ usage: blocks_loop.py LOG STEPS [oom]
 
 Writes JSON Lines to LOG: a checkpoint after each step ({"t": monotonic ns after
 synchronize, "allocated": memory_allocated(), "reserved": memory_reserved()}), then the
-allocator's block map at the end ({"snapshot": [[address, size, state], ...]} from
-torch.cuda.memory_snapshot()). With "oom": after the loop, tensors of 1 GiB kept until the
+allocator's block map at the end ({"snapshot": [[address, size, state], ...], "t": monotonic
+ns after it} from torch.cuda.memory_snapshot()). With "oom": after the loop, tensors of 1 GiB kept until the
 allocator refuses (live tensors fill the device: the cause must be demand).
 """
 import json
@@ -47,7 +47,7 @@ blocks = []
 for seg in torch.cuda.memory_snapshot():
     for b in seg["blocks"]:
         blocks.append([b["address"], b["size"], b["state"]])
-log.write(json.dumps({"snapshot": blocks}) + "\n")
+log.write(json.dumps({"snapshot": blocks, "t": time.monotonic_ns()}) + "\n")
 log.flush()
 
 if oom:

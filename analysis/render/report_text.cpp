@@ -1,3 +1,5 @@
+// `report`'s text. Over 600 lines: the sections that share its helpers (site names,
+// frames, devices, times) are here; the ones with their own (pools, blocks, ranges) are not.
 #include "render/report_text.h"
 
 #include <algorithm>

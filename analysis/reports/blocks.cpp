@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/units.h"
+#include "reports/report.h"
 #include "stacks/call_site_rule.h"
 #include "stacks/python_stacks.h"
 
@@ -317,6 +318,58 @@ std::vector<std::string> not_visible_notes(const Blocks& b) {
     out.push_back("inside " + a + "'s cache: not visible (" + why + ")");
   }
   return out;
+}
+
+// What the blocks inside a caching allocator (blocks.h) add to the report's findings: their
+// sites join growth (marked `inside`), so that a tensor kept per iteration is a leak
+// wherever leaks are read (the summary, check, baseline); the allocator's own
+// out-of-memory errors are failed allocations diagnosed from the blocks: the driver's
+// refusal just before one (the allocator's cudaMalloc) takes its diagnosis, and one that
+// no driver call preceded (a memory fraction) is a failed allocation of its own.
+void add_block_findings(Report& rep, const Stacks& stacks) {
+  const Blocks& b = rep.blocks;
+  for (const BlockDevice& d : b.devices)
+    for (const BlockSite& s : d.sites) {
+      GrowthSite g;
+      g.cls = s.cls, g.node = s.node, g.key = s.key, g.from_python = s.from_python;
+      g.library = stacks.module_basename(
+          stacks.trace().stack_nodes.count(s.node) ? stacks.trace().stack_nodes.at(s.node).ip : 0);
+      g.kind = format::Kind::kDevice, g.device = s.device, g.bytes_at = s.bytes_at, g.carried_at = s.carried_at;
+      g.count_at_end = s.end_count;
+      g.allocations_within = s.allocations_within, g.growth_per_iteration = s.growth_per_iteration;
+      g.growth_min = s.growth_min, g.growth_max = s.growth_max;
+      g.frames = s.frames, g.python_frames = s.python_frames, g.inside = b.allocator;
+      rep.growth.sites.push_back(std::move(g));
+    }
+  std::stable_sort(rep.growth.sites.begin(), rep.growth.sites.end(), [](const GrowthSite& x, const GrowthSite& y) {
+    const bool lx = x.cls == GrowthSite::Class::kLeak, ly = y.cls == GrowthSite::Class::kLeak;
+    if (lx != ly) return lx;
+    return lx && x.growth_per_iteration > y.growth_per_iteration;
+  });
+  for (const BlockOom& o : b.ooms) {
+    // The driver's refusals of the allocator's segments on its thread since its last block
+    // action (PyTorch asks again after giving cached segments back): the same failure.
+    bool refused = false;
+    if (o.driver_refused)
+      for (FailedRow& row : rep.failed)
+        if (row.tid == o.tid && row.device == o.device && row.last_time_ns > o.since_ns && row.time_ns <= o.time_ns) {
+          row.diagnosis = o.diagnosis;
+          refused = true;
+        }
+    if (refused) continue;
+    FailedRow row;
+    row.time_ns = row.last_time_ns = o.time_ns;
+    row.device = o.device, row.size = o.request, row.kind = format::Kind::kDevice, row.tid = o.tid;
+    row.api = b.allocator + "'s caching allocator";
+    row.result = 2;  // out of memory, as the allocator raised it
+    row.frames = o.frames, row.python_frames = o.python_frames;
+    row.live_device_bytes = o.reserved;
+    row.diagnosis = o.diagnosis;
+    rep.failed.push_back(std::move(row));
+    ++rep.failed_total;
+  }
+  std::stable_sort(rep.failed.begin(), rep.failed.end(),
+                   [](const FailedRow& x, const FailedRow& y) { return x.time_ns < y.time_ns; });
 }
 
 }  // namespace cumemtrace

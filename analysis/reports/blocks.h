@@ -109,4 +109,12 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
 // PyTorch's cache: not visible (no block records in this trace)", one per allocator.
 std::vector<std::string> not_visible_notes(const Blocks& b);
 
+// What the blocks add to a report's other findings, once it has growth's sites and the
+// failed allocations: the sites join growth (marked `inside`), so that a tensor kept per
+// iteration is a leak wherever leaks are read (the summary, check, baselines); the
+// allocator's own out-of-memory errors diagnose the driver's refusals they explain, or are
+// failed allocations of their own.
+struct Report;
+void add_block_findings(Report& rep, const Stacks& stacks);
+
 }  // namespace cumemtrace

@@ -108,10 +108,7 @@ class BlockReplay {
       s.device = b.device, s.node = us.node, s.key = us.key, s.from_python = us.from_python;
       s.python_stack = b.python_stack_id;
       s.frames = stacks_.frames(us.node, frames_);
-      if (us.from_python && us.python >= 0) {
-        const auto py = python_frames(trace_, b.python_stack_id);
-        if (size_t(us.python) <= py.size()) s.python_frames.assign(py.begin() + us.python, py.end());
-      }
+      s.python_frames = user_python_frames(trace_, us, b.python_stack_id);
       s.bytes_at.assign(boundaries_.size(), 0);
       s.carried_at.assign(boundaries_.size(), 0);
       sites_.push_back(std::move(s));
@@ -279,10 +276,7 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
       o.reserved = b.reserved != format::kUnknown64 ? b.reserved : 0;
       const UserSite us = users.of(b.stack_id, b.python_stack_id);
       o.frames = stacks.frames(us.node, frames);
-      if (us.from_python && us.python >= 0) {
-        const auto py = python_frames(trace, b.python_stack_id);
-        if (size_t(us.python) <= py.size()) o.python_frames.assign(py.begin() + us.python, py.end());
-      }
+      o.python_frames = user_python_frames(trace, us, b.python_stack_id);
       o.live_sites = r.live_sites(b.device, top);
       out.ooms.push_back(std::move(o));
     }

@@ -173,10 +173,7 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames) {
     if (s.bytes_at.empty()) {
       s.node = us.node, s.library = stacks.call_site(stack).library, s.kind = kind, s.device = device;
       s.key = us.key, s.from_python = us.from_python;
-      if (us.from_python) {
-        const auto py = python_frames(stacks.trace(), python);
-        s.python_frames.assign(py.begin() + us.python, py.end());
-      }
+      s.python_frames = user_python_frames(stacks.trace(), us, python);
       s.bytes_at.assign(g.boundaries_ns.size(), 0);
       s.carried_at.assign(g.boundaries_ns.size(), 0);
     }

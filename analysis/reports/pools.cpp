@@ -188,10 +188,7 @@ class RegionReplay {
       PoolSite s;
       s.name = name, s.node = us.node, s.key = us.key, s.from_python = us.from_python;
       s.frames = stacks_.frames(us.node, frames_);
-      if (us.from_python) {
-        const auto py = python_frames(trace_, python);
-        s.python_frames.assign(py.begin() + us.python, py.end());
-      }
+      s.python_frames = user_python_frames(trace_, us, python);
       s.bytes_at.assign(boundaries_.size(), 0);
       sites_.emplace_back(heap, std::move(s));
       current_bytes_.push_back(0);

@@ -176,4 +176,12 @@ std::string user_frame_text(const std::vector<Frame>& native, const std::vector<
   return elide_templates(native[0].function);
 }
 
+std::vector<Frame> user_python_frames(const Trace& trace, const UserSite& site, uint32_t python_stack_id) {
+  if (!site.from_python || site.python < 0) return {};
+  std::vector<Frame> py = python_frames(trace, python_stack_id);
+  if (size_t(site.python) > py.size()) return {};
+  py.erase(py.begin(), py.begin() + site.python);
+  return py;
+}
+
 }  // namespace cumemtrace

@@ -71,6 +71,10 @@ class UserSites {
   mutable std::unordered_map<uint32_t, std::pair<int, uint64_t>> python_;  // python stack -> (index, key)
 };
 
+// A site's Python frames, from the user's frame the rule chose outwards (python_stacks.h's
+// order); none when it chose a native frame.
+std::vector<Frame> user_python_frames(const Trace& trace, const UserSite& site, uint32_t python_stack_id);
+
 // A C++ name with the template arguments elided ("std::vector<int>::push_back" →
 // "std::vector<…>::push_back"), for text; operator<, operator<<, operator<=> stay whole.
 std::string elide_templates(std::string_view name);

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <signal.h>
+
 #include "harness.h"
 
 using namespace harness;
@@ -124,9 +126,14 @@ TEST_CASE("check: a trace path on a FAIL line cannot forge a line or a workflow 
 TEST_CASE("check: a process that did not end cleanly gets no verdict (exit 3), and allowed, --max-leaked fails it") {
   TempDir dir;
   // Killed with SIGKILL while it still holds what it made: no EndRecord. It waits up to
-  // 10 s for a post-mortem no one writes here; 300 ms was once too short for an ASan
-  // build's start on two loaded cores (no trace yet).
-  traced(dir, {here("oom_causes"), "hang"}, {{"SIMCUDA_CAPACITY", "17179869184"}}, 2000);
+  // 10 s for a post-mortem no one writes here; the kill comes once its failed allocation
+  // is flushed (a fixed delay was once too short for an ASan build on two loaded cores).
+  run_until(
+      {here("oom_causes"), "hang"},
+      {{"SIMCUDA_CAPACITY", "17179869184"},
+       {"LD_PRELOAD", preload_library()},
+       {"CUMEMTRACE_OUTPUT", dir.path + "/trace-%p.trace"}},
+      [&](const std::string&) { return flushed_events(dir, "trace-", " result=2 ") == 1; }, SIGKILL);
   const Result r = check(only_trace(dir), {"--max-leaked", "1TiB"});
   CHECK(r.exit_code == 3);
   CHECK(r.out.find("no End record (the process was killed, or the trace was cut short)): no limit judged") !=

@@ -41,8 +41,16 @@ TEST_CASE("a failed allocation is reported with its size, stack, live bytes and 
 
 TEST_CASE("a process killed with SIGKILL leaves a trace readable up to its last flush") {
   TempDir dir;
-  // frag2 makes three 64 MiB blocks, frees the middle one, then holds for 10 s.
-  const Result t = traced(dir, {program("prog_runtime"), "frag2", "10000"}, {}, 800);
+  // frag2 makes three 64 MiB blocks, frees the middle one, then holds for 10 s; the kill
+  // comes once a flush has sealed all four.
+  const Result t = run_until(
+      {program("prog_runtime"), "frag2", "10000"},
+      {{"LD_PRELOAD", preload_library()}, {"CUMEMTRACE_OUTPUT", dir.path + "/trace-%p.trace"}},
+      [&](const std::string&) {
+        return flushed_events(dir, "trace-", " alloc device ") == 3 &&
+               flushed_events(dir, "trace-", " free device ") == 1;
+      },
+      SIGKILL);
   REQUIRE(t.exit_code == 128 + SIGKILL);
   const auto r = report(only_trace(dir));
   CHECK(r.at("trace").at("complete") == false);
@@ -96,9 +104,13 @@ TEST_CASE("cumemtrace run passes the exit status through and symbolizes a killed
   CHECK(bad.exit_code == run({program("prog_runtime"), "no-such-scenario"}).exit_code);
   // SIGTERM to `cumemtrace run` reaches the child; its trace is still symbolized.
   TempDir killed;
-  const Result k =
-      run({cli(), "run", "-o", killed.path + "/k-%p.trace", "--", program("prog_runtime"), "frag2", "10000"}, {}, 800,
-          SIGTERM);
+  const Result k = run_until(
+      {cli(), "run", "-o", killed.path + "/k-%p.trace", "--", program("prog_runtime"), "frag2", "10000"}, {},
+      [&](const std::string&) {
+        return flushed_events(killed, "k-", " alloc device ") == 3 &&
+               flushed_events(killed, "k-", " free device ") == 1;
+      },
+      SIGTERM);
   CHECK(k.exit_code == 128 + SIGTERM);
   const auto traces = killed.files("k-");
   REQUIRE(traces.size() == 1);

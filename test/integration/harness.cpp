@@ -60,9 +60,9 @@ std::string program(const std::string& name) { return std::string(CUMEMTRACE_PRO
 std::string cli() { return CUMEMTRACE_CLI; }
 std::string preload_library() { return CUMEMTRACE_PRELOAD; }
 
-Result run(const std::vector<std::string>& argv, const Env& env, int signal_after_ms, int sig) {
-  TempDir io;
-  const std::string out = io.path + "/stdout", err = io.path + "/stderr";
+namespace {
+
+pid_t start(const std::vector<std::string>& argv, const Env& env, const std::string& out, const std::string& err) {
   const pid_t pid = fork();
   if (pid == 0) {
     setenv("LD_LIBRARY_PATH", CUMEMTRACE_SIM_DIR, 1);
@@ -77,10 +77,10 @@ Result run(const std::vector<std::string>& argv, const Env& env, int signal_afte
     execv(args[0], args.data());
     _exit(127);
   }
-  if (signal_after_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(signal_after_ms));
-    kill(pid, sig);
-  }
+  return pid;
+}
+
+Result finish(pid_t pid, const std::string& out, const std::string& err) {
   int status = 0;
   waitpid(pid, &status, 0);
   Result r;
@@ -88,6 +88,35 @@ Result run(const std::vector<std::string>& argv, const Env& env, int signal_afte
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+}  // namespace
+
+Result run(const std::vector<std::string>& argv, const Env& env, int signal_after_ms, int sig) {
+  TempDir io;
+  const std::string out = io.path + "/stdout", err = io.path + "/stderr";
+  const pid_t pid = start(argv, env, out, err);
+  if (signal_after_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(signal_after_ms));
+    kill(pid, sig);
+  }
+  return finish(pid, out, err);
+}
+
+Result run_until(const std::vector<std::string>& argv, const Env& env,
+                 const std::function<bool(const std::string&)>& ready, int sig) {
+  TempDir io;
+  const std::string out = io.path + "/stdout", err = io.path + "/stderr";
+  const pid_t pid = start(argv, env, out, err);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  const auto running = [pid] {
+    siginfo_t info{};
+    return waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
+  };
+  while (running() && !ready(slurp(out)) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(pid, sig);
+  return finish(pid, out, err);
 }
 
 Result traced(const TempDir& dir, const std::vector<std::string>& argv, Env env, int signal_after_ms) {
@@ -114,6 +143,15 @@ size_t dump_events(const std::string& trace, const std::string& pattern) {
   const std::regex re(pattern);
   size_t n = 0;
   for (auto it = std::sregex_iterator(d.out.begin(), d.out.end(), re); it != std::sregex_iterator(); ++it) ++n;
+  return n;
+}
+
+size_t flushed_events(const TempDir& dir, const std::string& prefix, const std::string& text) {
+  const auto traces = dir.files(prefix);
+  if (traces.size() != 1) return 0;
+  const Result d = run({cli(), "dump", traces[0]});
+  size_t n = 0;
+  for (size_t at = d.out.find(text); at != std::string::npos; at = d.out.find(text, at + 1)) ++n;
   return n;
 }
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,6 +35,12 @@ std::string preload_library();                 // build/lib/libcumemtrace.so
 // `signal_after_ms` > 0 sends `sig` after that long.
 Result run(const std::vector<std::string>& argv, const Env& env = {}, int signal_after_ms = 0, int sig = 9);
 
+// Runs argv as `run` does and sends `sig` once `ready(stdout so far)` holds, polled every
+// 20 ms (at most 120 s), so that a test kills a program at a state it reached, not after a
+// time a loaded machine may not keep.
+Result run_until(const std::vector<std::string>& argv, const Env& env,
+                 const std::function<bool(const std::string&)>& ready, int sig);
+
 // Runs a test program under LD_PRELOAD with CUMEMTRACE_OUTPUT=DIR/trace-%p.trace.
 Result traced(const TempDir& dir, const std::vector<std::string>& argv, Env env = {}, int signal_after_ms = 0);
 
@@ -44,6 +51,9 @@ nlohmann::json report(const std::string& trace);       // cumemtrace report --js
 nlohmann::json live_at_end(const std::string& trace);  // cumemtrace live --at <max> --json
 // Event lines of `cumemtrace dump TRACE` (uncompressed traces show every record) that match `pattern`.
 size_t dump_events(const std::string& trace, const std::string& pattern);
+// How many times `text` occurs in `cumemtrace dump` of the one trace in `dir` named PREFIX…,
+// read while it may still be written (what its flushes have sealed); 0 without one.
+size_t flushed_events(const TempDir& dir, const std::string& prefix, const std::string& text);
 // A program built beside the integration tests (test/integration/NAME.c).
 std::string integration_program(const std::string& name);
 // The same for a program or library built there: build/test/integration/NAME.

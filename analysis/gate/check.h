@@ -41,7 +41,7 @@ struct LimitResult {
   bool unjudged = false;
   // --allow-incomplete on a trace whose figures are incomplete: "on incomplete figures (why)".
   std::string note;
-  // What the measure could not see (reports/blocks.h: a cache whose inside is not in the
+  // What the measure could not see (reports/cache/blocks.h: a cache whose inside is not in the
   // trace), said beside the verdict whether it held or not.
   std::string unseen;
 };

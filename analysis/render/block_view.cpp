@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/escape.h"
+#include "base/plural.h"
 #include "base/units.h"
 #include "render/report_parts.h"
 #include "stacks/call_site_rule.h"
@@ -37,6 +38,43 @@ json sites_json(const std::vector<BlockSite>& sites) {
                    {"frames", frames_json(s.frames)},
                    {"python_frames", python_frames_json(s.python_frames)}});
   return out;
+}
+
+// "free inside 20 MiB in 2 free blocks, the largest 12 MiB (gap ratio 0.357)": the cache's
+// own fragmentation, in fragmentation.md's terms.
+std::string inside(const CacheFigures& f) {
+  if (!f.segments) return "no segment with blocks seen";
+  std::string s = "free inside " + iec_exact(f.free) + " in " + count_of(f.free_blocks, "free block");
+  if (f.free_blocks) s += ", the largest " + iec_exact(f.largest_free);
+  return s + " (" + count_of(f.segments, "segment") + ", gap ratio " + fixed(f.gap_ratio(), 3) + ")";
+}
+
+json figures_json(const CacheFigures& f) {
+  return {{"time_ns", f.time_ns},
+          {"segments", f.segments},
+          {"segment_bytes", f.reserved},
+          {"block_bytes", f.allocated},
+          {"free", f.free},
+          {"free_blocks", f.free_blocks},
+          {"largest_free", f.largest_free},
+          {"gap_ratio", f.gap_ratio()},
+          {"external_fragmentation", f.external_fragmentation()}};
+}
+
+// The timeline as columns (a page draws it): times, the allocator's allocated and reserved,
+// and the largest free block at each of its moments.
+json timeline_json(const BlockDevice& d) {
+  json t = json::array(), a = json::array(), r = json::array(), l = json::array();
+  for (const BlockDevice::Moment& m : d.timeline) {
+    t.push_back(m.inside.time_ns);
+    a.push_back(m.allocated);
+    r.push_back(m.reserved);
+    l.push_back(m.inside.largest_free);
+  }
+  return {{"time_ns", std::move(t)},
+          {"allocated", std::move(a)},
+          {"reserved", std::move(r)},
+          {"largest_free", std::move(l)}};
 }
 
 }  // namespace
@@ -79,11 +117,12 @@ void write_blocks_text(std::ostream& out, const Report& rep) {
     out << "  device " << d.device << ": " << d.allocations << " blocks allocated, " << d.frees << " freed\n"
         << "    peak allocated " << iec_exact(d.peak_allocated);
     if (d.peak_allocated)
-      out << " at " << at(rep, d.peak_time_ns) << ", reserved then " << iec_exact(d.reserved_at_peak);
-    out << "\n    peak reserved " << iec_exact(d.peak_reserved) << "\n"
+      out << " at " << at(rep, d.peak_time_ns) << ", reserved then " << iec_exact(d.reserved_at_peak) << "; "
+          << inside(d.at_peak);
+    out << "\n    peak reserved " << iec_exact(d.peak_reserved) << "; " << inside(d.at_peak_reserved) << "\n"
         << "    at the end: allocated " << iec_exact(d.end_allocated) << " in " << tensors(d.end_count)
         << " (the program's tensors), free inside the cache " << iec_exact(free_end) << ", reserved "
-        << iec_exact(d.end_reserved) << "\n";
+        << iec_exact(d.end_reserved) << "; " << inside(d.at_end) << "\n";
     if (d.unknown_frees) out << "    " << d.unknown_frees << " frees of blocks allocated before the records began\n";
     for (const BlockSite& s : d.sites) {
       out << "    " << class_name(s.cls) << ": " << where(s);
@@ -99,6 +138,7 @@ void write_blocks_text(std::ostream& out, const Report& rep) {
     out << "  out of memory in the allocator on device " << o.device << " at " << at(rep, o.time_ns) << ": "
         << iec_exact(o.request) << " asked for; " << cause_name(o.diagnosis.cause) << ": "
         << printable(o.diagnosis.summary) << "\n";
+    out << "    inside the cache then: " << inside(o.cache) << "\n";
     for (const std::string& a : o.diagnosis.advice) out << "    advice: " << printable(a) << "\n";
     for (const BlockSite& s : o.live_sites)
       out << "    live then: " << iec_exact(s.end_bytes) << " in " << tensors(s.end_count) << " from " << where(s)
@@ -121,6 +161,11 @@ json blocks_json(const Blocks& b) {
                          {"count", d.end_count},
                          {"reserved", d.end_reserved},
                          {"free_in_cache", d.end_reserved > d.end_allocated ? d.end_reserved - d.end_allocated : 0}}},
+                       {"inside",
+                        {{"at_peak_allocated", figures_json(d.at_peak)},
+                         {"at_peak_reserved", figures_json(d.at_peak_reserved)},
+                         {"at_end", figures_json(d.at_end)}}},
+                       {"timeline", timeline_json(d)},
                        {"sites", sites_json(d.sites)}});
   json ooms = json::array();
   for (const BlockOom& o : b.ooms)
@@ -131,6 +176,7 @@ json blocks_json(const Blocks& b) {
                     {"allocated", o.allocated},
                     {"reserved", o.reserved},
                     {"driver_refused", o.driver_refused},
+                    {"inside", figures_json(o.cache)},
                     {"cause", cause_name(o.diagnosis.cause)},
                     {"summary", o.diagnosis.summary},
                     {"advice", o.diagnosis.advice},

@@ -1,4 +1,4 @@
-// Inside a caching allocator (reports/blocks.h) as text and JSON; report_text and
+// Inside a caching allocator (reports/cache/blocks.h) as text and JSON; report_text and
 // report_json call these so that the two cannot disagree.
 #pragma once
 

@@ -12,7 +12,7 @@
 
 #include "cumemtrace/rules/fragmentation.h"
 #include "reports/allocator_map.h"
-#include "reports/blocks.h"
+#include "reports/cache/blocks.h"
 #include "reports/categories.h"
 #include "reports/functions.h"
 #include "reports/pools.h"

@@ -1,9 +1,10 @@
-// The blocks inside a caching allocator (reports/blocks.h): the stand-in for PyTorch's
+// The blocks inside a caching allocator (reports/cache/blocks.h): the stand-in for PyTorch's
 // (sim/torch/) reports them as libc10_cuda.so does, the preload library records them, and
 // the report finds the tensor kept per iteration and each out-of-memory error's cause.
 // programs/torch_blocks.c's comment works out every figure.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "harness.h"
@@ -47,6 +48,36 @@ TEST_CASE("blocks: a tensor kept per iteration inside the cache is a leak at its
   CHECK(d.at("end").at("allocated") == 36 * MiB);
   CHECK(d.at("end").at("count") == 6);
   CHECK(d.at("end").at("free_in_cache") == 20 * MiB);
+  // Inside the segments (A 16 MiB: the weights; B 20 MiB from step 0; C 20 MiB from step 3).
+  // Each step's activation takes the lowest 8 MiB free block, the kept tensor the smallest
+  // that fits: B holds act [0,8) and kept 0-2 at [8,20); C holds kept 3 at [0,4), kept 4 at
+  // [4,8). The peak of allocated (step 4, before its activation is freed): only C's [8,20)
+  // is free. The peak of reserved (C taken in step 3, kept 3 in it): C's [4,20). At the end
+  // the activation's B[0,8) is free too: 20 MiB in 2 blocks, gap ratio 20/56.
+  const json& in = d.at("inside");
+  CHECK(in.at("at_peak_allocated").at("free") == 12 * MiB);
+  CHECK(in.at("at_peak_allocated").at("largest_free") == 12 * MiB);
+  CHECK(in.at("at_peak_allocated").at("free_blocks") == 1);
+  CHECK(in.at("at_peak_reserved").at("free") == 16 * MiB);
+  CHECK(in.at("at_peak_reserved").at("free_blocks") == 1);
+  CHECK(in.at("at_end").at("segments") == 3);
+  CHECK(in.at("at_end").at("segment_bytes") == 56 * MiB);
+  CHECK(in.at("at_end").at("block_bytes") == 36 * MiB);
+  CHECK(in.at("at_end").at("free") == 20 * MiB);
+  CHECK(in.at("at_end").at("free_blocks") == 2);
+  CHECK(in.at("at_end").at("largest_free") == 12 * MiB);
+  CHECK(in.at("at_end").at("gap_ratio").get<double>() == Approx(20.0 / 56.0));
+  CHECK(in.at("at_end").at("external_fragmentation").get<double>() == Approx(1.0 - 12.0 / 20.0));
+  // The timeline: one moment per stretch of time that had records, each the allocator's own
+  // figures; its highest allocated is the peak's.
+  const json& tl = d.at("timeline");
+  REQUIRE(!tl.at("time_ns").empty());
+  CHECK(tl.at("time_ns").size() == tl.at("allocated").size());
+  CHECK(tl.at("time_ns").size() <= 11 + 5);  // at most one moment per record
+  uint64_t top = 0;
+  for (const json& a : tl.at("allocated")) top = std::max(top, a.get<uint64_t>());
+  CHECK(top == 44 * MiB);
+  CHECK(tl.at("reserved").back() == 56 * MiB);
   const json& sites = d.at("sites");
   REQUIRE(sites.size() == 3);
   CHECK(sites.at(0).at("class") == "leak");
@@ -161,6 +192,12 @@ TEST_CASE("blocks: the allocator's own out-of-memory errors, each with its cause
     CHECK(o.at("request") == 30 * MiB);
     CHECK(o.at("allocated") == 960 * MiB);
     CHECK(o.at("reserved") == 1000 * MiB);
+    // The 100 MiB segment's 2nd and 4th 20 MiB blocks are free; the 900 MiB one is full.
+    CHECK(o.at("inside").at("segments") == 2);
+    CHECK(o.at("inside").at("free") == 40 * MiB);
+    CHECK(o.at("inside").at("free_blocks") == 2);
+    CHECK(o.at("inside").at("largest_free") == 20 * MiB);
+    CHECK(o.at("summary").get<std::string>().ends_with("the largest free block was 20.00 MiB (2 free blocks)"));
     REQUIRE(rep.at("failed_allocations").size() == 2);
     for (const json& f : rep.at("failed_allocations")) CHECK(f.at("diagnosis").at("cause") == "fragmented-cache");
   }

@@ -9,7 +9,7 @@
 //   failed allocation of those kinds          -> oom, with device_free = NVML's free bytes
 //                                                of the first snapshot after it (0 unknown)
 // A segment a caching allocator handed blocks out of (trace 1.13's block records, PyTorch's
-// default allocator; reports/blocks.h) is shown as PyTorch's own snapshot shows it: only
+// default allocator; reports/cache/blocks.h) is shown as PyTorch's own snapshot shows it: only
 // segment_alloc and segment_free for the segment, and each block an alloc, then
 // free_requested and free_completed at its free; at the end its live blocks
 // active_allocated and the bytes between them inactive blocks. (Blocks in expandable

@@ -21,7 +21,11 @@
 //       fragmented-cache  free bytes inside the cache (reserved - allocated) are at least
 //                         the request: enough is cached, in pieces between live blocks that
 //                         no free block as large holds (PyTorch gives whole free segments back
-//                         before it fails, so what is left is split by live tensors);
+//                         before it fails, so what is left is split by live tensors). The
+//                         largest free block then (cache_layout.h) is said beside it; one at
+//                         least as large as the request lies where the allocator would not
+//                         take it for this request (another stream's or pool's segment, or
+//                         the pool of small blocks), and is said so;
 //       demand            else: live tensors hold allocated bytes, and what the cache holds
 //                         free is less than the request.
 //     Frees still waiting on other streams' events are not in these reports: a block is free
@@ -38,6 +42,7 @@
 
 #include "read/event_source.h"
 #include "read/reader.h"
+#include "reports/cache/cache_layout.h"
 #include "reports/diagnosis.h"
 #include "reports/growth.h"
 #include "stacks/stacks.h"
@@ -69,6 +74,15 @@ struct BlockDevice {
   uint64_t peak_allocated = 0, peak_time_ns = 0, reserved_at_peak = 0;
   uint64_t peak_reserved = 0, peak_reserved_time_ns = 0;
   uint64_t end_allocated = 0, end_reserved = 0, end_count = 0;  // the allocator's last figures
+  // Inside its segments (cache_layout.h) at the peak of allocated, the peak of reserved and
+  // the end; and over time, at most kTimelinePoints moments spread over its records' time
+  // (in each stretch, the record after which allocated was highest).
+  CacheFigures at_peak, at_peak_reserved, at_end;
+  struct Moment {
+    uint64_t allocated = 0, reserved = 0;  // the allocator's own figures then
+    CacheFigures inside;
+  };
+  std::vector<Moment> timeline;
   std::vector<BlockSite> sites;  // leaks first (by growth), then by bytes at the peak, then at the end
 };
 
@@ -79,11 +93,14 @@ struct BlockOom {
   uint64_t request = 0, allocated = 0, reserved = 0;  // bytes, as the allocator said
   uint64_t since_ns = 0;                              // its thread's block action before it (0: none)
   bool driver_refused = false;                        // a driver allocation failed on its thread since then
+  CacheFigures cache;                                 // inside its device's segments then
   Diagnosis diagnosis;                                // cause allocator-limit, fragmented-cache or demand
   std::vector<Frame> frames;
   std::vector<Frame> python_frames;
   std::vector<BlockSite> live_sites;  // blocks live on its device then, by bytes, at most `top`
 };
+
+inline constexpr size_t kTimelinePoints = 200;
 
 struct Blocks {
   bool recorded = false;  // a BlockSource turned block events on

@@ -1,11 +1,13 @@
-#include "reports/blocks.h"
+#include "reports/cache/blocks.h"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 
+#include "base/plural.h"
 #include "base/units.h"
+#include "read/in_file_order.h"
 #include "reports/report.h"
 #include "stacks/call_site_rule.h"
 #include "stacks/python_stacks.h"
@@ -172,8 +174,18 @@ Diagnosis diagnose_oom(const BlockOom& o, const std::string& allocator) {
         iec(o.allocated) + " allocated) fewer"};
   } else if (cached_free >= o.request) {
     d.cause = Cause::kFragmentedCache;
+    const bool seen = o.cache.segments > 0;
+    if (seen) d.figures.push_back({"largest free block", o.cache.largest_free});
     d.summary = iec(cached_free) + " free inside " + allocator + "'s cache, at least the " + iec(o.request) +
-                " asked for, but in pieces between live tensors: no free block was as large";
+                " asked for, but in pieces between live tensors: ";
+    if (!seen) d.summary += "no free block was as large";
+    else if (o.cache.largest_free < o.request)
+      d.summary += "the largest free block was " + iec(o.cache.largest_free) + " (" +
+                   count_of(o.cache.free_blocks, "free block") + ")";
+    else
+      d.summary += "the one free block as large (" + iec(o.cache.largest_free) +
+                   ") lies where the allocator would not take it for this request (another stream's or pool's "
+                   "segment, or the pool of small blocks)";
     d.advice = {
         "run with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, so that a segment grows instead of "
         "being split, or max_split_size_mb:N so that large blocks are not cut for small requests",
@@ -243,23 +255,44 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
   if (!out.recorded) return out;
   const size_t n = trace.block_events.size();
 
-  // First: each device's peak of allocated (the first record after which it was at its most).
-  std::map<int32_t, std::pair<size_t, uint64_t>> peaks;  // device -> (record, allocated)
+  // First: each device's peak of allocated (the first record after which it was at its
+  // most), of reserved likewise, and the records its timeline shows: the span of its
+  // records' times cut into kTimelinePoints stretches, in each the record after which
+  // allocated was highest.
+  std::map<int32_t, std::pair<size_t, uint64_t>> peaks, reserved_peaks;  // device -> (record, bytes)
+  std::map<int32_t, std::pair<uint64_t, uint64_t>> spans;                // device -> first, last time
+  for (const BlockEvent& b : trace.block_events) {
+    auto [it, fresh] = spans.try_emplace(b.device, b.time_ns, b.time_ns);
+    it->second.first = std::min(it->second.first, b.time_ns);
+    it->second.second = std::max(it->second.second, b.time_ns);
+  }
+  constexpr size_t kNone = ~size_t(0);
+  std::map<int32_t, std::vector<std::pair<size_t, uint64_t>>> picks;  // device -> per stretch (record, allocated)
   {
     BlockReplay r(trace, stacks, {}, frames);
     for (size_t i = 0; i < n; ++i) {
       r.apply(i);
       const BlockEvent& b = trace.block_events[i];
-      if (b.op != BlockOp::kAlloc) continue;
       const uint64_t a = r.allocated_after(i);
-      auto [it, fresh] = peaks.try_emplace(b.device, i, a);
-      if (!fresh && a > it->second.second) it->second = {i, a};
+      if (b.op == BlockOp::kAlloc) {
+        auto [it, fresh] = peaks.try_emplace(b.device, i, a);
+        if (!fresh && a > it->second.second) it->second = {i, a};
+      }
+      if (b.reserved != format::kUnknown64) {
+        auto [it, fresh] = reserved_peaks.try_emplace(b.device, i, b.reserved);
+        if (!fresh && b.reserved > it->second.second) it->second = {i, b.reserved};
+      }
+      const auto [t0, t1] = spans[b.device];
+      const size_t stretch = size_t((unsigned __int128)(b.time_ns - t0) * kTimelinePoints / (t1 - t0 + 1));
+      auto& p = picks.try_emplace(b.device, kTimelinePoints, std::pair{kNone, uint64_t(0)}).first->second;
+      if (p[stretch].first == kNone || a > p[stretch].second) p[stretch] = {i, a};
     }
   }
 
   // Then again: the sites at each peak, each error and the end, and at growth's boundaries.
   BlockReplay r(trace, stacks, growth.boundaries_ns, frames);
   const UserSites users(stacks);
+  std::vector<size_t> oom_records;
   for (size_t i = 0; i < n; ++i) {
     const BlockEvent& b = trace.block_events[i];
     r.apply(i);
@@ -279,6 +312,7 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
       o.python_frames = user_python_frames(trace, us, b.python_stack_id);
       o.live_sites = r.live_sites(b.device, top);
       out.ooms.push_back(std::move(o));
+      oom_records.push_back(i);
     }
   }
   r.finish();
@@ -299,6 +333,31 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
     });
     out.devices.push_back(std::move(d));
   }
+  // Inside the segments at those records, and at the end: one scan of the events.
+  std::map<size_t, CacheFigures> at;  // record -> its device's figures right after it
+  for (const auto& [device, p] : peaks) at[p.first];
+  for (const auto& [device, p] : reserved_peaks) at[p.first];
+  for (const size_t i : oom_records) at[i];
+  for (const auto& [device, p] : picks)
+    for (const auto& [i, a] : p)
+      if (i != kNone) at[i];
+  CacheLayout layout;
+  in_file_order(trace, events, [&](const Event* e, const BlockEvent* b, size_t i) {
+    if (e) return layout.apply(*e);
+    layout.apply(*b);
+    if (auto it = at.find(i); it != at.end()) it->second = layout.figures(b->device, b->time_ns);
+  });
+  for (BlockDevice& d : out.devices) {
+    if (auto p = peaks.find(d.device); p != peaks.end()) d.at_peak = at[p->second.first];
+    if (auto p = reserved_peaks.find(d.device); p != reserved_peaks.end()) d.at_peak_reserved = at[p->second.first];
+    d.at_end = layout.figures(d.device, spans[d.device].second);
+    for (const auto& [i, a] : picks[d.device])
+      if (i != kNone) {
+        const BlockEvent& b = trace.block_events[i];
+        d.timeline.push_back({a, b.reserved != format::kUnknown64 ? b.reserved : at[i].reserved, at[i]});
+      }
+  }
+  for (size_t k = 0; k < out.ooms.size(); ++k) out.ooms[k].cache = at[oom_records[k]];
   if (!out.ooms.empty()) find_driver_refusals(trace, events, out.ooms);
   for (BlockOom& o : out.ooms) o.diagnosis = diagnose_oom(o, out.allocator);
   return out;

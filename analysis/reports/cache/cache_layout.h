@@ -1,0 +1,52 @@
+// Inside a caching allocator's segments at one moment (docs/fragmentation.md, "Inside a
+// cache"): the same terms as the driver's view, one level down. A segment that holds or
+// held a block is the cache's arena; a free block, a run of it no live block covers, is
+// its gap. Expandable segments are mappings (cuMemMap) side by side in one reservation: a
+// run of adjacent mappings is one segment, and a free block may span two of them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "read/reader.h"
+
+namespace cumemtrace {
+
+struct CacheFigures {
+  uint64_t time_ns = 0;
+  uint64_t reserved = 0;      // bytes of the segments that hold or held blocks
+  uint64_t allocated = 0;     // bytes of the live blocks in them
+  uint64_t free = 0;          // reserved - allocated: free inside the cache
+  uint64_t largest_free = 0;  // the largest free block
+  uint64_t free_blocks = 0;   // how many free blocks
+  uint64_t segments = 0;
+  // free / reserved (0 with nothing reserved): the part of the cache no tensor uses.
+  double gap_ratio() const { return reserved ? double(free) / double(reserved) : 0.0; }
+  // 1 - largest free block / free (0 with nothing free): 0 when what is free is one block.
+  double external_fragmentation() const { return free ? 1.0 - double(largest_free) / double(free) : 0.0; }
+};
+
+// Fed the trace's events and block records in file order (read/in_file_order.h).
+class CacheLayout {
+ public:
+  void apply(const Event& e);
+  void apply(const BlockEvent& b);
+  // `device`'s figures now: O(its segments + its live blocks).
+  CacheFigures figures(int32_t device, uint64_t time_ns) const;
+
+ private:
+  struct Segment {
+    uint64_t size = 0;
+    int32_t device = -1;
+    bool mapping = false;  // a mapping of an expandable segment
+    bool holds = false;    // a block lay in it
+  };
+  struct Block {
+    uint64_t size = 0;
+    int32_t device = -1;
+  };
+  std::map<uint64_t, Segment> segments_;  // by address (one address space: unified addressing)
+  std::map<uint64_t, Block> blocks_;      // live blocks, by address
+};
+
+}  // namespace cumemtrace

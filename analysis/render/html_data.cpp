@@ -366,10 +366,24 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
         nvml_t.push_back(rel(snap.time_ns));
         nvml_used.push_back(ds->nvml_process_used);
       }
+    // Inside a caching allocator (reports/cache/blocks.h): its allocated bytes (the tensors)
+    // beside the reserved segments the tracked bytes show.
+    Json cache = nullptr;
+    for (const BlockDevice& bd : rep.blocks.devices)
+      if (bd.device == d) {
+        Json t = Json::array(), allocated = Json::array(), reserved = Json::array();
+        for (const BlockDevice::Moment& m : bd.timeline) {
+          t.push_back(rel(m.inside.time_ns));
+          allocated.push_back(m.allocated);
+          reserved.push_back(m.reserved);
+        }
+        cache = Json{{"allocator", rep.blocks.allocator}, {"t", t}, {"allocated", allocated}, {"reserved", reserved}};
+      }
     devices.push_back(Json{{"device", d},
                            {"timeline", tl.json(bands.bands(d))},
                            {"band_sites", bands.sites_json(d)},
                            {"nvml", Json{{"t", nvml_t}, {"used", nvml_used}}},
+                           {"cache", cache},
                            {"failed", failed_times.count(d) ? failed_times[d] : Json::array()}});
   }
 

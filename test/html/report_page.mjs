@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { drawn, launch_chromium } from './browser.mjs';
 
-const [cli, prog, preload, simDir, shots, tagsProg, poolProg] = process.argv.slice(2);
+const [cli, prog, preload, simDir, shots, tagsProg, poolProg, torchProg] = process.argv.slice(2);
 if (!poolProg) {
   console.error('usage: node report_page.mjs CLI PROG_RUNTIME PRELOAD SIM_DIR SCREENSHOT_DIR TAGS_PROGRAM POOL_PROGRAM');
   process.exit(2);
@@ -295,6 +295,28 @@ try {
     const poolSites = await page.evaluate(() => [...document.querySelectorAll('#pool-sites-table tr')].slice(1)
       .map((tr) => tr.children[1].textContent + ' ' + tr.children[2].textContent + ' ' + tr.children[3].textContent));
     check(poolSites[0] === 'kv-block leak +4.00 MiB (4,194,304 B)', 'the leak inside the pool first', poolSites);
+
+    // Inside PyTorch's cache, of test/integration's torch_blocks loop (its comment gives the
+    // figures): the timeline draws the allocator's allocated bytes (tensors, their peak
+    // 44 MiB) beside its reserved segments (56 MiB at the end).
+    if (torchProg) {
+      const torchTrace = traced('torch', ['loop'], torchProg, { SIMCUDA_CONTEXT_BYTES: '0', SIMCUDA_CAPACITY: String(1 << 30) });
+      const torch_page = path.join(dir, 'torch.html');
+      execFileSync(cli, ['html', torchTrace, '-o', torch_page]);
+      await page.goto(pathToFileURL(torch_page).href, { waitUntil: 'load' });
+      if (!(await drawn(page, 10000))) throw new Error('the torch page never finished drawing\n' + errors.join('\n'));
+      const cache = await page.evaluate(() => {
+        const u = window.cumemtraceView.plot;
+        const at = (label) => u.series.findIndex((s) => s.label === label);
+        const top = (i) => Math.max(...u.data[i].filter((v) => v != null));
+        const last = (i) => u.data[i].filter((v) => v != null).pop();
+        const a = at("allocated inside PyTorch's cache"), r = at("reserved by PyTorch's cache");
+        return { a, r, allocated: a > 0 ? top(a) : null, reserved: r > 0 ? last(r) : null };
+      });
+      check(cache.a > 0 && cache.allocated === 44 * 1048576, 'the cache\'s allocated bytes on the timeline, their peak 44 MiB', cache);
+      check(cache.r > 0 && cache.reserved === 56 * 1048576, 'the cache\'s reserved bytes on the timeline, 56 MiB at the end', cache);
+      await page.screenshot({ path: path.join(shots, 'torch-cache.png'), fullPage: true });
+    }
     await page.goto(pathToFileURL(page_path).href, { waitUntil: 'load' });
     if (!(await drawn(page, 10000))) throw new Error('the page never finished drawing again\n' + errors.join('\n'));
   }

@@ -142,7 +142,11 @@
     app.append(box);
     const tl = dv.timeline;
     const s = (a) => a.map((t) => t / 1e9);
-    const joined = uPlot.join([[s(tl.t), tl.tracked, tl.footprint, tl.context], [s(dv.nvml.t), dv.nvml.used]]);
+    const tables = [[s(tl.t), tl.tracked, tl.footprint, tl.context], [s(dv.nvml.t), dv.nvml.used]];
+    // A caching allocator's own figures, where the trace has its blocks: the tensors inside
+    // the segments that the tracked bytes show.
+    if (dv.cache) tables.push([s(dv.cache.t), dv.cache.allocated, dv.cache.reserved]);
+    const joined = uPlot.join(tables);
     const fmt = (u, v) => (v == null ? '—' : exact(v));
     const stepped = uPlot.paths.stepped({ align: 1 });
     const marks = view().marks;
@@ -162,7 +166,10 @@
         // otherwise set the scale and lay the tracked bytes flat on 0.
         { label: 'context', stroke: '#2ca02c', width: 1, paths: stepped, value: fmt, spanGaps: true, scale: 'process' },
         { label: 'NVML process usage', stroke: '#9467bd', width: 1, value: fmt, spanGaps: true, scale: 'process', points: { show: true, size: 4 } },
-      ],
+      ].concat(dv.cache ? [
+        { label: 'allocated inside ' + dv.cache.allocator + "'s cache", stroke: '#d62728', width: 1.5, paths: stepped, value: fmt, spanGaps: true },
+        { label: 'reserved by ' + dv.cache.allocator + "'s cache", stroke: '#d62728', dash: [4, 3], width: 1, paths: stepped, value: fmt, spanGaps: true },
+      ] : []),
       hooks: {
         draw: [(u) => {
           const ctx = u.ctx;

@@ -9,6 +9,7 @@
 #include "render/export/export_frames.h"
 #include "render/export/pickle_writer.h"
 #include "base/units.h"
+#include "read/in_file_order.h"
 
 namespace cumemtrace {
 namespace {
@@ -26,20 +27,6 @@ struct Live {
   uint32_t python_stack_id = 0;
   bool holds_blocks = false;  // a caching allocator's block lay in it (trace 1.13)
 };
-
-// Every event and block record in file order: a block record after the events read before
-// it (BlockEvent::events_before). `each(event, block)` gets one of the two, the other null.
-template <class Each>
-void in_file_order(const Trace& trace, Each&& each) {
-  size_t b = 0;
-  for (size_t i = 0; i < trace.events.size(); ++i) {
-    for (; b < trace.block_events.size() && trace.block_events[b].events_before <= i; ++b)
-      each(nullptr, &trace.block_events[b]);
-    const Event e = trace.events[i];
-    each(&e, nullptr);
-  }
-  for (; b < trace.block_events.size(); ++b) each(nullptr, &trace.block_events[b]);
-}
 
 // The live segment holding [address, address + size), or end().
 std::map<uint64_t, Live>::iterator segment_of(std::map<uint64_t, Live>& live, uint64_t address, uint64_t size) {
@@ -122,13 +109,14 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
   const uint64_t real0 = trace.process ? trace.process->start_realtime_ns : 0;
   const auto time_us = [&](uint64_t t) { return (real0 + (t >= mono0 ? t - mono0 : 0)) / 1000; };
 
+  const MemoryEvents events(trace.events);
   // Which allocations held blocks: a caching allocator's segments, whose blocks (trace
   // 1.13) are then the allocations memory_viz shows, as in PyTorch's own snapshot.
   std::vector<bool> held_blocks;  // per allocation, in the order made
   {
     std::map<uint64_t, Live> live;
     std::map<uint64_t, size_t> index;  // by address: its place in held_blocks
-    in_file_order(trace, [&](const Event* e, const BlockEvent* b) {
+    in_file_order(trace, events, [&](const Event* e, const BlockEvent* b, size_t) {
       if (b) {
         if (b->op != format::BlockOp::kAlloc) return;
         if (auto seg = segment_of(live, b->address, b->size); seg != live.end()) held_blocks[index[seg->first]] = true;
@@ -151,7 +139,7 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
   int32_t max_device = -1;
   for (const auto& d : trace.devices) max_device = std::max(max_device, d.ordinal);
   size_t made = 0;
-  in_file_order(trace, [&](const Event* ep, const BlockEvent* b) {
+  in_file_order(trace, events, [&](const Event* ep, const BlockEvent* b, size_t) {
     if (b) {
       const uint64_t us = time_us(b->time_ns);
       auto& tr = traces[b->device];

@@ -449,11 +449,13 @@ json report_json(const Report& rep) {
       {"iterations", rep.growth.iterations},
       {"found_by", iterations_by_name(rep.growth.by)},
       {"partial_left_out", rep.growth.partial_left_out},
-      {"loop", rep.growth.by != IterationsBy::kCallSite ? json(nullptr)
-                                                        : json{{"stretches", rep.growth.stretches},
-                                                               {"agreeing", rep.growth.agreeing},
-                                                               {"exact", rep.growth.agreeing == rep.growth.stretches},
-                                                               {"frames", merged_frames(rep.growth.loop_frames)}}},
+      {"loop", rep.growth.by != IterationsBy::kCallSite
+                   ? json(nullptr)
+                   : json{{"stretches", rep.growth.stretches},
+                          {"agreeing", rep.growth.agreeing},
+                          {"exact", rep.growth.agreeing == rep.growth.stretches},
+                          {"inside", rep.growth.loop_inside.empty() ? json(nullptr) : json(rep.growth.loop_inside)},
+                          {"frames", merged_frames(rep.growth.loop_frames)}}},
       {"loop_search_skipped",
        rep.growth.loop_search_skipped.empty() ? json(nullptr) : json(rep.growth.loop_search_skipped)},
       {"boundaries_ns", rep.growth.boundaries_ns},

@@ -100,8 +100,9 @@ void growth_iterations(std::ostream& out, const Growth& g, size_t max_frames) {
       out << " (" << g.iterations << " iterations marked \"" << printable(g.mark) << "\"" << partial << ")\n";
       return;
     case IterationsBy::kCallSite:
-      out << " (" << g.iterations << " iterations found: one allocation per iteration from the stack below; "
-          << g.agreeing << " of " << g.stretches << " stretches between them allocate and free alike"
+      out << " (" << g.iterations << " iterations found: one allocation per iteration from the stack below"
+          << (g.loop_inside.empty() ? "" : ", a block inside " + g.loop_inside + "'s cache") << "; " << g.agreeing
+          << " of " << g.stretches << " stretches between them allocate and free alike"
           << (g.agreeing == g.stretches ? " (exact)" : " (the others differ: iterations approximate)") << partial
           << ")\n";
       python_frames(out,

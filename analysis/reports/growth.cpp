@@ -68,7 +68,8 @@ std::string_view class_name(GrowthSite::Class c) {
   return "varies";
 }
 
-GrowthScan::GrowthScan(const Trace& trace) : timed_(timed_iterations(trace)), clean_end_(trace.end.has_value()) {
+GrowthScan::GrowthScan(const Trace& trace)
+    : timed_(timed_iterations(trace)), clean_end_(trace.end.has_value()), blocks_(&trace.block_events) {
   g_.by = timed_.by;
   g_.mark = timed_.name;
   given_ = timed_.boundaries;
@@ -120,19 +121,43 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
   } else if (timed_.by == IterationsBy::kRanges) {
     g_.partial_left_out = timed_.partial_left_out;
   } else if (timed_.by == IterationsBy::kNone) {
-    const FoundLoop loop = too_many_ ? FoundLoop{} : find_loop(allocs_, frees_);
-    if (too_many_) g_.loop_search_skipped = "more than " + std::to_string(kMaxLoopAllocs) + " allocations";
+    // A caching allocator's blocks, where the trace has them, are the program's own
+    // allocations (a warmed cache takes no segment a step): the loop is looked for there
+    // first, then in the driver's allocations (iterations.h).
+    std::deque<AllocStep> block_steps;
+    uint32_t block_frees = 0;
+    bool too_many_blocks = false;
+    for (const BlockEvent& b : *blocks_) {
+      if (b.op == format::BlockOp::kFree) ++block_frees;
+      if (b.op != format::BlockOp::kAlloc) continue;
+      if (block_steps.size() == kMaxLoopAllocs) {
+        too_many_blocks = true;
+        break;
+      }
+      // Just before the block: the allocator's record has the time of the allocation that
+      // starts an iteration, which must not be live at its own boundary.
+      block_steps.push_back(
+          {b.events_before, b.time_ns ? b.time_ns - 1 : 0, b.stack_id, b.python_stack_id, block_frees});
+    }
+    const FoundLoop in_blocks = too_many_blocks ? FoundLoop{} : find_loop(block_steps, block_frees);
+    const bool from_blocks = in_blocks.found;
+    const FoundLoop loop = from_blocks ? in_blocks : too_many_ ? FoundLoop{} : find_loop(allocs_, frees_);
+    const std::deque<AllocStep>& steps = from_blocks ? block_steps : allocs_;
+    if (!from_blocks && (too_many_ || too_many_blocks))
+      g_.loop_search_skipped = "more than " + std::to_string(kMaxLoopAllocs) + " allocations";
     if (loop.found) {
       g_.by = IterationsBy::kCallSite;
       g_.loop_stack = loop.stack, g_.loop_python = loop.python;
+      if (from_blocks) g_.loop_inside = format::block_allocator_name(blocks_->front().allocator);
       g_.stretches = loop.stretches, g_.agreeing = loop.agreeing;
       g_.partial_left_out = !loop.last_whole;
-      for (size_t p : loop.starts) bounds.emplace_back(allocs_[p].time_ns, allocs_[p].event);
+      for (size_t p : loop.starts) bounds.emplace_back(steps[p].time_ns, steps[p].event);
       if (loop.last_whole) bounds.emplace_back(std::max(end_, bounds.back().first), events);
       // Allocations within: from the first iteration's start on.
       within_of_.clear(), within_.clear();
-      for (size_t p = loop.starts.front(); p < allocs_.size(); ++p)
-        count_within({allocs_[p].stack, allocs_[p].python, alloc_kinds_[p].first, alloc_kinds_[p].second});
+      for (size_t p = 0; p < allocs_.size(); ++p)
+        if (from_blocks ? allocs_[p].time_ns > bounds.front().first : p >= loop.starts.front())
+          count_within({allocs_[p].stack, allocs_[p].python, alloc_kinds_[p].first, alloc_kinds_[p].second});
     } else {
       bounds.emplace_back(end_, events);  // no iterations: the end alone; every allocation is within
     }

@@ -84,6 +84,7 @@ struct Growth {
   // call-site: the stack that recurs once per iteration; `agreeing` of `stretches` stretches
   // between its allocations had one iteration's signature (iterations.h)
   uint32_t loop_stack = 0, loop_python = 0;
+  std::string loop_inside;  // the loop was found in a caching allocator's blocks ("PyTorch"), else empty
   uint64_t stretches = 0, agreeing = 0;
   std::vector<Frame> loop_frames;   // its call site (native frames, then its Python frames)
   std::string loop_search_skipped;  // why no loop was looked for, when it was not
@@ -132,6 +133,7 @@ class GrowthScan {
   // report's memory grew by with the trace's allocations: docs/performance.md).
   std::deque<AllocStep> allocs_;
   std::deque<std::pair<int, int32_t>> alloc_kinds_;  // per allocs_: (kind, device)
+  const std::vector<BlockEvent>* blocks_ = nullptr;  // the trace's block records (the loop search's first place)
   uint32_t frees_ = 0;
   bool too_many_ = false;
   // Successful device-memory allocations after the first boundary (all of them, while

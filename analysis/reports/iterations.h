@@ -29,7 +29,9 @@
 //                the stretch after the last is whole when its first allocations and frees are
 //                one iteration's signature, and then the trace's end is one more boundary.
 //                How sure: `agreeing` of `iterations` stretches share the signature (all of
-//                them: exact).
+//                them: exact). A caching allocator's block allocations, where the trace has
+//                them, are searched first (the program's tensors; growth.cpp), the driver's
+//                when no loop is found there.
 //   none         no iterations found: the only boundary is the trace's end.
 #pragma once
 

@@ -169,6 +169,10 @@ static_assert(sizeof(NvtxMemRecord) == 48);
 enum class BlockAllocator : uint8_t {
   kPyTorch = 1,  // PyTorch's CUDA caching allocator (c10::cuda::CUDACachingAllocator)
 };
+// The name reports give it ("PyTorch's cache").
+inline constexpr std::string_view block_allocator_name(BlockAllocator a) {
+  return a == BlockAllocator::kPyTorch ? "PyTorch" : "a caching allocator";
+}
 
 // Where block events come from, and when they start and stop (BlockSourceRecord::flags).
 enum BlockSourceFlags : uint32_t {

@@ -118,6 +118,36 @@ TEST_CASE("blocks: a tensor kept per iteration inside the cache is a leak at its
   CHECK(has(text.out, "inside PyTorch's cache on device 0: peak allocated 44.00 MiB (46,137,344 B)"));
 }
 
+TEST_CASE("blocks: with no marks, the loop is found from the blocks and the tensor kept per step is a leak") {
+  TempDir dir;
+  const Result r = traced(dir, {here("torch_blocks"), "unmarked"}, small_device());
+  REQUIRE(r.exit_code == 0);
+  const json rep = report(only_trace(dir));
+  const json& g = rep.at("growth");
+  CHECK(g.at("found_by") == "call-site");
+  CHECK(g.at("iterations") == 5);
+  CHECK(g.at("partial_left_out") == false);
+  CHECK(g.at("loop").at("inside") == "PyTorch");
+  CHECK(g.at("loop").at("stretches") == 4);  // between the five activations
+  CHECK(g.at("loop").at("agreeing") == 4);
+  bool at_activation = false;  // the recurring stack: the activation's, below the allocator's frame
+  for (const json& f : g.at("loop").at("frames"))
+    at_activation |= f.at("function").get<std::string>().starts_with("activation");
+  CHECK(at_activation);
+  const json& sites = rep.at("blocks").at("devices").at(0).at("sites");
+  REQUIRE(sites.size() == 3);
+  CHECK(sites.at(0).at("class") == "leak");
+  CHECK(sites.at(0).at("growth_per_iteration") == 4 * MiB);
+  CHECK(sites.at(0).at("bytes_at_boundaries") == json::array({0, 4 * MiB, 8 * MiB, 12 * MiB, 16 * MiB, 20 * MiB}));
+  CHECK(sites.at(1).at("class") == "one-time");   // the weights, before the first boundary
+  CHECK(sites.at(2).at("class") == "transient");  // each activation freed within its step
+  CHECK(sites.at(2).at("bytes_at_boundaries") == json::array({0, 0, 0, 0, 0, 0}));
+  const Result text = run({cli(), "report", only_trace(dir)});
+  CHECK(has(text.out,
+            "5 iterations found: one allocation per iteration from the stack below, a block inside "
+            "PyTorch's cache; 4 of 4 stretches"));
+}
+
 TEST_CASE("blocks: without block records the cache's inside is said not visible, never 'none'") {
   TempDir dir;
   REQUIRE(traced(dir, {here("torch_blocks"), "loop"}, small_device({{"CUMEMTRACE_BLOCKS", "0"}})).exit_code == 0);

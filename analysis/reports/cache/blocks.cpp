@@ -225,10 +225,6 @@ void find_driver_refusals(const Trace& trace, const EventSource& events, std::ve
   });
 }
 
-std::string allocator_name(format::BlockAllocator a) {
-  return a == format::BlockAllocator::kPyTorch ? "PyTorch" : "an allocator";
-}
-
 }  // namespace
 
 bool Blocks::visible(int32_t device) const {
@@ -244,7 +240,7 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
   for (const BlockSource& s : trace.block_sources) {
     if (s.state == format::BlockSourceState::kOn && !out.recorded) {
       out.recorded = true;
-      out.allocator = allocator_name(s.allocator);
+      out.allocator = std::string(format::block_allocator_name(s.allocator));
       out.version = s.version, out.settings = s.settings;
     } else if (s.state == format::BlockSourceState::kOff && !out.off_time_ns) {
       out.off_time_ns = s.time_ns, out.off_reason = s.reason;

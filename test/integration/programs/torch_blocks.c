@@ -12,6 +12,11 @@
  * finds no free block (step 4's comes from the same segment): 56 MiB reserved at the end; allocated at the end 16 + 20
  * = 36 MiB; peak allocated 16 + 20 + 8 = 44 MiB (in step 4, before its activation is freed).
  *
+ * "unmarked": the same loop with no mark: the iterations are found from the blocks, each
+ * starting just before an activation's allocation (the stack that recurs first), the last
+ * one whole (it allocates and frees as the others), so the trace's end is a boundary too:
+ * keep_history's blocks at the boundaries are 0, 4, 8, 12, 16, 20 MiB again.
+ *
  * "limit": the memory fraction 0.25 (256 MiB), then 300 MiB: the allocator refuses with no
  * driver call (allocated 0, reserved 0: the request alone is over the limit).
  *
@@ -51,12 +56,12 @@ __attribute__((noinline)) static void* activation(size_t bytes) {
   return p;
 }
 
-static int loop(void) {
+static int loop(int marked) {
   void* weights = simtorch_malloc(16 * MiB, 0);
   void* kept[5];
   if (!weights) return 1;
   for (int step = 0; step < 5; ++step) {
-    mark_step();
+    if (marked) mark_step();
     void* act = activation(8 * MiB);
     kept[step] = keep_history(4 * MiB);
     if (!act || !kept[step]) return 1;
@@ -101,7 +106,8 @@ int main(int argc, char** argv) {
   mark = (mark_fn)dlsym(RTLD_DEFAULT, "cumemtrace_mark");
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(0) != cudaSuccess) return 2;
   const char* what = argc > 1 ? argv[1] : "loop";
-  if (strcmp(what, "loop") == 0) return loop();
+  if (strcmp(what, "loop") == 0) return loop(1);
+  if (strcmp(what, "unmarked") == 0) return loop(0);
   if (strcmp(what, "limit") == 0) return limit();
   if (strcmp(what, "demand") == 0) return demand();
   if (strcmp(what, "fragmented") == 0) return fragmented();

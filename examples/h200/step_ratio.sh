@@ -19,6 +19,8 @@
 # section 16: within 0.7 % there). "before" is the defaults with another build of the
 # library, BEFORE_LIB (e.g. the previous commit's), to compare two builds in the same rounds.
 # "anchor" is untraced with PyTorch's own _record_memory_history(stacks="python") (issue 26).
+# TRAIN_ARGS: more arguments for train.py in every run (e.g. a small CPU-bound model:
+# "--batch 32 --seq 32 --d-model 256 --layers 2 --heads 4").
 # PIN (a taskset CPU list, e.g. 4-7) runs every run on those CPUs: on the lent machine a
 # process otherwise ran either at full speed or about 1.6x slower, whichever it drew
 # (docs/validation.md section 18).
@@ -49,9 +51,9 @@ for ((r = 1; r <= rounds; ++r)); do
       cfg=${cfgs[(i + r - 1) % ${#cfgs[@]}]}
       run="$mode/$cfg/r$r"
       if [[ $cfg == untraced || $cfg == again ]]; then
-        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} >/dev/null
       elif [[ $cfg == anchor ]]; then
-        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" \
+        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} \
           --record-history --history-stacks python >/dev/null
       else
         python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1
@@ -63,7 +65,7 @@ for ((r = 1; r <= rounds; ++r)); do
         [[ $cfg == before ]] && lib=${BEFORE_LIB:?the "before" configuration needs BEFORE_LIB}
         env LD_PRELOAD=$lib ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
           CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
-          timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" >/dev/null
+          timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} >/dev/null
       fi
       echo "step_ratio: $run exit $?" >&2
       rm -f "$traces"/*

@@ -1,12 +1,9 @@
 #include "write/writer.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -24,6 +21,7 @@
 #include "base/signal_safe.h"
 #include "write/trace_file.h"
 #include "base/trace_start.h"
+#include "base/worker.h"
 #include "track/tracker.h"
 
 namespace cumemtrace::interpose {
@@ -31,18 +29,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Writer {
-  std::mutex mu;  // the fields below up to `opened`
-  std::condition_variable cv;
+// The writer thread's state (base/worker.h: its fork pause, its slot). `mu` guards the
+// fields below up to `opened`, which `work` signals.
+struct Writer : Worker {
   bool wake = false, stop = false, done = false;
   bool opened = false;  // the file exists and starts with its preamble
-  // Around a fork (writer_prepare_fork): the loop starts no round, and the fork waits a
-  // little for the one in progress. A round allocates outside every lock the fork holds,
-  // and a child that inherits an allocator locked mid-allocation (GCC 12's AddressSanitizer
-  // allocator is not fork-safe) hangs at its first allocation: 1 child in 100 of the NVTX
-  // fork test under ASan, before.
-  bool forking = false, busy = true;  // busy from the start: the thread first creates the file
-  std::condition_variable idle;
 
   // Writing, by this thread's loop or by an exec on another thread (flush_before_exec).
   std::mutex io_mu;
@@ -57,9 +48,7 @@ struct Writer {
   std::string compressed, joined;
 };
 
-// Replaced (never destroyed) in a forked child, whose copy may be locked by a thread
-// that does not exist there.
-Writer* g_writer = nullptr;
+WorkerSlot<Writer> g_writer;
 
 // With io_mu held. `sealed`: the bytes belong to the chunk the next seal covers.
 void write_out(Writer& w, std::string& bytes, bool sealed = true) {
@@ -197,16 +186,11 @@ void open_trace(Writer& w) {
   }
   std::lock_guard lock(w.mu);
   w.opened = true;
-  w.cv.notify_all();
+  w.work.notify_all();
 }
 
-void* writer_thread(void* arg) {
-  auto& w = *static_cast<Writer*>(arg);
-  // Signals are the program's business, never this thread's.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
-
+void writer_thread(Worker& worker) {
+  auto& w = static_cast<Writer&>(worker);
   open_trace(w);
   const auto snapshot_every = std::chrono::milliseconds(config().snapshot_ms);
   auto next_snapshot = Clock::now() + snapshot_every;
@@ -214,13 +198,9 @@ void* writer_thread(void* arg) {
     bool stopping;
     {
       std::unique_lock lock(w.mu);
-      w.busy = false;
-      w.idle.notify_all();
-      w.cv.wait_for(lock, std::chrono::milliseconds(config().flush_ms), [&] { return w.wake || w.stop; });
-      w.cv.wait(lock, [&] { return !w.forking; });
+      w.between_rounds(lock, std::chrono::milliseconds(config().flush_ms), [&] { return w.wake || w.stop; });
       w.wake = false;
       stopping = w.stop;
-      w.busy = true;
     }
     if (stopping) break;
     arm_fatal_signals();  // again: the program may have put SIG_DFL back
@@ -252,85 +232,68 @@ void* writer_thread(void* arg) {
   }
   std::lock_guard lock(w.mu);
   w.done = true;
-  w.cv.notify_all();
-  return nullptr;
+  w.work.notify_all();
 }
 
 }  // namespace
 
 void start_writer() {
   auto* w = new Writer;
-  pthread_t thread;
-  if (pthread_create(&thread, nullptr, writer_thread, w) != 0) {
+  if (!w->start(writer_thread)) {
     log_warn("cannot start the trace writer thread; tracing is off, the program goes on");
     stop_tracing();
     return;
   }
-  pthread_detach(thread);
-  g_writer = w;
+  g_writer.set(w);
   arm_fatal_signals();
   warn_if_nvtx_elsewhere();
 }
 
 void wake_writer() {
-  Writer* w = g_writer;
+  Writer* w = g_writer.get();
   if (!w) return;
   std::lock_guard lock(w->mu);
   w->wake = true;
-  w->cv.notify_one();
+  w->work.notify_one();
 }
 
 void finish_writer() {
-  Writer* w = g_writer;
+  Writer* w = g_writer.get();
   // Events after this point would land after the exit snapshot: record none.
   stop_tracing();
   if (!w) return;
   std::unique_lock lock(w->mu);
   w->stop = true;
-  w->cv.notify_one();
+  w->work.notify_one();
   // Bounded: a writer stuck on a hung filesystem must not keep the process from exiting.
-  if (!w->cv.wait_for(lock, std::chrono::seconds(5), [&] { return w->done; }))
+  if (!w->work.wait_for(lock, std::chrono::seconds(5), [&] { return w->done; }))
     log_warn("trace writer did not finish within 5 s; the trace may be incomplete");
 }
 
 void flush_before_exec(std::string_view target) {
-  Writer* w = g_writer;
+  Writer* w = g_writer.get();
   if (!w) return;
   const ErrnoGuard keep_errno;
   {
     // The writer creates the file lazily; an exec right after the first event must not
     // leave an empty file behind. Bounded: never hold an exec up for long.
     std::unique_lock lock(w->mu);
-    if (!w->cv.wait_for(lock, std::chrono::seconds(1), [&] { return w->opened || w->done; }) || w->done) return;
+    if (!w->work.wait_for(lock, std::chrono::seconds(1), [&] { return w->opened || w->done; }) || w->done) return;
   }
   if (tracing_enabled()) append_exec_end(target);
   flush(*w);
 }
 
-void writer_prepare_fork() {
-  Writer* w = g_writer;
-  if (!w) return;
-  std::unique_lock lock(w->mu);
-  w->forking = true;
-  // Bounded: a writer stuck on a slow disk must not hold the program's fork up.
-  w->idle.wait_for(lock, std::chrono::milliseconds(50), [&] { return !w->busy; });
-}
-
-void writer_after_fork_parent() {
-  Writer* w = g_writer;
-  if (!w) return;
-  std::lock_guard lock(w->mu);
-  w->forking = false;
-  w->cv.notify_all();
-}
+void writer_prepare_fork() { g_writer.prepare_fork(); }
+void writer_after_fork_parent() { g_writer.after_fork_parent(); }
 
 void writer_after_fork_child() {
-  if (g_writer && g_writer->fd >= 0) close(g_writer->fd);
-  g_writer = nullptr;
+  if (Writer* w = g_writer.get(); w && w->fd >= 0) close(w->fd);
+  g_writer.after_fork_child();
 }
 
 void write_pending_in_signal_handler() {
-  Writer* w = g_writer;
+  Writer* w = g_writer.get();
   if (!w) return;
   for (int ms = 0; ms < 2000; ++ms) {
     if (w->io_mu.try_lock()) {
@@ -340,7 +303,7 @@ void write_pending_in_signal_handler() {
         // Hashed into the open chunk as written, then sealed, so the reader keeps them.
         visit_pending_in_signal_handler(
             [](std::string_view c, int fd) {
-              g_writer->chunk.update(c.data(), c.size());
+              g_writer.get()->chunk.update(c.data(), c.size());
               write_all_signal_safe(fd, c);
             },
             w->fd);

@@ -31,7 +31,7 @@
 #include "stacks/stack_tree.h"
 #include "base/thread_state.h"
 #include "track/tracker_ledger.h"
-#include "track/trace_sink.h"
+#include "track/writer_thread.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -214,7 +214,7 @@ State& state() {
     State* made = new State;  // lives until exit (or fork)
     made->keep_peak_sites = g_peak_sites_asked.load();
     g_state.store(made, std::memory_order_release);
-    start_writer();
+    start_writer_thread();
   }
   return *g_state.load(std::memory_order_relaxed);
 }
@@ -327,7 +327,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
     // segments try a fabric handle first: CUDA_ERROR_NOT_PERMITTED, H200 run L) is the
     // program's business. CUDA_ERROR_OUT_OF_MEMORY and cudaErrorMemoryAllocation are both 2.
     if (d.result == CUDA_ERROR_OUT_OF_MEMORY) g_failed.fetch_add(1, std::memory_order_relaxed);
-    wake_writer();
+    wake_writer_thread();
   } else if (sample_peak) {
     // NVML's figure while the peak holds: the next free may come a millisecond later,
     // too soon for the writer thread (issue: a 15 GiB peak freed at once by empty_cache).
@@ -397,10 +397,10 @@ void give_back_pending(std::vector<std::string>& chunks) {
   s.pending.give_back(chunks);
 }
 
-bool visit_pending_in_signal_handler(void (*write)(std::string_view, int), int fd) {
+bool visit_pending_in_signal_handler(void (*write)(std::string_view, void*), void* arg) {
   State* s = g_state.load(std::memory_order_acquire);
   if (!s || !try_lock_for_a_second(s->mu)) return false;
-  s->pending.for_each_chunk([&](std::string_view c) { write(c, fd); });
+  s->pending.for_each_chunk([&](std::string_view c) { write(c, arg); });
   s->mu.unlock();
   return true;
 }

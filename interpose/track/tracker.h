@@ -1,5 +1,5 @@
 // The live picture of the process's CUDA memory, updated as events arrive, and the
-// encoded records waiting for the writer thread.
+// encoded records waiting for the writer thread (writer_thread.h).
 //
 // One mutex guards it. A hook does everything slow first (unwinding, driver queries)
 // and holds the mutex only to update maps and append bytes: no disk, no loader lock,
@@ -36,7 +36,7 @@ void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t fla
 // A cuCtxCreate gave `context` on `device`: allocations made while it is current belong to it.
 void note_created_context(uint64_t context, int32_t device);
 
-// ---- for the writer thread ----
+// ---- for the writer thread (writer_thread.cpp) ----
 
 // Moves the encoded records waiting to be written, in chunks, into `chunks` (empty).
 void take_pending(std::vector<std::string>& chunks);
@@ -44,8 +44,9 @@ void take_pending(std::vector<std::string>& chunks);
 void give_back_pending(std::vector<std::string>& chunks);
 // From a fatal signal's handler (fatal_signal.cpp): if the tracker's lock comes free
 // within about a second (try-lock and nanosleep only: the crashing thread may hold it),
-// passes each pending chunk to `write` in order, leaving them in place. False otherwise.
-bool visit_pending_in_signal_handler(void (*write)(std::string_view chunk, int fd), int fd);
+// passes each pending chunk to `write` in order (with `arg`), leaving them in place. False
+// otherwise.
+bool visit_pending_in_signal_handler(void (*write)(std::string_view chunk, void* arg), void* arg);
 
 // What a snapshot learns from outside the tracker (NVML, the driver), per device.
 struct DeviceSample {

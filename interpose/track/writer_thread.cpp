@@ -13,7 +13,7 @@
 #include "base/signal_safe.h"
 #include "base/worker.h"
 #include "track/trace_sink.h"
-#include "track/tracker.h"
+#include "track/tracker_state.h"
 
 namespace cumemtrace::interpose {
 namespace {

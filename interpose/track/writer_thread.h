@@ -8,7 +8,7 @@
 
 namespace cumemtrace::interpose {
 
-void start_writer_thread();  // from the first tracked event (tracker.cpp)
+void start_writer_thread();  // from the first tracked event (tracker_state.cpp: state())
 void wake_writer_thread();   // flush soon (after a failed allocation)
 
 void finish_trace();  // at exit: exit snapshot, end record, final flush; bounded wait

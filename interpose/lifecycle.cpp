@@ -1,5 +1,6 @@
-// Load, fork and exit. Nothing here runs CUDA or touches the disk at load time: the
-// trace starts with the first CUDA event (tracker.cpp), not with the process.
+// Load, fork, exit and what starts with the trace. Nothing here runs CUDA or touches the
+// disk at load time: the trace starts with the first CUDA event (tracker.cpp), not with
+// the process.
 #include <pthread.h>
 
 #include <cstdlib>
@@ -18,7 +19,8 @@
 #include "base/thread_state.h"
 #include "base/trace_start.h"
 #include "track/tracker.h"
-#include "write/writer.h"
+#include "track/trace_sink.h"
+#include "track/writer_thread.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -27,18 +29,18 @@ namespace {
 // the fork by the forking thread, or started afresh in the child, and no one-time
 // initialisation is left half done by a thread the child does not have.
 void prepare_fork() {
-  stack_prepare_fork();    // its one-time set-up uses the loader: before the loader's lock
-  sampler_prepare_fork();  // first of the locks: its late callback may take the tracker's lock
-  writer_prepare_fork();   // before the loader's and the tracker's locks, which its round takes
-  nvtx_prepare_fork();     // before the tracker's: an NVTX end records its mark under it
-  loader_prepare_fork();   // before the tracker: nothing holds the tracker while in the loader
+  stack_prepare_fork();          // its one-time set-up uses the loader: before the loader's lock
+  sampler_prepare_fork();        // first of the locks: its late callback may take the tracker's lock
+  writer_thread_prepare_fork();  // before the loader's and the tracker's locks, which its round takes
+  nvtx_prepare_fork();           // before the tracker's: an NVTX end records its mark under it
+  loader_prepare_fork();         // before the tracker: nothing holds the tracker while in the loader
   tracker_prepare_fork();
 }
 void after_fork_parent() {
   tracker_after_fork_parent();
   loader_after_fork_parent();
   nvtx_after_fork_parent();
-  writer_after_fork_parent();
+  writer_thread_after_fork_parent();
   sampler_after_fork_parent();
 }
 void after_fork_child() {
@@ -54,7 +56,7 @@ void after_fork_child() {
   mark_trace_start();
   reset_thread_state_after_fork();
   tracker_after_fork_child();
-  writer_after_fork_child();
+  writer_thread_after_fork_child();
 }
 
 // quick_exit runs the at_quick_exit handlers, then _exit from inside libc, past our hook:
@@ -63,7 +65,7 @@ void after_fork_child() {
 // (handlers run in reverse order) and sees what they free. A vfork child's quick_exit
 // would be its parent's trace: it touches nothing (owner.h).
 void on_quick_exit() {
-  if (!in_borrowed_memory()) finish_writer();
+  if (!in_borrowed_memory()) finish_trace();
 }
 
 __attribute__((constructor)) void on_load() {
@@ -77,7 +79,15 @@ __attribute__((constructor)) void on_load() {
 // A preloaded library is finalized after the libraries loaded later (CUDA, PyTorch)
 // and after the program's atexit handlers, so most frees made at exit are seen before
 // this runs. Later ones are forwarded and not recorded.
-__attribute__((destructor)) void on_unload() { finish_writer(); }
+__attribute__((destructor)) void on_unload() { finish_trace(); }
 
 }  // namespace
+
+// The trace started (track/trace_sink.h): the fatal signals' last flush is armed, and a
+// user whose NVTX calls go to another tool is told so.
+void on_trace_start() {
+  arm_fatal_signals();
+  warn_if_nvtx_elsewhere();
+}
+
 }  // namespace cumemtrace::interpose

@@ -1,7 +1,7 @@
 // Bodies of the exec hooks: end the trace with an End record that names the program the
 // exec runs (trace_format.h: EndReason::kExec), write what is pending, then exec
-// (writer.h: flush_before_exec). In a vfork child the trace is the parent's, which goes
-// on: nothing to flush, nothing to touch.
+// (track/writer_thread.h: flush_before_exec). In a vfork child the trace is the parent's,
+// which goes on: nothing to flush, nothing to touch.
 #pragma once
 
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 
 #include "hook_ids.h"
 #include "base/owner.h"
-#include "write/writer.h"
+#include "track/writer_thread.h"
 
 namespace cumemtrace::interpose {
 

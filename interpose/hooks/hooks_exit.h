@@ -10,7 +10,7 @@
 
 #include "hook_ids.h"
 #include "base/owner.h"
-#include "write/writer.h"
+#include "track/writer_thread.h"
 
 namespace cumemtrace::interpose {
 
@@ -19,7 +19,7 @@ namespace cumemtrace::interpose {
 }
 
 [[noreturn]] void on_exit_now(HookId, auto real, int status) {
-  if (!in_borrowed_memory()) finish_writer();
+  if (!in_borrowed_memory()) finish_trace();
   real(status);
   exit_without_libc();  // a real _exit returns only if it is not one
 }

@@ -1,10 +1,6 @@
 #include "probe/sampler.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -12,6 +8,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/worker.h"
 
 namespace cumemtrace::interpose {
 
@@ -32,53 +29,31 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxQueued = 2;
 constexpr auto kLoadWait = std::chrono::seconds(1);
 
-struct Sampler {
-  std::mutex mu;  // everything below, and every SamplerItem's flags
-  std::condition_variable work, answered;
+// The reader thread's state (base/worker.h: its fork pause, its slot); `mu` guards
+// everything below and every SamplerItem's flags.
+struct Sampler : Worker {
+  std::condition_variable answered;
   std::deque<std::shared_ptr<SamplerItem>> queue;
   bool started = false, unstartable = false;
   bool slow = false;  // a reading took longer than its wait, none came in time since: nobody waits
-  // Around a fork (sampler_prepare_fork): the reader starts no new reading, and the fork
-  // waits a little for the one in progress. A reader thread inside malloc at the fork
-  // leaves a malloc that is not fork-safe (GCC 12's AddressSanitizer allocator) locked in
-  // the child, whose first allocation then hangs: 1 child in ~80 under load, before.
-  bool forking = false;
-  bool busy = false;  // a reading (with its late callback) is in progress
-  std::condition_variable idle;
 };
 
-// Replaced (never destroyed) in a forked child, whose copy may be locked by a thread
-// that does not exist there; never destroyed at exit either, as the reader thread may
-// still be inside NVML then.
-std::atomic<Sampler*> g_sampler{nullptr};
+// Never destroyed at exit either, as the reader thread may still be inside NVML then.
+WorkerSlot<Sampler> g_sampler;
 
-Sampler& sampler() {
-  Sampler* s = g_sampler.load(std::memory_order_acquire);
-  if (s) return *s;
-  auto* fresh = new Sampler;
-  if (g_sampler.compare_exchange_strong(s, fresh, std::memory_order_acq_rel)) return *fresh;
-  delete fresh;  // another thread's came first
-  return *s;
-}
+Sampler& sampler() { return g_sampler.get_or_make(); }
 
 std::chrono::milliseconds wait_for_reading() { return std::chrono::milliseconds(config().nvml_wait_ms); }
 
-void* reader_thread(void* arg) {
-  auto& s = *static_cast<Sampler*>(arg);
-  // Signals are the program's business, never this thread's.
-  sigset_t all;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+void reader_thread(Worker& worker) {
+  auto& s = static_cast<Sampler&>(worker);
   for (;;) {
     std::shared_ptr<SamplerItem> item;
     {
       std::unique_lock lock(s.mu);
-      s.busy = false;
-      s.idle.notify_all();
-      s.work.wait(lock, [&] { return !s.queue.empty() && !s.forking; });
+      s.between_rounds(lock, [&] { return !s.queue.empty(); });
       item = std::move(s.queue.front());
       s.queue.pop_front();
-      s.busy = true;
     }
     const bool loading = !nvml_looked_for();
     const auto t0 = Clock::now();
@@ -95,19 +70,16 @@ void* reader_thread(void* arg) {
     }
     if (late && item->late) item->late(r);
   }
-  return nullptr;
 }
 
 // With s.mu held.
 bool start(Sampler& s) {
   if (s.started || s.unstartable) return s.started;
-  pthread_t thread;
-  if (pthread_create(&thread, nullptr, reader_thread, &s) != 0) {
+  if (!s.start(reader_thread)) {
     log_warn("cannot start the NVML reader thread; snapshots carry no NVML figures");
     s.unstartable = true;
     return false;
   }
-  pthread_detach(thread);
   s.started = true;
   return true;
 }
@@ -149,24 +121,10 @@ NvmlFigures nvml_query_in_time(const std::string& uuid) {
   return ticket.wait() ? reading->figures[0] : NvmlFigures{};
 }
 
-void sampler_prepare_fork() {
-  Sampler* s = g_sampler.load(std::memory_order_acquire);
-  if (!s) return;
-  std::unique_lock lock(s->mu);
-  s->forking = true;
-  // Bounded: a hung NVML must not hold the program's fork up (the child then finds the
-  // loader unusable: the reading is a ForeignCall, loader_lock.h).
-  s->idle.wait_for(lock, std::chrono::milliseconds(50), [&] { return !s->busy; });
-}
-
-void sampler_after_fork_parent() {
-  Sampler* s = g_sampler.load(std::memory_order_acquire);
-  if (!s) return;
-  std::lock_guard lock(s->mu);
-  s->forking = false;
-  s->work.notify_all();
-}
-
-void sampler_after_fork_child() { g_sampler.store(nullptr, std::memory_order_release); }
+// A hung NVML makes the fork wait its 50 ms (the child then finds the loader unusable:
+// the reading is a ForeignCall, loader_lock.h).
+void sampler_prepare_fork() { g_sampler.prepare_fork(); }
+void sampler_after_fork_parent() { g_sampler.after_fork_parent(); }
+void sampler_after_fork_child() { g_sampler.after_fork_child(); }
 
 }  // namespace cumemtrace::interpose

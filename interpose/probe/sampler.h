@@ -3,9 +3,9 @@
 // bad state, a busy driver), and no CUDA call of the program may wait for that (issue
 // 29.7: with NVML answering in 2 s, each cudaMalloc that crossed the sampled-peak margin
 // took 2 s). Whoever needs a reading (a sampled peak or a failed allocation in the
-// allocating thread, a context creation, the writer's snapshots) hands it over and waits
-// for it at most CUMEMTRACE_NVML_WAIT_MS (at least 1 s while NVML is being loaded: its
-// dlopen and nvmlInit come once). Once a reading took longer than that, nobody waits for
+// allocating thread, a context creation, the writer thread's snapshots) hands it over and
+// waits for it at most CUMEMTRACE_NVML_WAIT_MS (at least 1 s while NVML is being loaded:
+// its dlopen and nvmlInit come once). Once a reading took longer than that, nobody waits for
 // NVML until a reading comes in time again: a hung NVML costs the job one wait in all.
 // A reading that comes after its requester stopped waiting is handed to the requester's
 // `late` function on the reader thread (the tracker appends it with its own moment).

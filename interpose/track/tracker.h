@@ -1,5 +1,5 @@
 // The live picture of the process's CUDA memory, updated as events arrive, and the
-// encoded records waiting for the writer thread.
+// encoded records waiting for the writer thread (writer_thread.h).
 //
 // One mutex guards it. A hook does everything slow first (unwinding, driver queries)
 // and holds the mutex only to update maps and append bytes: no disk, no loader lock,
@@ -35,41 +35,6 @@ format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
 void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t flags);
 // A cuCtxCreate gave `context` on `device`: allocations made while it is current belong to it.
 void note_created_context(uint64_t context, int32_t device);
-
-// ---- for the writer thread ----
-
-// Moves the encoded records waiting to be written, in chunks, into `chunks` (empty).
-void take_pending(std::vector<std::string>& chunks);
-// Returns written chunks for reuse.
-void give_back_pending(std::vector<std::string>& chunks);
-// From a fatal signal's handler (fatal_signal.cpp): if the tracker's lock comes free
-// within about a second (try-lock and nanosleep only: the crashing thread may hold it),
-// passes each pending chunk to `write` in order, leaving them in place. False otherwise.
-bool visit_pending_in_signal_handler(void (*write)(std::string_view chunk, int fd), int fd);
-
-// What a snapshot learns from outside the tracker (NVML, the driver), per device.
-struct DeviceSample {
-  NvmlFigures nvml;
-  uint64_t pool_reserved = format::kUnknown64;
-  GraphMemFigures graph;  // the graph memory pool (1.9)
-};
-struct DeviceSamples {
-  std::map<int32_t, DeviceSample> devices;  // by device ordinal
-  bool capture_open = false;                // the driver was not asked (probe/stream_capture.h): pool figures unknown
-  bool nvml_missed = false;                 // NVML was asked but did not answer in time (sampler.h)
-  uint64_t seq_before = 0;                  // events seen by the tracker before the readings began
-};
-
-// Takes a snapshot of one moment: samples NVML (and the driver), then appends the
-// tracker's figures if no event came in between (kMomentSame); else samples again, at
-// most three times, and the last one goes in without kMomentSame. Call outside the lock.
-// NVML is read on the reader thread (sampler.h): when it does not answer in time the
-// snapshot goes in at once without it (kMomentReadingMissed), and the reading, if it
-// comes, is appended then as a kLateReading snapshot of its own moment.
-void take_snapshot(format::SnapshotReason reason);
-
-// Logs (info) how many snapshots were taken and what their NVML and driver readings cost.
-void log_sampling_cost();
 
 // Records a mark (a named moment: iterations are delimited by marks of one name). Never
 // calls CUDA; safe from any thread, also during a stream capture.
@@ -145,24 +110,10 @@ uint32_t stack_frames(uint32_t id, uint64_t* out, uint32_t max);
 // Starts a new "since": peak_since_reset = live bytes now; later allocations are new.
 bool reset_peak();
 
-// Failed allocations recorded so far (restores of failed frees not counted).
-uint64_t failed_allocations();
-
-// Whether some device's tracked peak rose since the last snapshot.
-bool peak_rose_since_snapshot();
-
-// Appends the EndRecord; from then on nothing more is appended (nor counted).
-void append_end();
-// Appends an EndRecord that says the process exec'd into `target` (EndReason::kExec).
-void append_exec_end(std::string_view target);
-
 // Appends whole encoded records a program gave through the C API (api.h), in event order.
 // False (nothing appended) when no trace has started (no CUDA call traced yet), tracing
 // is off, or the unwritten records already fill CUMEMTRACE_BUFFER_MB. Never does I/O.
 bool append_program_records(std::string_view encoded);
-
-// Tracing stops for good (after the final flush at exit, or when no trace can be written).
-void stop_tracing();
 
 // ---- fork (lifecycle.cpp) ----
 void tracker_prepare_fork();

@@ -9,7 +9,7 @@
 
 #include "base/owner.h"
 #include "resolve/resolve.h"
-#include "write/writer.h"
+#include "track/writer_thread.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -72,7 +72,7 @@ class ViewLock {
 void on_fatal(int sig, siginfo_t*, void*) {
   const int saved_errno = errno;
   // A vfork child shares the parent's memory: its trace is not this process's to write.
-  if (!in_borrowed_memory()) write_pending_in_signal_handler();
+  if (!in_borrowed_memory()) flush_in_signal_handler();
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);

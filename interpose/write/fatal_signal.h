@@ -1,8 +1,8 @@
 // SIGSEGV, SIGBUS, SIGABRT, SIGFPE and SIGILL kill a process before our destructor
 // could flush: up to 100 ms of events (all of them, for a process that crashes soon
 // after its first CUDA call) would be lost. Where the program left such a signal at
-// SIG_DFL, a handler of ours writes what is pending (writer.h:
-// write_pending_in_signal_handler, async-signal-safe), puts SIG_DFL back and re-raises,
+// SIG_DFL, a handler of ours writes what is pending (track/writer_thread.h:
+// flush_in_signal_handler, async-signal-safe), puts SIG_DFL back and re-raises,
 // so the process dies of the same signal, with its core dump.
 //
 // The program's view is its own: our sigaction() and signal() hooks show it the

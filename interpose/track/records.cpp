@@ -1,0 +1,97 @@
+// The records that are not a hooked call's events: marks and ranges, pools' NVTX memory
+// records, the End record, and the records a program encodes itself (the C API).
+#include "track/tracker.h"
+
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "base/config.h"
+#include "base/encode.h"
+#include "base/errno_guard.h"
+#include "base/thread_state.h"
+#include "track/event_stacks.h"
+#include "track/tracker_state.h"
+
+namespace cumemtrace::interpose {
+
+bool track_mark(std::string_view name, format::MarkSource source) {
+  const bool end = source == format::MarkSource::kNvtxPop || source == format::MarkSource::kNvtxEnd ||
+                   source == format::MarkSource::kTagPop;
+  if (!tracing_enabled() || !started_state()) return false;
+  const ErrnoGuard keep_errno;
+  format::MarkRecord m{};
+  m.tid = thread_state().tid;
+  m.source = uint8_t(source);
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  m.time_ns = now_ns();  // under the lock, as an event's: the file stays in time order
+  if (s.ended) return false;
+  if (s.pending.size() >= config().buffer_limit_bytes) {
+    ++s.records_dropped;
+    return false;
+  }
+  put_record(s.pending, end ? format::RecordType::kRangeEnd : format::RecordType::kMark, m,
+             std::string(name.substr(0, 4096)));
+  return true;
+}
+
+bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
+  if (!n || !tracing_enabled() || !started_state()) return false;
+  const ErrnoGuard keep_errno;
+  RawStack stack;
+  PyRawStack python;
+  stack.count = 0;
+  if (with_stack) walk_stacks(stack, python);
+  const uint32_t tid = thread_state().tid;
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  const uint64_t time = now_ns();
+  if (s.ended) return false;
+  if (s.pending.size() >= config().buffer_limit_bytes) {
+    s.records_dropped += n;
+    return false;
+  }
+  const auto [native, py] = intern_stacks(s, tid, stack, python);
+  for (size_t i = 0; i < n; ++i) {
+    const NvtxMemDraft& d = drafts[i];
+    const format::NvtxMemRecord r{time, d.heap, d.address, d.size, tid, native, py, uint8_t(d.op), d.usage, 0};
+    put_record(s.pending, format::RecordType::kNvtxMem, r, std::string(d.name.substr(0, 4096)));
+  }
+  return true;
+}
+
+void append_end() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (s.ended) return;
+  put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.dropped()});
+  s.ended = true;
+}
+
+namespace {
+#pragma pack(push, 1)
+struct EndWithReason {
+  format::EndRecord end;
+  uint32_t reason;  // format::EndReason; its string follows
+};
+#pragma pack(pop)
+}  // namespace
+
+void append_exec_end(std::string_view target) {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  const EndWithReason rec{{now_ns(), s.events_written, s.dropped()}, uint32_t(format::EndReason::kExec)};
+  put_record(s.pending, format::RecordType::kEnd, rec, target);
+}
+
+bool append_program_records(std::string_view encoded) {
+  State* s = started_state();  // never starts a trace of its own
+  if (!s || !tracing_enabled()) return false;
+  std::lock_guard lock(s->mu);
+  if (s->ended || s->pending.size() + encoded.size() > config().buffer_limit_bytes) return false;
+  s->pending.append(encoded);
+  return true;
+}
+
+}  // namespace cumemtrace::interpose

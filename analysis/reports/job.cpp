@@ -8,6 +8,7 @@
 
 #include "base/plural.h"
 #include "base/units.h"
+#include "stacks/call_site_rule.h"
 
 namespace cumemtrace {
 namespace {
@@ -22,20 +23,18 @@ std::string uuid_text(const uint8_t (&u)[16]) {
 }
 
 // A call site as it can be matched across processes: addresses differ (ASLR), names do not.
-// With Python frames (trace 1.6) it is the innermost Python line, the user's own code,
-// rather than the framework's native frame under it (which many sites share).
+// The frame the call-site rule names it by (call_site_rule.h: the user's Python line, else
+// the site's native frame), then the caller that tells it from sites of the same frame.
 std::string site_name(const SiteRow& s) {
-  for (const auto& f : s.python_frames) {
-    if (f.function.empty() && f.file.empty()) continue;
-    return f.function + " (" + source_key(f.file) + ":" + std::to_string(f.line) + ")";
-  }
+  if (const Frame* f = user_python_frame(s.python_frames))
+    return f->function + " (" + source_key(f->file) + ":" + std::to_string(f->line) + ")" + s.caller.text;
   for (const auto& f : s.frames) {
     if (f.function.empty()) continue;
     std::string out = f.function;
     if (!f.file.empty()) out += " (" + source_key(f.file) + ":" + std::to_string(f.line) + ")";
-    return out;
+    return out + s.caller.text;
   }
-  if (!s.frames.empty() && !s.frames.front().module.empty()) return frame_name(s.frames.front());
+  if (!s.frames.empty() && !s.frames.front().module.empty()) return frame_name(s.frames.front()) + s.caller.text;
   return s.node ? "(not symbolized)" : "(no stack)";
 }
 

@@ -165,7 +165,7 @@ struct FirstPass {
       // A stream-ordered pool is the driver's, whose every allocation is traced: no cache hides it.
       if (e.op == Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) && e.kind != Kind::kAsyncPool)
         if (const std::string& cache = owners.of(e.stack_id); !cache.empty()) caches.insert(cache);
-      if (e.op == Op::kAlloc) allocated_from.emplace(e.stack_id, e.python_stack_id);
+      if (e.op == Op::kAlloc) allocated_from.insert({e.stack_id, e.python_stack_id});  // no node made when known
       if (e.op == Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured))
         graph_nodes[e.device].push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device,
                                                   e.api, e.kind, e.python_stack_id});

@@ -3,10 +3,13 @@
 #include "reports/job.h"
 #include "render/job_view.h"
 
+#include <cstring>
 #include <sstream>
 
 #include "catch.h"
+#include "report_both.h"
 #include "sizes.h"
+#include "trace_builder.h"
 
 using namespace cumemtrace;
 
@@ -207,4 +210,44 @@ TEST_CASE("job: oversubscription adds up the peaks of the processes live at one 
       build_job({lived(1, 600 * MiB, 1, 5), lived(2, 500 * MiB, 2, 3), c}, std::vector<std::vector<DeviceInfo>>(3), 10);
   CHECK(all.gpus[0].live_together_bytes == 1400 * MiB);
   CHECK(all.gpus[0].live_together == 3);
+}
+
+namespace {
+
+// A traced process (pid `pid`, host1, no rank) that started `start_ms` after
+// TraceBuilder::kStart, allocated `peak` on device 0 (1 GiB) 100 ms later and ended its trace
+// at `end_ms`.
+Report traced(uint32_t pid, uint64_t peak, uint64_t start_ms, uint64_t end_ms) {
+  namespace fmt = cumemtrace::format;
+  using cumemtrace::test::TraceBuilder;
+  std::string p = TraceBuilder::process_payload(2ull << 20, {"prog"}, -1);
+  fmt::ProcessRecord r;
+  std::memcpy(&r, p.data(), sizeof r);
+  r.pid = pid;
+  r.start_monotonic_ns += start_ms * ms;
+  std::memcpy(p.data(), &r, sizeof r);
+  TraceBuilder b;
+  b.record(fmt::RecordType::kProcess, p).device(0, 1024 * MiB);
+  b.alloc((start_ms + 100) * ms, 0x7f0000000000, peak);
+  b.end(end_ms * ms);
+  return cumemtrace::test::report_both(b, "trace-" + std::to_string(pid));
+}
+
+}  // namespace
+
+TEST_CASE("job: traces of two processes on one GPU, one after the other, are never oversubscribed") {
+  // 600 MiB over 0-1 s, 500 MiB over 2-3 s (after kStart), on one 1 GiB GPU of host1.
+  const Job apart = build_job({traced(1, 600 * MiB, 0, 1000), traced(2, 500 * MiB, 2000, 3000)},
+                              std::vector<std::vector<DeviceInfo>>(2), 10);
+  REQUIRE(apart.gpus.size() == 1);
+  CHECK(apart.gpus[0].peak_sum_bytes == 1100 * MiB);
+  CHECK(apart.gpus[0].live_together_bytes == 600 * MiB);
+  CHECK(apart.findings.empty());
+  // The second started at 0.5 s, while the first ran: 1,100 MiB live together, past 1 GiB.
+  const Job together = build_job({traced(1, 600 * MiB, 0, 1000), traced(2, 500 * MiB, 500, 3000)},
+                                 std::vector<std::vector<DeviceInfo>>(2), 10);
+  CHECK(together.gpus[0].live_together_bytes == 1100 * MiB);
+  REQUIRE(together.findings.size() == 1);
+  CHECK(together.findings[0].kind == JobFinding::Kind::kDeviceOversubscribed);
+  CHECK(together.findings[0].bytes == 1100 * MiB);
 }

@@ -3,23 +3,25 @@
 #include <algorithm>
 
 #include "base/escape.h"
+#include "stacks/call_site_rule.h"
 
 namespace cumemtrace {
 namespace {
 
+// The frame the call-site rule names the row by (call_site_rule.h), then the caller that
+// tells it from rows of the same frame.
 std::string key_of(const SiteRow& row) {
   // A Python line is what its author knows the allocation by, and it stays the same when
   // a framework's native frames move between versions (trace 1.6).
-  if (!row.python_frames.empty()) {
-    const Frame& p = row.python_frames.front();
-    return "python " + source_key(p.file) + ":" + p.function + ":" + std::to_string(p.line);
-  }
+  if (const Frame* p = user_python_frame(row.python_frames))
+    return "python " + source_key(p->file) + ":" + p->function + ":" + std::to_string(p->line) + row.caller.key;
   if (row.frames.empty()) return row.library + " (no stack)";
   const Frame& f = row.frames.front();
-  if (f.function.empty()) return f.module.empty() ? row.library + " " + frame_name(f) : frame_name(f);
+  if (f.function.empty())
+    return (f.module.empty() ? row.library + " " + frame_name(f) : frame_name(f)) + row.caller.key;
   std::string key = row.library + " " + f.function;
   if (!f.file.empty()) key += " " + source_key(f.file) + ":" + std::to_string(f.line);
-  return key;
+  return key + row.caller.key;
 }
 
 }  // namespace

@@ -38,9 +38,10 @@ struct Baseline {
   std::map<std::pair<std::string, int32_t>, Site> sites;  // (key, device)
 };
 
-// The key of a call-site row: "python FILE:FUNCTION:LINE" of its innermost Python frame
-// when it has Python frames, else its first native frame (which must be symbolized for
-// a stable key); utf8_escaped (escape.h), as a baseline file holds it.
+// The key of a call-site row: "python FILE:FUNCTION:LINE" of the Python frame the call-site
+// rule names it by (call_site_rule.h: the user's), else its first native frame (which must
+// be symbolized for a stable key); then the caller that tells it from rows of the same frame
+// (" <- keep_history train.cpp:20"); utf8_escaped (escape.h), as a baseline file holds it.
 std::string site_key(const SiteRow& row);
 
 // From reports built with every call site (ReportOptions::top = SIZE_MAX, frames >= 1).

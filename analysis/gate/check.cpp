@@ -23,7 +23,7 @@ std::string blame(const std::vector<SiteRow>& rows, size_t n = 3) {
   for (size_t i = 0; i < rows.size() && i < n; ++i) {
     const SiteRow& r = rows[i];
     s += (i ? ", " : "; top call sites: ") + iec(r.bytes) + " from " + r.library;
-    const std::string site = user_frame_text(r.frames, r.python_frames);
+    const std::string site = user_frame_text(r.frames, r.python_frames, r.caller.text);
     if (!site.empty()) s += " (" + site + ")";
   }
   return s;
@@ -247,7 +247,7 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           r.message = "growth per iteration on " + where + ": " + iec_exact(measured) + ", limit " + iec_exact(l.bytes);
           if (rep.growth.by == IterationsBy::kNone) r.message += " (no iterations found)";
           if (!r.ok && worst) {
-            const std::string site = user_frame_text(worst->frames, worst->python_frames);
+            const std::string site = user_frame_text(worst->frames, worst->python_frames, worst->caller.text);
             r.message +=
                 (worst->cls == GrowthSite::Class::kLeak ? "; leaking from " : "; a growing need (not a leak) from ") +
                 (worst->inside.empty() ? "" : "tensors inside " + worst->inside + "'s cache, ") + worst->library +

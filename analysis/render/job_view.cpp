@@ -99,6 +99,7 @@ json job_to_json(const Job& job) {
                     {"name", g.name},
                     {"total_bytes", g.total_bytes},
                     {"peak_sum_bytes", g.peak_sum_bytes},
+                    {"live_together_bytes", g.live_together_bytes},
                     {"processes", std::move(ps)}});
   }
   j["gpus"] = std::move(gpus);
@@ -141,7 +142,10 @@ void write_job_text(std::ostream& out, const Job& job) {
   out << "(*: the process's own device, where its peak is highest)\n\nGPUs:\n";
   for (const auto& g : job.gpus) {
     out << "  " << (g.uuid.empty() ? "(no UUID)" : printable(g.uuid)) << " on " << printable(g.host) << " ("
-        << iec(g.total_bytes) << "): peaks add up to " << iec(g.peak_sum_bytes) << "\n";
+        << iec(g.total_bytes) << "): peaks add up to " << iec(g.peak_sum_bytes);
+    if (g.live_together < g.processes.size())
+      out << ", " << iec(g.live_together_bytes) << " of those live together (never all at once)";
+    out << "\n";
     for (const auto& gp : g.processes) {
       const auto& p = job.processes[gp.process];
       out << "    rank " << rank_text(p.rank) << " pid " << p.pid << " (its device " << gp.ordinal << "): peak "

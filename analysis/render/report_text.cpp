@@ -85,7 +85,7 @@ void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent)
 // A growth site's user frame (call_site_rule.h): " (train.py:88 in step)", or the native
 // function with its template arguments elided; "" when unnamed.
 std::string user_frame_label(const GrowthSite& site) {
-  const std::string text = user_frame_text(site.frames, site.python_frames);
+  const std::string text = user_frame_text(site.frames, site.python_frames, site.caller.text);
   return text.empty() ? "" : " (" + printable(text) + ")";
 }
 
@@ -347,7 +347,8 @@ void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const 
 // A site in one line: its user frame (call_site_rule.h) or, unnamed, its library.
 // A native frame also gets its file's name and line, when symbolized: sites of one function
 // differ by line.
-std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>& python, const std::string& library) {
+std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>& python, const std::string& library,
+                      const CallerNames::Names& caller) {
   std::string text = user_frame_text(native, python);
   if (text.empty()) return printable(library);
   const bool native_named =
@@ -356,7 +357,7 @@ std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>
     const std::string& file = native[0].file;
     text += " at " + file.substr(file.rfind('/') + 1) + ":" + std::to_string(native[0].line);
   }
-  return printable(text);
+  return printable(text + caller.text);
 }
 
 namespace {
@@ -365,7 +366,7 @@ namespace {
 void growth_list(std::ostream& out, const std::vector<const GrowthSite*>& sites) {
   for (size_t i = 0; i < sites.size() && i < 3; ++i)
     out << (i ? ", " : "") << "+" << iec(sites[i]->growth_per_iteration) << " from "
-        << site_name(sites[i]->frames, sites[i]->python_frames, sites[i]->library);
+        << site_name(sites[i]->frames, sites[i]->python_frames, sites[i]->library, sites[i]->caller);
   out << (sites.size() > 3 ? ", ...\n" : "\n");
 }
 
@@ -395,7 +396,8 @@ void summary(std::ostream& out, const Report& rep) {
     if (d.peak_bytes) out << " at " << since(rep, d.peak_time_ns);
     for (size_t i = 0; i < d.top_sites.size() && i < 3; ++i) {
       const SiteRow& r = d.top_sites[i];
-      out << (i ? ", " : "; held by ") << iec(r.bytes) << " from " << site_name(r.frames, r.python_frames, r.library);
+      out << (i ? ", " : "; held by ") << iec(r.bytes) << " from "
+          << site_name(r.frames, r.python_frames, r.library, r.caller);
     }
     if (d.top_sites.size() > 3 || d.top_sites_omitted) out << ", ...";
     out << "\n";
@@ -412,12 +414,12 @@ void summary(std::ostream& out, const Report& rep) {
             : rep.failed_total == 1 ? "first "
                                     : "last ")
         << iec_exact(f.size) << " on " << failure_place(f) << " at " << since(rep, f.last_time_ns) << " from "
-        << site_name(f.frames, f.python_frames, f.library) << ": " << cause_name(f.diagnosis.cause) << "\n";
+        << site_name(f.frames, f.python_frames, f.library, {}) << ": " << cause_name(f.diagnosis.cause) << "\n";
   } else {
     const FailedRow& f = rep.failed[0];
     out << "  failed allocations: " << rep.failed_total << ", all recovered; the first " << iec_exact(f.size) << " on "
         << failure_place(f) << " at " << since(rep, f.time_ns) << " from "
-        << site_name(f.frames, f.python_frames, f.library) << " " << recovery(f) << "\n";
+        << site_name(f.frames, f.python_frames, f.library, {}) << " " << recovery(f) << "\n";
   }
   const Growth& g = rep.growth;
   std::vector<const GrowthSite*> leaking;

@@ -17,12 +17,13 @@ std::string band_frame_text(const Frame& f) {
   return s + " (" + (f.module.empty() ? "?" : printable(f.module)) + ")";
 }
 
-// The user's Python line (call_site_rule.h) when the site has one; else "FUNCTION
+// The user's Python line (call_site_rule.h) when the site has one, with the caller that
+// tells it from other sites of that line; else "FUNCTION
 // (FILE:LINE) <- FUNCTION (FILE:LINE)", the native frames from the call site; the library
 // when neither is named.
 std::string short_label(const SiteRow& r) {
   if (!r.python_frames.empty()) {
-    const std::string user = user_frame_text(r.frames, r.python_frames);
+    const std::string user = user_frame_text(r.frames, r.python_frames, r.caller.text);
     if (!user.empty()) return printable(user);
   }
   const std::vector<Frame>& fs = r.frames;

@@ -190,8 +190,8 @@ Growth GrowthScan::finish(const Stacks& stacks, size_t frames) {
   Growth g = std::move(g_);
   std::map<Key, GrowthSite> sites;
   const UserSites users(stacks);
-  // One site per user frame (call_site_rule.h): the program's line, not the allocator's or
-  // the framework's frame every allocation passes through.
+  // One site per user part of the stack (call_site_rule.h): the program's line and its
+  // callers, not the allocator's or the framework's frame every allocation passes through.
   auto site = [&](uint32_t stack, uint32_t python, format::Kind kind, int32_t device) -> GrowthSite& {
     const UserSite us = users.of(stack, python);
     GrowthSite& s = sites[{us.key, us.from_python, int(kind), device}];

@@ -1,9 +1,10 @@
 // Growth across iterations: what each call site holds at each iteration boundary, and what
 // that says (issue "CI memory regression checks"; issue 25, §3). Where the iterations are
 // is iterations.h's business (NVTX ranges, marks, or a loop found in the allocations; the
-// trace's end alone when none was found). Per call site (the call-site frame's address,
-// whatever called it; kind; device), the requested bytes live at each boundary, b_0 … b_n
-// (n whole iterations; a partial first or last one is never among them), classify it:
+// trace's end alone when none was found). Per call site (the user's part of the stack,
+// call_site_rule.h: the call-site frame and the user's callers of it; kind; device), the
+// requested bytes live at each boundary, b_0 … b_n (n whole iterations; a partial first or
+// last one is never among them), classify it:
 //
 //   leak          over the last half of the steps (two at least; or from its first growth
 //                 on, when that came later) grows at every boundary by a steady amount
@@ -37,6 +38,7 @@
 #include "reports/iterations.h"
 #include "replay/live_sets.h"
 #include "replay/replay.h"
+#include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
@@ -60,6 +62,7 @@ struct GrowthSite {
   std::vector<uint64_t> carried_at;
   std::vector<Frame> frames;         // native, from the call site
   std::vector<Frame> python_frames;  // from the user's Python frame outwards, when the rule chose one
+  CallerNames::Names caller;         // the caller that tells it from sites of the same frame (call_site_rule.h)
   // A site of blocks inside a caching allocator (blocks.h): that allocator ("PyTorch");
   // empty for device memory taken from the driver.
   std::string inside;

@@ -8,6 +8,7 @@
 
 #include "base/plural.h"
 #include "base/units.h"
+#include "stacks/call_site_rule.h"
 
 namespace cumemtrace {
 namespace {
@@ -22,20 +23,18 @@ std::string uuid_text(const uint8_t (&u)[16]) {
 }
 
 // A call site as it can be matched across processes: addresses differ (ASLR), names do not.
-// With Python frames (trace 1.6) it is the innermost Python line, the user's own code,
-// rather than the framework's native frame under it (which many sites share).
+// The frame the call-site rule names it by (call_site_rule.h: the user's Python line, else
+// the site's native frame), then the caller that tells it from sites of the same frame.
 std::string site_name(const SiteRow& s) {
-  for (const auto& f : s.python_frames) {
-    if (f.function.empty() && f.file.empty()) continue;
-    return f.function + " (" + source_key(f.file) + ":" + std::to_string(f.line) + ")";
-  }
+  if (const Frame* f = user_python_frame(s.python_frames))
+    return f->function + " (" + source_key(f->file) + ":" + std::to_string(f->line) + ")" + s.caller.text;
   for (const auto& f : s.frames) {
     if (f.function.empty()) continue;
     std::string out = f.function;
     if (!f.file.empty()) out += " (" + source_key(f.file) + ":" + std::to_string(f.line) + ")";
-    return out;
+    return out + s.caller.text;
   }
-  if (!s.frames.empty() && !s.frames.front().module.empty()) return frame_name(s.frames.front());
+  if (!s.frames.empty() && !s.frames.front().module.empty()) return frame_name(s.frames.front()) + s.caller.text;
   return s.node ? "(not symbolized)" : "(no stack)";
 }
 
@@ -80,6 +79,7 @@ JobProcess process_row(const Report& rep, const std::vector<DeviceInfo>& infos) 
     p.devices.push_back(std::move(jd));
   }
   if (rep.complete) p.leaked_bytes = leaked, p.held_by_cache_bytes = held;
+  if (rep.start_ns) p.start_ns = rep.start_ns, p.end_ns = rep.start_ns + rep.duration_ns + 1;  // its last event too
   std::sort(p.devices.begin(), p.devices.end(), [](const auto& a, const auto& b) { return a.ordinal < b.ordinal; });
   const JobProcessDevice* own = nullptr;
   for (const auto& d : p.devices)
@@ -89,6 +89,21 @@ JobProcess process_row(const Report& rep, const std::vector<DeviceInfo>& infos) 
     p.own_peak_bytes = own->peak_bytes;
   }
   return p;
+}
+
+// The most the peaks of a GPU's processes live at one moment add up to: the sum is largest
+// at some process's start, so each start is tried (a GPU's processes are few).
+void live_together(JobGpu& gpu, const std::vector<JobProcess>& processes) {
+  for (const auto& at : gpu.processes) {
+    const uint64_t t = processes[at.process].start_ns;
+    uint64_t sum = 0;
+    size_t n = 0;
+    for (const auto& other : gpu.processes) {
+      const JobProcess& o = processes[other.process];
+      if (o.start_ns <= t && t < o.end_ns) sum += other.peak_bytes, ++n;
+    }
+    if (sum > gpu.live_together_bytes) gpu.live_together_bytes = sum, gpu.live_together = n;
+  }
 }
 
 std::string process_label(const JobProcess& p) {
@@ -254,18 +269,19 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
     }
   }
 
-  // device-oversubscribed
+  // device-oversubscribed: among the processes live at one time (job.h)
+  for (auto& gpu : job.gpus) live_together(gpu, job.processes);
   for (size_t g = 0; g < job.gpus.size(); ++g) {
     const auto& gpu = job.gpus[g];
-    if (gpu.total_bytes == 0 || gpu.peak_sum_bytes <= gpu.total_bytes) continue;
+    if (gpu.total_bytes == 0 || gpu.live_together_bytes <= gpu.total_bytes) continue;
     JobFinding f;
     f.kind = JobFinding::Kind::kDeviceOversubscribed;
     f.gpu = g;
-    f.bytes = gpu.peak_sum_bytes;
+    f.bytes = gpu.live_together_bytes;
     f.reference_bytes = gpu.total_bytes;
-    f.message = "the peaks of the " + std::to_string(gpu.processes.size()) + " processes on " +
-                (gpu.uuid.empty() ? gpu.host : gpu.uuid) + " add up to " + iec(gpu.peak_sum_bytes) + ", past its " +
-                iec(gpu.total_bytes);
+    f.message = "the peaks of the " + std::to_string(gpu.live_together) + " processes live together on " +
+                (gpu.uuid.empty() ? gpu.host : gpu.uuid) + " add up to " + iec(gpu.live_together_bytes) +
+                ", past its " + iec(gpu.total_bytes);
     job.findings.push_back(std::move(f));
   }
   return job;

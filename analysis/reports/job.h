@@ -14,12 +14,16 @@
 //   - rank-imbalance: a process's peak on its own GPU differs from the median of those
 //     peaks by more than the tolerance (percent of the median); the call sites whose
 //     bytes at peak differ most from the median process's are named.
-//   - device-oversubscribed: the peaks of the processes on one GPU add up past its total.
-//     Peaks may come at different times, so the sum is an upper bound of what was ever
-//     used at once: the finding says the job could not be sure to fit, not that it failed.
+//   - device-oversubscribed: the peaks of the processes on one GPU that were live at one
+//     time add up past its total. A process is live from its start to its trace's end
+//     (Report::start_ns, duration_ns; all the time when its start is not recorded): two
+//     whose lifetimes never overlapped never add up. Peaks within one lifetime may still
+//     come at different times, so the sum is an upper bound of what was ever used at once:
+//     the finding says the job could not be sure to fit, not that it failed.
 #pragma once
 
 #include <cstdint>
+#include <climits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +58,9 @@ struct JobProcess {
   std::optional<uint64_t> leaked_bytes;
   std::optional<uint64_t> held_by_cache_bytes;
   uint64_t failed = 0;  // failed allocations
+  // Its lifetime in the host's monotonic clock, [start_ns, end_ns); 0 and UINT64_MAX when
+  // its start is not recorded (then it is taken as live all the time).
+  uint64_t start_ns = 0, end_ns = UINT64_MAX;
 };
 
 struct JobGpuProcess {
@@ -68,6 +75,9 @@ struct JobGpu {
   std::string name;
   uint64_t total_bytes = 0;
   uint64_t peak_sum_bytes = 0;  // the processes' peaks added up
+  // The most the peaks of processes live at one time add up to, and how many those are.
+  uint64_t live_together_bytes = 0;
+  size_t live_together = 0;
   std::vector<JobGpuProcess> processes;
 };
 
@@ -84,7 +94,7 @@ struct JobFinding {
   size_t gpu = 0;                     // foreign-device (the foreign GPU), device-oversubscribed: Job::gpus index
   int32_t ordinal = -1;               // foreign-device: the foreign GPU's ordinal in that process
   uint64_t bytes = 0;                 // foreign-device: peak there; rank-imbalance: the peak;
-                                      // device-oversubscribed: the peaks' sum
+                                      // device-oversubscribed: the sum of the peaks live together
   uint64_t reference_bytes = 0;       // rank-imbalance: the median; oversubscribed: the GPU's total
   double percent = 0;                 // rank-imbalance: (peak - median) / median × 100
   size_t median_process = 0;          // rank-imbalance: whose sites are compared

@@ -71,12 +71,14 @@ std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Sta
 }
 
 // Keeps the first `top` rows, symbolizes them; returns how many were dropped.
-uint64_t keep_top(std::vector<SiteRow>& rows, const Stacks& stacks, const ReportOptions& opt) {
+uint64_t keep_top(std::vector<SiteRow>& rows, const Stacks& stacks, const ReportOptions& opt,
+                  const CallerNames& names) {
   uint64_t omitted = rows.size() > opt.top ? rows.size() - opt.top : 0;
   if (omitted) rows.resize(opt.top);
   for (auto& r : rows) {
     r.frames = stacks.frames(r.node, opt.frames);
     r.python_frames = python_frames(stacks.trace(), r.python_stack);
+    r.caller = names.of(r.node, r.python_stack);
     if (!r.python_frames.empty()) r.merged_frames = merge_stacks(stacks.frames(r.node, SIZE_MAX), r.python_frames);
   }
   return omitted;
@@ -138,9 +140,10 @@ struct FirstPass {
   std::optional<RangeScan> ranges;        // --by range
   std::optional<FunctionScan> functions;  // --by function
   CachingAllocators owners;
-  std::set<std::string> caches;  // caching allocators that took device memory (blocks.h)
-  size_t kept = 0;               // events replayed (all but the impossible ones)
-  uint64_t last_kept_ns = 0;     // the time of the last of them
+  std::set<std::string> caches;                            // caching allocators that took device memory (blocks.h)
+  std::set<std::pair<uint32_t, uint32_t>> allocated_from;  // (stack, Python stack) of every allocation
+  size_t kept = 0;                                         // events replayed (all but the impossible ones)
+  uint64_t last_kept_ns = 0;                               // the time of the last of them
 
   void observe(const Event& e) {
     const size_t k = kept++;
@@ -162,6 +165,7 @@ struct FirstPass {
       // A stream-ordered pool is the driver's, whose every allocation is traced: no cache hides it.
       if (e.op == Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) && e.kind != Kind::kAsyncPool)
         if (const std::string& cache = owners.of(e.stack_id); !cache.empty()) caches.insert(cache);
+      if (e.op == Op::kAlloc) allocated_from.insert({e.stack_id, e.python_stack_id});  // no node made when known
       if (e.op == Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured))
         graph_nodes[e.device].push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device,
                                                   e.api, e.kind, e.python_stack_id});
@@ -309,7 +313,7 @@ void copy_replayed(const DeviceState& s, const FragmentationFigures& frag_at_end
 // A device's VMM address-space reservations: counts, peak, and what is still reserved at
 // the end by call site.
 ReservationReport reservations_of(const DeviceState& s, const Replayer& end, const Stacks& stacks,
-                                  const ReportOptions& opt) {
+                                  const ReportOptions& opt, const CallerNames& names) {
   ReservationReport rr;
   rr.device = s.device;
   rr.reserves = s.counts.reserves;
@@ -319,7 +323,7 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& end, con
   const std::vector<LiveAlloc> live = end.reserved(s.device);
   rr.end_count = live.size();
   rr.sites = group_sites(live, stacks);
-  keep_top(rr.sites, stacks, opt);
+  keep_top(rr.sites, stacks, opt, names);
   return rr;
 }
 
@@ -330,7 +334,8 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& end, con
 // each device's two sums go to its DeviceReport.
 // Read from the replay at the end one allocation at a time: a copy of the set there (and
 // one more per group) was the largest part of a report's memory after the replays' maps.
-void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const ReportOptions& opt) {
+void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const ReportOptions& opt,
+                   const CallerNames& names) {
   const CachingAllocators owners(stacks);
   // growth's `leak` sites, as growth keys them (call_site_rule.h): (key, from Python, device, kind)
   std::set<std::tuple<uint64_t, bool, int32_t, int>> leaking;
@@ -372,7 +377,7 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
     g.allocator = std::move(allocator);
     g.bytes = sums.bytes, g.count = sums.count;
     g.sites = std::move(sums.sites).rows();
-    g.sites_omitted = keep_top(g.sites, stacks, opt);
+    g.sites_omitted = keep_top(g.sites, stacks, opt, names);
     return g;
   };
   for (auto& [key, sums] : by_kind) rep.leaks.push_back(group(sums, static_cast<Kind>(key.second), ""));
@@ -448,6 +453,9 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   for (const auto& [d, s] : pass.final.devices()) frag_at_end[d] = s.frag.figures();
   pass.final.forget_allocations();
   const Replayer& final = pass.final;
+  // Sites of one user frame are told apart by their callers among every site allocated at.
+  const UserSites users(stacks);
+  const CallerNames names(users, pass.allocated_from);
   const uint64_t last = last_time(trace, pass);
   rep.duration_ns = last > rep.start_ns ? last - rep.start_ns : 0;
 
@@ -525,7 +533,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
       dr.graph_pool = graph_pool_figures(trace, pass.graph_calls, ordinal, peak ? s.peak_time_ns : 0);
       if (auto p = peak_sums.find(ordinal); p != peak_sums.end()) {
         dr.top_sites = std::move(p->second.sites).rows();
-        dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt);
+        dr.top_sites_omitted = keep_top(dr.top_sites, stacks, opt, names);
         dr.by_library = std::move(p->second.libraries).rows();
       }
       if (cats && ordinal >= 0) {  // the host row holds pinned memory, no device memory to split
@@ -536,14 +544,14 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
         dr.categories_at_end = cats->table(end.live(ordinal), beyond_at_end(trace, pass.contexts, dr, last));
       }
       if (s.reserved_bytes + s.peak_reserved_bytes + s.counts.reserves > 0)
-        rep.reservations.push_back(reservations_of(s, end, stacks, opt));
+        rep.reservations.push_back(reservations_of(s, end, stacks, opt, names));
     }
     if (const auto graph = pass.graph_nodes.find(ordinal); graph != pass.graph_nodes.end()) {
       const std::vector<LiveAlloc>& nodes = graph->second;  // graph allocation nodes made on this device
       dr.graph_nodes = nodes.size();
       for (const auto& a : nodes) dr.graph_node_bytes += a.size;
       dr.graph_node_sites = group_sites(nodes, stacks);
-      dr.graph_node_sites_omitted = keep_top(dr.graph_node_sites, stacks, opt);
+      dr.graph_node_sites_omitted = keep_top(dr.graph_node_sites, stacks, opt, names);
     }
     if (const DeviceSnapshot* x = exit_snapshot(trace, ordinal)) dr.exit_snapshot = *x;
     // A "host" row only earns its place when something happened on the host.
@@ -587,7 +595,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     facts.live = sets.take(failure_sets[k]);
     row.diagnosis = diagnose(facts, stacks);
     row.sites_at_failure = group_sites(facts.live, stacks);
-    keep_top(row.sites_at_failure, stacks, opt);
+    keep_top(row.sites_at_failure, stacks, opt, names);
     if (cats) {
       const Event& e = final.failed()[firsts[k]].event;
       const Categorizer::Found f = cats->of(e.stack_id, e.python_stack_id, e.kind);
@@ -597,6 +605,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     }
   }
   rep.growth = pass.growth.finish(stacks, opt.frames);
+  for (auto& g : rep.growth.sites) g.caller = names.of_key(g.key);
   rep.pools = pool_report(trace, all, stacks, rep.growth, opt.frames);
   rep.blocks = block_report(trace, all, stacks, rep.growth, opt.frames, opt.top,
                             std::vector<std::string>(pass.caches.begin(), pass.caches.end()));
@@ -605,7 +614,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),
   // apart from possible leaks (the rest), each grouped.
-  split_at_exit(end, rep, stacks, opt);
+  split_at_exit(end, rep, stacks, opt, names);
   return rep;
 }
 

@@ -24,6 +24,7 @@
 #include "reports/growth.h"
 #include "read/integrity.h"
 #include "replay/replay.h"
+#include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
@@ -51,6 +52,7 @@ struct SiteRow {
   std::vector<Frame> python_frames;  // innermost first (python_stacks.h)
   std::vector<Frame> merged_frames;  // the whole stack from the call site, Python frames merged in
   std::set<uint32_t> threads;        // the allocating threads' ids (gettid), ascending
+  CallerNames::Names caller;         // the caller that tells it from sites of the same frame (call_site_rule.h)
 };
 
 struct LibraryRow {

@@ -1,6 +1,7 @@
 #include "stacks/call_site_rule.h"
 #include "base/text.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "stacks/allocator_frames.h"
@@ -20,6 +21,11 @@ CallSiteSettings& call_site_settings() {
 }
 
 bool starts(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+
+uint64_t python_key(const Frame& f) {
+  const std::hash<std::string> h;
+  return h(f.file) * 31 + h(f.function) * 7 + f.line;
+}
 
 // A standard library file: …/lib/python3.11/x.py (not below its site-packages), a frozen
 // module, code compiled from a string.
@@ -115,7 +121,7 @@ uint32_t UserSites::native(uint32_t stack_id) const {
   return chosen;
 }
 
-UserSite UserSites::of(uint32_t stack_id, uint32_t python_stack_id) const {
+UserSite UserSites::chosen(uint32_t stack_id, uint32_t python_stack_id) const {
   UserSite s;
   s.node = native(stack_id);
   if (call_site_rule() == CallSiteRule::kUser && python_stack_id) {
@@ -125,8 +131,7 @@ UserSite UserSites::of(uint32_t stack_id, uint32_t python_stack_id) const {
       const auto fs = python_frames(stacks_.trace(), python_stack_id);
       for (size_t i = 0; i < fs.size(); ++i)
         if (is_user_python(fs[i])) {
-          const std::hash<std::string> h;
-          found = {int(i), h(fs[i].file) * 31 + h(fs[i].function) * 7 + fs[i].line};
+          found = {int(i), python_key(fs[i])};
           break;
         }
       it = python_.emplace(python_stack_id, found).first;
@@ -140,6 +145,132 @@ UserSite UserSites::of(uint32_t stack_id, uint32_t python_stack_id) const {
   const auto ips = stacks_.ips(s.node);
   s.key = ips.empty() ? 0 : ips.front();
   return s;
+}
+
+UserSite UserSites::of(uint32_t stack_id, uint32_t python_stack_id) const {
+  const std::pair memo(stack_id, python_stack_id);
+  if (auto it = sites_.find(memo); it != sites_.end()) return it->second;
+  UserSite s = chosen(stack_id, python_stack_id);
+  // The callers are part of the site: a helper called from three places is three sites.
+  for (const Frame& f : callers(s, python_stack_id))
+    s.key = (s.key ^ (f.python ? python_key(f) : f.ip)) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+  sites_.emplace(memo, s);
+  return s;
+}
+
+std::vector<Frame> UserSites::callers(const UserSite& s, uint32_t python_stack_id) const {
+  std::vector<Frame> out;
+  // Asked for the innermost frame itself (the allocator's, say): that frame alone is the site.
+  if (call_site_rule() == CallSiteRule::kInnermost || !allocator_skip()) return out;
+  if (s.from_python) {
+    const auto py = python_frames(stacks_.trace(), python_stack_id);
+    for (size_t i = size_t(s.python) + 1; i < py.size() && out.size() < kMaxUserCallers; ++i)
+      if (is_user_python(py[i])) out.push_back(py[i]);
+    return out;
+  }
+  if (!s.node) return out;
+  std::vector<Frame> fs = stacks_.frames(s.node, SIZE_MAX);  // one walk to the root
+  for (size_t i = 1; i < fs.size() && out.size() < kMaxUserCallers; ++i)
+    if (!is_foreign_native(fs[i])) out.push_back(std::move(fs[i]));
+  return out;
+}
+
+std::vector<Frame> UserSites::user_part(uint32_t stack_id, uint32_t python_stack_id) const {
+  const UserSite s = of(stack_id, python_stack_id);
+  std::vector<Frame> part;
+  if (s.from_python) {
+    const auto py = python_frames(stacks_.trace(), python_stack_id);
+    if (size_t(s.python) < py.size()) part.push_back(py[size_t(s.python)]);
+  } else if (s.node) {
+    part = stacks_.frames(s.node, 1);
+  }
+  if (part.empty()) return part;
+  const auto more = callers(s, python_stack_id);
+  part.insert(part.end(), more.begin(), more.end());
+  return part;
+}
+
+std::string frame_key(const Frame& f) {
+  if (f.python) return source_key(f.file) + ":" + f.function + ":" + std::to_string(f.line);
+  if (f.function.empty()) return frame_name(f);
+  return f.file.empty() ? f.function : f.function + " " + source_key(f.file) + ":" + std::to_string(f.line);
+}
+
+namespace {
+
+std::vector<std::string> caller_keys(const std::vector<Frame>& part) {
+  std::vector<std::string> keys;
+  for (size_t i = 1; i < part.size(); ++i) keys.push_back(frame_key(part[i]));
+  return keys;
+}
+
+// A caller as a person names it: its function ("keep_history"), else its file and line.
+std::string caller_text(const Frame& f) {
+  if (f.python) return f.function.empty() ? source_key(f.file) + ":" + std::to_string(f.line) : f.function;
+  return f.function.empty() ? frame_name(f) : elide_templates(f.function);
+}
+
+// The same with its line, where another site's caller has the same name: "train.py:44 in
+// test_leaks", "keep_history at train.cpp:25".
+std::string caller_where(const Frame& f) {
+  if (f.file.empty()) return caller_text(f);
+  const std::string at = source_key(f.file) + ":" + std::to_string(f.line);
+  return f.python ? at + " in " + f.function : caller_text(f) + " at " + at;
+}
+
+}  // namespace
+
+CallerNames::CallerNames(const UserSites& users, const std::set<std::pair<uint32_t, uint32_t>>& sites)
+    : users_(&users) {
+  for (const auto& [stack, python] : sites) add(users.user_part(stack, python));
+  for (const auto& [stack, python] : sites) by_key_.emplace(users.of(stack, python).key, of(stack, python));
+}
+
+CallerNames::Names CallerNames::of(uint32_t stack_id, uint32_t python_stack_id) const {
+  return users_ ? of(users_->user_part(stack_id, python_stack_id)) : Names{};
+}
+
+CallerNames::Names CallerNames::of_key(uint64_t key) const {
+  const auto it = by_key_.find(key);
+  return it == by_key_.end() ? Names{} : it->second;
+}
+
+void CallerNames::add(const std::vector<Frame>& part) {
+  if (part.empty()) return;
+  groups_[frame_key(part[0])].insert(caller_keys(part));
+  for (size_t i = 1; i < part.size(); ++i) texts_.emplace(frame_key(part[i]), caller_text(part[i]));
+}
+
+CallerNames::Names CallerNames::of(const std::vector<Frame>& part) const {
+  if (part.size() < 2) return {};  // no caller of the user's: the frame alone names it
+  const auto g = groups_.find(frame_key(part[0]));
+  if (g == groups_.end() || g->second.size() < 2) return {};
+  const std::vector<std::string> mine = caller_keys(part);
+  // The nearest depth at which no other site's callers agree with these up to there; the
+  // whole chain when another site's callers extend it.
+  size_t depth = mine.size() - 1;
+  for (size_t d = 0; d < mine.size(); ++d) {
+    const bool shared = std::any_of(g->second.begin(), g->second.end(), [&](const std::vector<std::string>& other) {
+      return other != mine && other.size() > d &&
+             std::equal(mine.begin(), mine.begin() + ptrdiff_t(d) + 1, other.begin());
+    });
+    if (!shared) {
+      depth = d;
+      break;
+    }
+  }
+  // Two callers of one name (two lines of one function) are told apart by their lines.
+  const std::string text = caller_text(part[depth + 1]);
+  const bool same_name = std::any_of(g->second.begin(), g->second.end(), [&](const std::vector<std::string>& other) {
+    if (other.size() <= depth || other[depth] == mine[depth]) return false;
+    const auto t = texts_.find(other[depth]);
+    return t != texts_.end() && t->second == text;
+  });
+  Names n;
+  if (depth > 0) n.text = " ← …", n.key = " <- …";
+  n.text += " ← " + (same_name ? caller_where(part[depth + 1]) : text);
+  n.key += " <- " + mine[depth];
+  return n;
 }
 
 std::string elide_templates(std::string_view name) {
@@ -168,12 +299,19 @@ std::string elide_templates(std::string_view name) {
   return depth == 0 ? out : std::string(name);  // unbalanced: not a template, keep it whole
 }
 
-std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python) {
-  if (call_site_rule() == CallSiteRule::kUser)
-    for (const Frame& f : python)
-      if (is_user_python(f)) return f.file + ":" + (f.line ? std::to_string(f.line) : "?") + " in " + f.function;
+std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python,
+                            std::string_view caller) {
+  if (const Frame* f = user_python_frame(python))
+    return f->file + ":" + (f->line ? std::to_string(f->line) : "?") + " in " + f->function + std::string(caller);
   if (native.empty() || native[0].function.empty()) return "";
-  return elide_templates(native[0].function);
+  return elide_templates(native[0].function) + std::string(caller);
+}
+
+const Frame* user_python_frame(const std::vector<Frame>& python) {
+  if (call_site_rule() != CallSiteRule::kUser) return nullptr;
+  for (const Frame& f : python)
+    if (is_user_python(f)) return &f;
+  return nullptr;
 }
 
 std::vector<Frame> user_python_frames(const Trace& trace, const UserSite& site, uint32_t python_stack_id) {

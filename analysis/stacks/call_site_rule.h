@@ -15,9 +15,18 @@
 // `native`: rule 2 alone, Python frames left aside; when every native frame is excluded,
 //   the first frame outside the tracer, CUDA and allocators (the rule before issue 25).
 // `innermost`: the first frame outside the tracer and CUDA, nothing else skipped (also what
-//   --no-allocator-skip gives, whatever the rule).
+//   --no-allocator-skip gives, whatever the rule); that frame alone is the site, whoever
+//   called it.
+//
+// Under `user` and `native` a site is the user's part of the stack, not one frame: the
+// chosen frame and its callers that are the user's too (Python frames by 1., native ones not is_foreign_native). Sites
+// that share the chosen frame (a program's own allocation helper) but not those callers are
+// different sites, named by the frame and the nearest caller that tells them apart
+// (CallerNames; docs/cli.md, "Call sites in the user's terms").
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -54,26 +63,72 @@ struct UserSite {
   uint32_t node = 0;         // native StackNode to show frames from (the chosen native frame, or
                              // the call site stacks.h gives when the rule chose a Python frame)
   int python = -1;           // index in python_frames(trace, python stack) of the user's frame; -1: none
-  uint64_t key = 0;          // one per user frame: a Python (file, function, line) or a native call instruction
+  uint64_t key = 0;          // one per user part of the stack: the chosen frame (a Python (file, function,
+                             // line) or a native call instruction) and the user's callers of it
   bool from_python = false;  // the key names a Python frame
 };
+
+// The user's callers kept per site, nearest first: deeper ones never tell sites apart in
+// practice, and recursion would make every depth a site.
+inline constexpr size_t kMaxUserCallers = 32;
 
 // The rule applied to stacks, with what it found per stack cached.
 class UserSites {
  public:
   explicit UserSites(const Stacks& stacks) : stacks_(stacks) {}
   UserSite of(uint32_t stack_id, uint32_t python_stack_id) const;
+  // The user's part of the stack: the chosen frame, then the user's callers of it, nearest
+  // first (at most kMaxUserCallers); empty when no frame was chosen.
+  std::vector<Frame> user_part(uint32_t stack_id, uint32_t python_stack_id) const;
 
  private:
   uint32_t native(uint32_t stack_id) const;
+  UserSite chosen(uint32_t stack_id, uint32_t python_stack_id) const;
+  std::vector<Frame> callers(const UserSite& s, uint32_t python_stack_id) const;
   const Stacks& stacks_;
   mutable std::unordered_map<uint32_t, uint32_t> native_;                  // stack -> the chosen native node
   mutable std::unordered_map<uint32_t, std::pair<int, uint64_t>> python_;  // python stack -> (index, key)
+  mutable std::map<std::pair<uint32_t, uint32_t>, UserSite> sites_;        // (stack, python stack) -> site
+};
+
+// A frame as keys hold it, the same in every run and checkout (stacks.h: frame_name,
+// source_key): "FILE:FUNCTION:LINE" for a Python frame, "FUNCTION FILE:LINE" (or frame_name
+// alone, without a source line) for a native one.
+std::string frame_key(const Frame& f);
+
+// How sites that share their chosen frame are told apart: by the nearest of the user's
+// callers at which no other such site's callers agree with its own. Fed every site of the
+// trace(s) named together, so that a site is named alike in every table.
+class CallerNames {
+ public:
+  struct Names {
+    std::string text;  // " ← keep_history", " ← … ← main" (callers between skipped); "" when none is needed
+    std::string key;   // the same as keys hold frames: " <- keep_history train.cpp:20"
+  };
+  CallerNames() = default;
+  // Fed the sites of every (stack, Python stack) in `sites`; `users` must outlive it.
+  CallerNames(const UserSites& users, const std::set<std::pair<uint32_t, uint32_t>>& sites);
+  // `part`: UserSites::user_part.
+  void add(const std::vector<Frame>& part);
+  Names of(const std::vector<Frame>& part) const;
+  // A site by its stacks, or by its UserSite::key among those it was fed (the constructor's).
+  Names of(uint32_t stack_id, uint32_t python_stack_id) const;
+  Names of_key(uint64_t key) const;
+
+ private:
+  const UserSites* users_ = nullptr;
+  std::map<std::string, std::set<std::vector<std::string>>> groups_;  // chosen frame's key -> callers' keys
+  std::unordered_map<uint64_t, Names> by_key_;
+  std::map<std::string, std::string> texts_;  // a caller's key -> its name
 };
 
 // A site's Python frames, from the user's frame the rule chose outwards (python_stacks.h's
 // order); none when it chose a native frame.
 std::vector<Frame> user_python_frames(const Trace& trace, const UserSite& site, uint32_t python_stack_id);
+
+// The Python frame the rule names a site by: the innermost of the user's under `user`;
+// null under the other rules or when none is the user's (then the first native frame).
+const Frame* user_python_frame(const std::vector<Frame>& python);
 
 // A C++ name with the template arguments elided ("std::vector<int>::push_back" →
 // "std::vector<…>::push_back"), for text; operator<, operator<<, operator<=> stay whole.
@@ -83,7 +138,8 @@ std::string elide_templates(std::string_view name);
 // the rule ("/home/u/train.py:12 in step"), else the first native frame's function with its
 // template arguments elided; "" when neither is named. `native` from the call site outward
 // (SiteRow::frames), `python` innermost first (the whole Python stack, or from the user's
-// frame, as GrowthSite keeps it).
-std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python);
+// frame, as GrowthSite keeps it). `caller` (CallerNames::Names::text) follows the frame.
+std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python,
+                            std::string_view caller = {});
 
 }  // namespace cumemtrace

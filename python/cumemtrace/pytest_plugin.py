@@ -31,7 +31,9 @@ are exact otherwise: damage, cuts and dropped events concern the trace file, whi
 
 Limits are inclusive (a test at exactly the limit passes), as ``cumemtrace check``'s.
 Sizes: a number of bytes, or with a unit, IEC (KiB, MiB, GiB, TiB) or SI (kB, MB, GB, TB).
-Every test's start is also recorded as a mark named "pytest <node id>".
+Every test is also a tag named "pytest <node id>" (api.h: cumemtrace_tag_push), from its
+start to its end: ``cumemtrace report --by range`` charges each test with what its thread
+allocated while it ran, and nothing after it.
 """
 import os
 import re
@@ -210,9 +212,9 @@ def pytest_configure(config):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     marker = item.get_closest_marker("cuda_memory")
-    _api.mark("pytest " + item.nodeid)
     if marker is None:
-        yield
+        with _api.tag("pytest " + item.nodeid):
+            yield
         return
     if not _api.available():
         pytest.skip("cuda_memory: libcumemtrace.so is not preloaded (run the tests under `cumemtrace run -- pytest ...`)")
@@ -221,7 +223,8 @@ def pytest_runtest_call(item):
     watch = _Watch()
     _api._mark_observers.append(watch.on_mark)
     try:
-        yield
+        with _api.tag("pytest " + item.nodeid):
+            yield
     finally:
         _api._mark_observers.remove(watch.on_mark)
     item.stash[_FAILURES] = _over_limits(limits, watch, item.nodeid, allow_incomplete, item.config.rootpath)

@@ -151,10 +151,17 @@ TEST_CASE(
     python_stacks(b);
     steps(b, 1, 1, 4, 6);
     const Report r = report_both(b, "t.trace");
-    REQUIRE(r.growth.sites.size() == 1);  // both lines reach linear.py:116
-    CHECK(r.growth.sites[0].python_frames.at(0).file == "/usr/lib/python3/dist-packages/torch/nn/linear.py");
-    CHECK(r.growth.sites[0].python_frames.at(0).line == 116);
-    CHECK(r.growth.sites[0].bytes_at == std::vector<uint64_t>{0, 5 * MiB, 6 * MiB, 7 * MiB, 8 * MiB});
+    // Both lines reach linear.py:116, from two lines of step: two sites, each named by its
+    // caller's line (one function calls both).
+    REQUIRE(r.growth.sites.size() == 2);
+    for (const GrowthSite& site : r.growth.sites) {
+      CHECK(site.python_frames.at(0).file == "/usr/lib/python3/dist-packages/torch/nn/linear.py");
+      CHECK(site.python_frames.at(0).line == 116);
+    }
+    CHECK(r.growth.sites[0].caller.text == " ← train.py:12 in step");
+    CHECK(r.growth.sites[0].bytes_at == std::vector<uint64_t>{0, 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB});
+    CHECK(r.growth.sites[1].caller.text == " ← train.py:14 in step");
+    CHECK(r.growth.sites[1].bytes_at == std::vector<uint64_t>{0, 4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB});
   }
   SECTION("native") {
     const Rule native(CallSiteRule::kNative);
@@ -298,4 +305,82 @@ TEST_CASE("the frames option limits the Python frames a text report prints too, 
   write_text(whole, report_both(b, "t.trace"));
   CHECK(whole.str().find("more Python frame") == std::string::npos);
   CHECK(whole.str().find("         /home/u/train.py:50 in <module>\n") != std::string::npos);
+}
+
+namespace {
+
+Frame native_frame(const std::string& function, uint32_t line) {
+  return Frame{0x400000 + line, "train", function, "/src/train.cpp", line};
+}
+
+}  // namespace
+
+TEST_CASE("caller names: sites of one frame are told apart by the nearest caller where they differ") {
+  const Frame helper = native_frame("alloc", 11);
+  const std::vector<Frame> weights = {helper, native_frame("load_weights", 20), native_frame("main", 40)};
+  const std::vector<Frame> history = {helper, native_frame("keep_history", 25), native_frame("step", 31),
+                                      native_frame("main", 42)};
+  // Two paths through one helper of the helper: they first differ at main's line.
+  const std::vector<Frame> via_a = {helper, native_frame("fill", 50), native_frame("main", 43)};
+  const std::vector<Frame> via_b = {helper, native_frame("fill", 50), native_frame("main", 44)};
+  const std::vector<Frame> alone = {native_frame("other", 60), native_frame("main", 45)};
+  CallerNames names;
+  for (const auto* part : {&weights, &history, &via_a, &via_b, &alone}) names.add(*part);
+  CHECK(names.of(weights).text == " ← load_weights");
+  CHECK(names.of(weights).key == " <- load_weights train.cpp:20");
+  CHECK(names.of(history).text == " ← keep_history");
+  CHECK(names.of(via_a).text == " ← … ← main at train.cpp:43");  // two callers named main
+  CHECK(names.of(via_a).key == " <- … <- main train.cpp:43");
+  CHECK(names.of(via_b).key == " <- … <- main train.cpp:44");
+  CHECK(names.of(alone).text.empty());  // no other site of its frame: the frame alone names it
+  CHECK(names.of(alone).key.empty());
+  // A site whose callers another's extend is told apart by all of them.
+  CallerNames nested;
+  const std::vector<Frame> shorter = {helper, native_frame("step", 31)};
+  const std::vector<Frame> longer = {helper, native_frame("step", 31), native_frame("main", 42)};
+  nested.add(shorter);
+  nested.add(longer);
+  CHECK(nested.of(shorter).text == " ← step");
+  CHECK(nested.of(longer).text == " ← … ← main");
+}
+
+TEST_CASE("call-site rule: a helper reached from two callers is two growth sites, each named by its caller") {
+  // alloc() at 0x401000 reached from load_weights (once, 4 MiB) and keep_history (1 MiB
+  // per step, kept), both called from main: the steps of the first test above.
+  TraceBuilder b;
+  b.process().device(0, 1024 * MiB);
+  b.stack(1, 0, 0x403000).stack(2, 1, 0x402000).stack(3, 2, 0x401000);  // main <- keep_history <- alloc
+  b.stack(4, 1, 0x404000).stack(5, 4, 0x401000);                        // main <- load_weights <- alloc
+  b.symbol(0x401000, "alloc", "/src/train.cpp", 11).symbol(0x402000, "keep_history", "/src/train.cpp", 25);
+  b.symbol(0x403000, "main", "/src/train.cpp", 40).symbol(0x404000, "load_weights", "/src/train.cpp", 20);
+  steps(b, 3, 5);
+  const Report r = report_both(b, "t.trace");
+  REQUIRE(r.growth.sites.size() == 2);
+  CHECK(r.growth.sites[0].cls == GrowthSite::Class::kLeak);
+  CHECK(r.growth.sites[0].caller.text == " ← keep_history");
+  CHECK(r.growth.sites[0].bytes_at == std::vector<uint64_t>{0, 1 * MiB, 2 * MiB, 3 * MiB, 4 * MiB});
+  CHECK(r.growth.sites[1].cls == GrowthSite::Class::kOneTime);
+  CHECK(r.growth.sites[1].caller.text == " ← load_weights");
+  CHECK(r.growth.sites[1].bytes_at == std::vector<uint64_t>{0, 4 * MiB, 4 * MiB, 4 * MiB, 4 * MiB});
+  // At the end (the peak): 4 MiB of keep_history's, 4 MiB of load_weights', named apart.
+  REQUIRE(r.devices.at(0).top_sites.size() == 2);
+  CHECK(user_frame_text(r.devices[0].top_sites[0].frames, {}, r.devices[0].top_sites[0].caller.text) ==
+        "alloc ← keep_history");
+  CHECK(user_frame_text(r.devices[0].top_sites[1].frames, {}, r.devices[0].top_sites[1].caller.text) ==
+        "alloc ← load_weights");
+}
+
+TEST_CASE("caller names: two callers of one name are told apart by their lines") {
+  // A Python helper called from two lines of one test function (test_cuda_memory.py:43, 44).
+  auto py = [](const std::string& function, uint32_t line) {
+    return Frame{0, "", function, "/w/tests/test_cuda_memory.py", line, true};
+  };
+  const std::vector<Frame> first = {py("malloc", 17), py("test_leaks", 43)};
+  const std::vector<Frame> second = {py("malloc", 17), py("test_leaks", 44)};
+  CallerNames names;
+  names.add(first);
+  names.add(second);
+  CHECK(names.of(first).text == " ← test_cuda_memory.py:43 in test_leaks");
+  CHECK(names.of(second).text == " ← test_cuda_memory.py:44 in test_leaks");
+  CHECK(names.of(second).key == " <- test_cuda_memory.py:test_leaks:44");
 }

@@ -3,10 +3,13 @@
 #include "reports/job.h"
 #include "render/job_view.h"
 
+#include <cstring>
 #include <sstream>
 
 #include "catch.h"
+#include "report_both.h"
 #include "sizes.h"
+#include "trace_builder.h"
 
 using namespace cumemtrace;
 
@@ -153,4 +156,98 @@ TEST_CASE("job: one process is said in the singular, in the heading and in the f
   CHECK(text.str().starts_with("Job: 1 process\n"));
   CHECK(text.str().find("Findings (ranks not compared: 0 of 1 process has a rank, RANK set by the launcher, 0 of them "
                         "with device memory):\n") != std::string::npos);
+}
+
+namespace {
+
+// `process` above, live from `start_s` to `end_s` seconds of the host's monotonic clock.
+Report lived(uint32_t pid, uint64_t peak, uint64_t start_s, uint64_t end_s) {
+  Report r = process(pid, -1, 0, peak);
+  r.start_ns = start_s * 1000000000ull;
+  r.duration_ns = (end_s - start_s) * 1000000000ull;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("job: processes on one GPU whose lifetimes never overlapped are never oversubscribed") {
+  // 600 MiB from 1 to 2 s, then 500 MiB from 3 to 4 s on the same 1 GiB GPU: 1,100 MiB of
+  // peaks, never more than 600 MiB of them live at once.
+  const Job j =
+      build_job({lived(1, 600 * MiB, 1, 2), lived(2, 500 * MiB, 3, 4)}, std::vector<std::vector<DeviceInfo>>(2), 10);
+  REQUIRE(j.gpus.size() == 1);
+  CHECK(j.gpus[0].peak_sum_bytes == 1100 * MiB);
+  CHECK(j.gpus[0].live_together_bytes == 600 * MiB);
+  CHECK(j.gpus[0].live_together == 1);
+  CHECK(j.findings.empty());
+  std::ostringstream text;
+  write_job_text(text, j);
+  CHECK(text.str().find("peaks add up to 1.07 GiB, 600.00 MiB of those live together (never all at once)\n") !=
+        std::string::npos);
+  CHECK(job_to_json(j).at("gpus").at(0).at("live_together_bytes") == 600 * MiB);
+}
+
+TEST_CASE("job: oversubscription adds up the peaks of the processes live at one time, and no others") {
+  // A 600 MiB over 1-5 s, B 500 MiB over 2-3 s, C 300 MiB over 4-6 s. Live together: at 1 s
+  // A (600), at 2 s A and B (1,100), at 4 s A and C (900); B and C never meet. The most is
+  // 1,100 MiB, past the 1,024 MiB GPU; all three add up to 1,400 MiB, which no moment saw.
+  const Job j = build_job({lived(1, 600 * MiB, 1, 5), lived(2, 500 * MiB, 2, 3), lived(3, 300 * MiB, 4, 6)},
+                          std::vector<std::vector<DeviceInfo>>(3), 10);
+  REQUIRE(j.gpus.size() == 1);
+  CHECK(j.gpus[0].peak_sum_bytes == 1400 * MiB);
+  CHECK(j.gpus[0].live_together_bytes == 1100 * MiB);
+  CHECK(j.gpus[0].live_together == 2);
+  REQUIRE(j.findings.size() == 1);
+  CHECK(j.findings[0].kind == JobFinding::Kind::kDeviceOversubscribed);
+  CHECK(j.findings[0].bytes == 1100 * MiB);
+  CHECK(j.findings[0].message ==
+        "the peaks of the 2 processes live together on h1 add up to 1.07 GiB, past its 1.00 GiB");
+  // C starting while B still ran (at 2.5 s, so over 2.5-6 s) meets A and B at once: 1,400 MiB.
+  Report c = lived(3, 300 * MiB, 2, 6);
+  c.start_ns += 500000000;
+  c.duration_ns -= 500000000;
+  const Job all =
+      build_job({lived(1, 600 * MiB, 1, 5), lived(2, 500 * MiB, 2, 3), c}, std::vector<std::vector<DeviceInfo>>(3), 10);
+  CHECK(all.gpus[0].live_together_bytes == 1400 * MiB);
+  CHECK(all.gpus[0].live_together == 3);
+}
+
+namespace {
+
+// A traced process (pid `pid`, host1, no rank) that started `start_ms` after
+// TraceBuilder::kStart, allocated `peak` on device 0 (1 GiB) 100 ms later and ended its trace
+// at `end_ms`.
+Report traced(uint32_t pid, uint64_t peak, uint64_t start_ms, uint64_t end_ms) {
+  namespace fmt = cumemtrace::format;
+  using cumemtrace::test::TraceBuilder;
+  std::string p = TraceBuilder::process_payload(2ull << 20, {"prog"}, -1);
+  fmt::ProcessRecord r;
+  std::memcpy(&r, p.data(), sizeof r);
+  r.pid = pid;
+  r.start_monotonic_ns += start_ms * ms;
+  std::memcpy(p.data(), &r, sizeof r);
+  TraceBuilder b;
+  b.record(fmt::RecordType::kProcess, p).device(0, 1024 * MiB);
+  b.alloc((start_ms + 100) * ms, 0x7f0000000000, peak);
+  b.end(end_ms * ms);
+  return cumemtrace::test::report_both(b, "trace-" + std::to_string(pid));
+}
+
+}  // namespace
+
+TEST_CASE("job: traces of two processes on one GPU, one after the other, are never oversubscribed") {
+  // 600 MiB over 0-1 s, 500 MiB over 2-3 s (after kStart), on one 1 GiB GPU of host1.
+  const Job apart = build_job({traced(1, 600 * MiB, 0, 1000), traced(2, 500 * MiB, 2000, 3000)},
+                              std::vector<std::vector<DeviceInfo>>(2), 10);
+  REQUIRE(apart.gpus.size() == 1);
+  CHECK(apart.gpus[0].peak_sum_bytes == 1100 * MiB);
+  CHECK(apart.gpus[0].live_together_bytes == 600 * MiB);
+  CHECK(apart.findings.empty());
+  // The second started at 0.5 s, while the first ran: 1,100 MiB live together, past 1 GiB.
+  const Job together = build_job({traced(1, 600 * MiB, 0, 1000), traced(2, 500 * MiB, 500, 3000)},
+                                 std::vector<std::vector<DeviceInfo>>(2), 10);
+  CHECK(together.gpus[0].live_together_bytes == 1100 * MiB);
+  REQUIRE(together.findings.size() == 1);
+  CHECK(together.findings[0].kind == JobFinding::Kind::kDeviceOversubscribed);
+  CHECK(together.findings[0].bytes == 1100 * MiB);
 }

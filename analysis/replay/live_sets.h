@@ -32,6 +32,12 @@ class LiveSets {
   // particular order (for a reader that only sums: a copy of a peak's set was 56 bytes per
   // allocation live there). f must outlive take_all.
   void visit(size_t event_index, int32_t device, std::function<void(const LiveAlloc&)> f);
+  // For a reader that keeps its own figures (replay.h): `w` is told of every change to the
+  // live set during the replay of take_all, and w.at(k) is called just after the event at
+  // `stops[k]` (in the order given, for stops of one event). Where a figure is wanted at
+  // many moments (each iteration's boundary), this is what keeps the work O(events +
+  // moments × what `w` keeps) rather than O(moments × live set). `w` must outlive take_all.
+  void watch(LiveWatcher& w, std::vector<size_t> stops);
   // One replay of `events`, laid out in `granule`, copying every set wanted so far and
   // going on to the last event. Throws std::logic_error when called twice.
   void take_all(const EventSource& events, uint64_t granule);
@@ -50,6 +56,7 @@ class LiveSets {
     std::function<void(const LiveAlloc&)> f;
   };
   std::vector<Visit> visits_;
+  std::vector<std::pair<LiveWatcher*, std::vector<size_t>>> watchers_;
   std::vector<std::vector<LiveAlloc>> sets_;
   std::vector<bool> taken_;
   std::optional<Replayer> end_;

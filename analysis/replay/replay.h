@@ -133,6 +133,21 @@ struct FailedAlloc {
   std::optional<uint64_t> recovered_after_ns;
 };
 
+// A reader that keeps its own figures as a replay goes (added on allocation, taken away on
+// free) instead of walking the live set where the replay stands: told of each allocation
+// or handle as its bytes enter the live set and as they leave it (an imported handle whose
+// size is learnt at its first map leaves and enters again), and, through LiveSets::watch,
+// of each stop it asked for, with the replay standing there (to be read in place, once,
+// not at every stop: that is what the watcher is for).
+class Replayer;
+class LiveWatcher {
+ public:
+  virtual ~LiveWatcher() = default;
+  virtual void entered(const LiveAlloc& a) = 0;
+  virtual void left(const LiveAlloc& a) = 0;
+  virtual void at(size_t stop, const Replayer& r) = 0;  // just after the event of its `stop`th stop
+};
+
 class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
  public:
   // `live_set_only`: keep what is live (live(), reservations(), failed()) and nothing
@@ -159,6 +174,11 @@ class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
   // The address-space reservations live on `device`, in address order.
   std::vector<LiveAlloc> reserved(int32_t device) const;
 
+  // Tells `w` of every allocation or handle entering or leaving the live set from the next
+  // event on; `w` must outlive the replay.
+  void watch(LiveWatcher& w) { watchers_.push_back(&w); }
+  void stop_watching() { watchers_.clear(); }
+
   // Forgets every live allocation, handle, mapping, reservation and each device's
   // fragmentation index, keeping devices() and failed(): what was live is then another
   // replay's to say (a report's second pass replays to the end, live_after's `to_end`).
@@ -181,6 +201,12 @@ class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
   DeviceState& ledger_device(int32_t d) { return dev(d); }
   bool ledger_keeps_gaps() const { return !live_set_only_; }
   void ledger_added(DeviceState& s, const LiveEntry& a);
+  void ledger_keyed(const LiveEntry& a, bool by_handle, uint64_t key, bool added) {
+    if (watchers_.empty()) return;
+    const LiveAlloc v =
+        by_handle ? view(a, other_of(handle_addresses_, key, a), key) : view(a, key, other_of(alloc_handles_, key, a));
+    for (LiveWatcher* w : watchers_) added ? w->entered(v) : w->left(v);
+  }
 
   // The entry of what `e` makes, of kind `k`, its address or handle noted aside if needed.
   LiveEntry entry_of(const Event& e, format::Kind k);
@@ -224,6 +250,7 @@ class Replayer : public ledger::Ledger<Replayer, LiveEntry, DeviceState> {
   // The notes of LiveEntry::has_other: an allocation's handle by its address, a handle's
   // address by its handle, a reservation's handle by its address.
   AddressMap<uint64_t> alloc_handles_, handle_addresses_, reservation_handles_;
+  std::vector<LiveWatcher*> watchers_;
 };
 
 // The whole trace, replayed.

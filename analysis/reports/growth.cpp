@@ -164,26 +164,128 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
     allocs_ = {}, alloc_kinds_ = {};
   }
   g_.iterations = g_.by == IterationsBy::kNone ? 0 : bounds.size() - 1;
-  const size_t n = bounds.size();
-  for (size_t k = 0; k < n; ++k) {
+  std::vector<size_t> stops;
+  for (size_t k = 0; k < bounds.size(); ++k) {
     g_.boundaries_ns.push_back(bounds[k].first);
     if (bounds[k].second == 0) continue;  // nothing before it: nothing live
-    for (const auto& device_seen : devices_) {
-      const int32_t d = device_seen.first;  // a structured binding cannot be captured (clang 14)
-      const uint64_t before = k ? bounds[k - 1].first : 0;
-      sets.visit(bounds[k].second - 1, d, [this, k, n, d, before](const LiveAlloc& a) {
-        auto [it, fresh] = at_boundaries_.try_emplace({a.stack_id, a.python_stack_id, int(a.kind), a.device});
-        AtBoundaries& at = it->second;
-        const bool by_handle = ledger::keyed_by_handle(a.kind, a.address, a.handle);
-        const auto here = std::tuple(k, d, by_handle, by_handle ? a.handle : a.address);
-        if (fresh) at.first = here, at.bytes_at.assign(n, 0), at.carried_at.assign(n, 0);
-        else at.first = std::min(at.first, here);
-        at.bytes_at[k] += a.size;
-        if (k && a.time_ns <= before) at.carried_at[k] += a.size;  // live since before boundary k - 1
-        if (k + 1 == n) ++at.count_at_end;
-      });
-    }
+    stops.push_back(bounds[k].second - 1);
+    stop_bound_.push_back(k);
   }
+  stops_left_ = stops.size();
+  bound_ns_ = g_.boundaries_ns;
+  ranks_ = bound_ns_;
+  std::sort(ranks_.begin(), ranks_.end());
+  ranks_.erase(std::unique(ranks_.begin(), ranks_.end()), ranks_.end());
+  in_time_order_ = std::is_sorted(bound_ns_.begin(), bound_ns_.end());
+  sets.watch(*this, std::move(stops));
+}
+
+size_t GrowthScan::WithinHash::operator()(const Within& w) const {
+  const auto& [stack, python, kind, device] = w;
+  uint64_t h = (uint64_t(stack) << 32 | python) * 0x9e3779b97f4a7c15ULL;
+  h ^= (uint64_t(uint32_t(kind)) << 32 | uint32_t(device)) + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+  return size_t(h);
+}
+
+GrowthScan::Tallied* GrowthScan::tally(const LiveAlloc& a) {
+  if (!format::holds_device_memory(a.kind)) return nullptr;
+  auto [it, fresh] = tallies_.try_emplace({a.stack_id, a.python_stack_id, int(a.kind), a.device});
+  if (fresh) it->second.device = devices_.count(a.device) ? a.device : INT32_MIN;
+  return it->second.device == INT32_MIN ? nullptr : &*it;
+}
+
+void GrowthScan::entered(const LiveAlloc& a) {
+  Tallied* t = tally(a);
+  if (!t) return;
+  Tally& y = t->second;
+  y.bytes += a.size;
+  if (y.count++ == 0) y.slot = live_tallies_.size(), live_tallies_.push_back(t);
+  const size_t rank = size_t(std::lower_bound(ranks_.begin(), ranks_.end(), a.time_ns) - ranks_.begin());
+  if (rank < carried_below_) y.carried += a.size;
+  if (rank >= carried_below_ || !in_time_order_) {
+    auto& [bytes, count] = by_rank_[rank][t];
+    bytes += a.size, ++count;
+  }
+  const bool by_handle = ledger::keyed_by_handle(a.kind, a.address, a.handle);
+  if (!y.at && stops_left_ > 1) y.unmet.emplace(by_handle, by_handle ? a.handle : a.address);
+}
+
+void GrowthScan::left(const LiveAlloc& a) {
+  Tallied* t = tally(a);
+  if (!t) return;
+  Tally& y = t->second;
+  y.bytes -= a.size;
+  if (--y.count == 0) {
+    live_tallies_[y.slot] = live_tallies_.back();
+    live_tallies_[y.slot]->second.slot = y.slot;
+    live_tallies_.pop_back();
+  }
+  const size_t rank = size_t(std::lower_bound(ranks_.begin(), ranks_.end(), a.time_ns) - ranks_.begin());
+  if (rank < carried_below_) y.carried -= a.size;
+  if (rank >= carried_below_ || !in_time_order_) {
+    const auto bucket = by_rank_.find(rank);
+    auto& [bytes, count] = bucket->second[t];
+    bytes -= a.size;
+    if (--count == 0) bucket->second.erase(t);
+    if (bucket->second.empty()) by_rank_.erase(bucket);
+  }
+  const bool by_handle = ledger::keyed_by_handle(a.kind, a.address, a.handle);
+  if (!y.at && stops_left_ > 1) y.unmet.erase({by_handle, by_handle ? a.handle : a.address});
+}
+
+// Allocations whose time ranks below `rank` are carried: those at or before ranks_[rank - 1].
+// Boundaries in time order move it only up, and what became carried stays so: its ranks are
+// forgotten. One earlier than the boundary before (a loop found in a file whose events are
+// out of time order) moves it back, so then every rank is kept.
+void GrowthScan::carry_below(size_t rank) {
+  auto up = by_rank_.lower_bound(carried_below_);
+  for (; rank > carried_below_ && up != by_rank_.end() && up->first < rank; ++up)
+    for (const auto& [t, live] : up->second) t->second.carried += live.first;
+  if (in_time_order_) by_rank_.erase(by_rank_.begin(), up);
+  for (auto it = by_rank_.lower_bound(rank);
+       rank < carried_below_ && it != by_rank_.end() && it->first < carried_below_; ++it)
+    for (const auto& [t, live] : it->second) t->second.carried -= live.first;
+  carried_below_ = rank;
+}
+
+// What is live at boundary k: read from the tallies, those with something live only (a
+// site's bytes at a boundary where nothing of it is live stay 0).
+void GrowthScan::at(size_t stop, const Replayer& r) {
+  const size_t k = stop_bound_[stop], n = bound_ns_.size();
+  // Carried at k: allocated at or before boundary k - 1, whose time is ranks_[rank]: ranks up to it.
+  const size_t rank =
+      k ? size_t(std::lower_bound(ranks_.begin(), ranks_.end(), bound_ns_[k - 1]) - ranks_.begin()) + 1 : 0;
+  carry_below(rank);
+  // Where each stack first met here was met, as finish() orders them: the least of its
+  // allocations live here. The last stop reads it from the replay, the others kept it.
+  std::unordered_map<Tallied*, std::pair<bool, uint64_t>> least;
+  const bool unmet = std::any_of(live_tallies_.begin(), live_tallies_.end(), [](Tallied* t) { return !t->second.at; });
+  if (--stops_left_ == 0 && unmet) {
+    r.for_each_live([&](const LiveAlloc& a) {
+      Tallied* t = tally(a);
+      if (!t || t->second.at) return;
+      const bool by_handle = ledger::keyed_by_handle(a.kind, a.address, a.handle);
+      const std::pair<bool, uint64_t> here{by_handle, by_handle ? a.handle : a.address};
+      auto [it, fresh] = least.try_emplace(t, here);
+      if (!fresh) it->second = std::min(it->second, here);
+    });
+  }
+  for (Tallied* t : live_tallies_) {
+    Tally& y = t->second;
+    if (!y.at) {
+      y.at = &at_boundaries_[t->first];
+      const auto first = y.unmet.empty() ? least.at(t) : *y.unmet.begin();
+      y.at->first = std::tuple(k, y.device, first.first, first.second);
+      y.at->bytes_at.assign(n, 0), y.at->carried_at.assign(n, 0);
+      y.unmet = {};
+    }
+    y.at->bytes_at[k] = y.bytes;
+    y.at->carried_at[k] = y.carried;
+    if (k + 1 == n) y.at->count_at_end = y.count;
+  }
+  // Only the last stop is left: it reads where stacks were first met from the replay.
+  if (stops_left_ == 1)
+    for (Tallied* t : live_tallies_) t->second.unmet = {};
 }
 
 Growth GrowthScan::finish(const Stacks& stacks, size_t frames) {

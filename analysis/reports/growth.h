@@ -28,7 +28,9 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <string>
 #include <string_view>
@@ -97,17 +99,20 @@ struct Growth {
 
 // Growth worked out in two passes over the events (event_source.h), with the other
 // readers of the same passes: the first (observe, every event in file order) finds where
-// each boundary falls and counts allocations per stack; want() then has the second pass sum
-// the live set at each boundary per stack as it stands there (live_sets.h: visit, no copy of
-// a set: a copy per boundary was the live set times the iterations), and finish()
-// classifies from those sums.
-class GrowthScan {
+// each boundary falls and counts allocations per stack; want() then has the second pass
+// keep the bytes live per stack as it goes, added at each allocation and taken away at
+// each free, and read that table at each boundary (live_sets.h: watch), and finish()
+// classifies from what was read. Never the live set walked at a boundary: summing it there
+// was the live set times the iterations (docs/performance.md, "Growth across many
+// iterations").
+class GrowthScan : private LiveWatcher {
  public:
   explicit GrowthScan(const Trace& trace);  // boundaries from its ranges or marks, if any
   void observe(const Event& e, size_t index);
-  // Asks `sets` to show it what was live just after the last event at or before each
-  // boundary, on each device the events touched; `events`: how many observe() saw. The
-  // GrowthScan must stay where it is until sets.take_all() has run.
+  // Asks `sets` to tell it of what is live as the second pass goes, and to stop just after
+  // the last event at or before each boundary (for the devices the events touched);
+  // `events`: how many observe() saw. The GrowthScan must stay where it is until
+  // sets.take_all() has run.
   void want(size_t events, LiveSets& sets);
   // After sets.take_all().
   Growth finish(const Stacks& stacks, size_t frames);
@@ -117,6 +122,11 @@ class GrowthScan {
  private:
   using Within = std::tuple<uint32_t, uint32_t, int, int32_t>;  // (stack, Python stack, kind, device)
   void count_within(const Within& key);
+  // The second pass (LiveWatcher): each allocation holding device memory as it enters and
+  // leaves the live set, and each boundary's stop.
+  void entered(const LiveAlloc& a) override;
+  void left(const LiveAlloc& a) override;
+  void at(size_t stop, const Replayer& r) override;
 
   Growth g_;
   TimedIterations timed_;
@@ -156,6 +166,37 @@ class GrowthScan {
     uint64_t count_at_end = 0;
   };
   std::map<Within, AtBoundaries> at_boundaries_;
+  // What the second pass keeps as it goes, per (stack, Python stack, kind, device) on a
+  // device the events touched: what is live of it now, and of that what was allocated at
+  // or before the boundary before the next one (carried_at's). Until it is first live at a
+  // boundary, which of its allocations are live (kept by handle, address or handle): the
+  // least of them there is where it was first met. Not kept for the last stop, which reads
+  // that from the replay once: with no iterations found (one boundary, the end) nothing.
+  struct Tally {
+    AtBoundaries* at = nullptr;  // once met at a boundary
+    int32_t device = -1;
+    uint64_t bytes = 0, count = 0, carried = 0;
+    size_t slot = 0;  // in live_tallies_, while count > 0
+    std::set<std::pair<bool, uint64_t>> unmet;
+  };
+  struct WithinHash {
+    size_t operator()(const Within& w) const;
+  };
+  using Tallied = std::pair<const Within, Tally>;
+  Tallied* tally(const LiveAlloc& a);  // null: not on a device the events touched
+  void carry_below(size_t rank);
+  std::vector<uint64_t> bound_ns_;  // per boundary, its time
+  std::vector<size_t> stop_bound_;  // per stop asked for: its boundary
+  size_t stops_left_ = 0;           // not reached yet
+  std::vector<uint64_t> ranks_;     // the boundaries' times, sorted, each once
+  std::unordered_map<Within, Tally, WithinHash> tallies_;
+  std::vector<Tallied*> live_tallies_;  // those with something live
+  // Per rank of allocation time (ranks_: the first boundary at or after it), per tally, the
+  // bytes and count live; an allocation whose rank is below `carried_below_` is carried.
+  // With the boundaries in time order, only the ranks not carried yet are kept.
+  std::map<size_t, std::unordered_map<Tallied*, std::pair<uint64_t, uint64_t>>> by_rank_;
+  size_t carried_below_ = 0;
+  bool in_time_order_ = true;
 };
 
 }  // namespace cumemtrace

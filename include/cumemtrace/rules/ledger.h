@@ -132,12 +132,15 @@ inline size_t kind_index(format::Kind k) {
 //   void ledger_added(Device&, const Alloc&)  after an allocation's or handle's bytes were added
 // and may provide (the default does nothing):
 //   void ledger_removed(Device&, const Alloc&)  after an allocation's or handle's bytes were taken away
+//   void ledger_keyed(const Alloc&, bool by_handle, uint64_t key, bool added)  at both moments, with
+//       what the entry is kept by: its handle (keyed_by_handle) or its address
 // Alloc has `size` (bytes), `device` and `kind`; Device derives from Figures.
 template <class Derived, class Alloc, class Device>
 class Ledger {
  public:
-  // The default of the optional call back (above): Derived's own hides it.
+  // The defaults of the optional call backs (above): Derived's own hide them.
   void ledger_removed(Device&, const Alloc&) {}
+  void ledger_keyed(const Alloc&, bool, uint64_t, bool) {}
 
   // Applies `e`. make(kind) builds the record of what the event makes; called only then.
   template <class Make>
@@ -235,20 +238,26 @@ class Ledger {
   Device& device(int32_t d) { return self().ledger_device(d); }
   static Named named(const Alloc& a) { return {true, a.device, a.kind, a.size}; }
 
-  void add(Device& d, const Alloc& a, uint64_t address, Outcome& o) {
+  // `key`: the entry's handle when `by_handle`, else its address (a handle has no place in
+  // the gap index: address 0 there, as it always was).
+  void add(Device& d, const Alloc& a, bool by_handle, uint64_t key, Outcome& o) {
+    const uint64_t address = by_handle ? 0 : key;
     d.live_bytes[kind_index(a.kind)] += a.size;
     d.live_count[kind_index(a.kind)] += 1;
     if (format::holds_device_memory(a.kind)) d.device_bytes += a.size;
     if (format::counts_for_fragmentation(a.kind) && self().ledger_keeps_gaps() && !d.frag.insert(address, a.size))
       ++o.anomalies;
     self().ledger_added(d, a);
+    self().ledger_keyed(a, by_handle, key, true);
   }
-  void remove(Device& d, const Alloc& a, uint64_t address) {
+  void remove(Device& d, const Alloc& a, bool by_handle, uint64_t key) {
+    const uint64_t address = by_handle ? 0 : key;
     d.live_bytes[kind_index(a.kind)] -= a.size;
     d.live_count[kind_index(a.kind)] -= 1;
     if (format::holds_device_memory(a.kind)) d.device_bytes -= a.size;
     if (format::counts_for_fragmentation(a.kind) && self().ledger_keeps_gaps()) d.frag.erase(address);
     self().ledger_removed(d, a);
+    self().ledger_keyed(a, by_handle, key, false);
   }
 
   bool graph(const Entry& e, Outcome& o) {
@@ -278,23 +287,23 @@ class Ledger {
     using format::Kind;
     if (keyed_by_handle(e.kind, e.address, e.handle)) {
       if (auto old = handles_.find(e.handle); old != handles_.end()) {
-        remove(device(old->second.alloc.device), old->second.alloc, 0);
+        remove(device(old->second.alloc.device), old->second.alloc, true, e.handle);
         handles_.erase(old);
         ++o.anomalies;
       }
       const Alloc& a = handles_.insert_or_assign(e.handle, Handle<Alloc>{make(e.kind)}).first->second.alloc;
-      add(device(e.device), a, 0, o);
+      add(device(e.device), a, true, e.handle, o);
       o.step = Step::kApplied;
       return;
     }
     if (!pairs_by_address(e.kind)) return;
     if (const Alloc* old = by_address_.find(e.address)) {  // its free was missed
-      remove(device(old->device), *old, e.address);
+      remove(device(old->device), *old, false, e.address);
       by_address_.erase(e.address);
       ++o.anomalies;
     }
     by_address_.insert_or_assign(e.address, make(e.kind));
-    add(device(e.device), *by_address_.find(e.address), e.address, o);
+    add(device(e.device), *by_address_.find(e.address), false, e.address, o);
     o.step = Step::kApplied;
   }
 
@@ -315,14 +324,14 @@ class Ledger {
     const Alloc* a = by_address_.find(e.address);
     if (!a) return;
     o.named = named(*a);
-    remove(device(a->device), *a, e.address);
+    remove(device(a->device), *a, false, e.address);
     by_address_.erase(e.address);
     o.step = Step::kApplied;
   }
 
   void drop_handle_if_gone(typename std::map<uint64_t, Handle<Alloc>>::iterator it) {
     if (!it->second.released() || it->second.maps > 0) return;
-    remove(device(it->second.alloc.device), it->second.alloc, 0);
+    remove(device(it->second.alloc.device), it->second.alloc, true, it->first);
     handles_.erase(it);
   }
 
@@ -344,9 +353,9 @@ class Ledger {
       // here. Its bytes are learnt at its first mapping.
       if (Alloc& a = h->second.alloc; a.size == 0) {
         Device& owner = device(a.device);
-        remove(owner, a, 0);
+        remove(owner, a, true, e.handle);
         a.size = e.size;
-        add(owner, a, 0, o);
+        add(owner, a, true, e.handle, o);
       }
       return;
     }

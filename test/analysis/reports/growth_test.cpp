@@ -15,6 +15,7 @@
 #include "parse_built.h"
 #include "replay/replay.h"
 #include "report_both.h"
+#include "growth_site.h"
 #include "trace_builder.h"
 #include "sizes.h"
 
@@ -24,12 +25,7 @@ using cumemtrace::test::TraceBuilder;
 
 namespace {
 
-const GrowthSite& site(const Growth& g, uint32_t stack) {
-  for (const auto& s : g.sites)
-    if (s.node == stack) return s;
-  FAIL("no growth site for stack " << stack);
-  throw;
-}
+const GrowthSite& site(const Growth& g, uint32_t stack) { return cumemtrace::test::growth_site(g, stack); }
 
 }  // namespace
 

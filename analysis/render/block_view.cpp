@@ -17,7 +17,13 @@ std::string tensors(uint64_t n) { return std::to_string(n) + (n == 1 ? " block" 
 std::string at(const Report& rep, uint64_t t) { return seconds(t > rep.start_ns ? t - rep.start_ns : 0); }
 std::string where(const BlockSite& s) {
   const std::string text = user_frame_text(s.frames, s.python_frames);
-  return text.empty() ? std::string("(no stack recorded)") : printable(text);
+  if (!text.empty()) return printable(text);
+  // PyTorch's own threads (the autograd engine's backward) carry no frame of the program's.
+  return s.frames.empty() && s.python_frames.empty()
+             ? std::string("(no stack recorded)")
+             : std::string(
+                   "(the framework's frames only, no frame of the program's: its own thread, such as the "
+                   "autograd engine's)");
 }
 
 json sites_json(const std::vector<BlockSite>& sites) {

@@ -32,8 +32,8 @@ BlockEvent block(format::BlockOp op, uint64_t address, uint64_t size, int32_t de
 }  // namespace
 
 TEST_CASE(
-    "cache layout: free blocks span adjacent mappings, never two segments; a segment no block used is not the "
-    "cache's") {
+    "cache layout: free blocks span adjacent mappings, never two segments, and a segment no block used is not "
+    "the cache's") {
   CacheLayout l;
   l.apply(ev(Op::kMap, Kind::kVmmMap, A, 2 * MiB));
   l.apply(ev(Op::kMap, Kind::kVmmMap, A + 2 * MiB, 2 * MiB));

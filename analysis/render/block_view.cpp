@@ -52,35 +52,34 @@ std::string inside(const CacheFigures& f) {
   if (!f.segments) return "no segment with blocks seen";
   std::string s = "free inside " + iec_exact(f.free) + " in " + count_of(f.free_blocks, "free block");
   if (f.free_blocks) s += ", the largest " + iec_exact(f.largest_free);
+  if (f.pending) s += "; " + iec_exact(f.pending) + " freed and waiting on other streams";
   return s + " (" + count_of(f.segments, "segment") + ", gap ratio " + fixed(f.gap_ratio(), 3) + ")";
 }
 
 json figures_json(const CacheFigures& f) {
-  return {{"time_ns", f.time_ns},
-          {"segments", f.segments},
-          {"segment_bytes", f.reserved},
-          {"block_bytes", f.allocated},
-          {"free", f.free},
-          {"free_blocks", f.free_blocks},
-          {"largest_free", f.largest_free},
-          {"gap_ratio", f.gap_ratio()},
-          {"external_fragmentation", f.external_fragmentation()}};
+  return {{"time_ns", f.time_ns},         {"segments", f.segments},
+          {"segment_bytes", f.reserved},  {"block_bytes", f.allocated},
+          {"pending", f.pending},         {"free", f.free},
+          {"free_blocks", f.free_blocks}, {"largest_free", f.largest_free},
+          {"gap_ratio", f.gap_ratio()},   {"external_fragmentation", f.external_fragmentation()}};
 }
 
 // The timeline as columns (a page draws it): times, the allocator's allocated and reserved,
-// and the largest free block at each of its moments.
+// the largest free block and the bytes pending free at each of its moments.
 json timeline_json(const BlockDevice& d) {
-  json t = json::array(), a = json::array(), r = json::array(), l = json::array();
+  json t = json::array(), a = json::array(), r = json::array(), l = json::array(), p = json::array();
   for (const BlockDevice::Moment& m : d.timeline) {
     t.push_back(m.inside.time_ns);
     a.push_back(m.allocated);
     r.push_back(m.reserved);
     l.push_back(m.inside.largest_free);
+    p.push_back(m.inside.pending);
   }
   return {{"time_ns", std::move(t)},
           {"allocated", std::move(a)},
           {"reserved", std::move(r)},
-          {"largest_free", std::move(l)}};
+          {"largest_free", std::move(l)},
+          {"pending", std::move(p)}};
 }
 
 }  // namespace
@@ -116,6 +115,12 @@ void write_blocks_text(std::ostream& out, const Report& rep) {
   if (b.off_time_ns)
     out << "  block records turned off at " << at(rep, *b.off_time_ns) << ": " << printable(b.off_reason)
         << "; the figures below stop there\n";
+  if (!b.entries_off_reason.empty())
+    out << "  its trace entries were not read (" << printable(b.entries_off_reason)
+        << "): requested bytes, streams, pools and frees waiting on other streams are not known; a block is free "
+           "when the program frees it\n";
+  else if (!b.trace_entries)
+    out << "  no trace entries: requested bytes, streams, pools and frees waiting on other streams are not known\n";
   if (rep.events_dropped)
     out << "  (the library dropped records, the disk being behind: these figures may lack some blocks)\n";
   for (const BlockDevice& d : b.devices) {
@@ -194,6 +199,8 @@ json blocks_json(const Blocks& b) {
           {"version", b.recorded ? json(b.version) : json(nullptr)},
           {"settings", b.recorded ? json(b.settings) : json(nullptr)},
           {"off", b.off_time_ns ? json{{"time_ns", *b.off_time_ns}, {"reason", b.off_reason}} : json(nullptr)},
+          {"trace_entries", b.trace_entries},
+          {"trace_entries_off", b.entries_off_reason.empty() ? json(nullptr) : json(b.entries_off_reason)},
           {"not_visible", b.not_visible},
           {"notes", not_visible_notes(b)},
           {"devices", std::move(devices)},

@@ -137,6 +137,9 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
             << " size=" << b.size << " tid=" << b.tid << " stack=" << b.stack_id << " flags=" << b.flags;
         if (b.allocated != kUnknown64) out << " allocated=" << b.allocated;
         if (b.reserved != kUnknown64) out << " reserved=" << b.reserved;
+        if (b.requested != kUnknown64) out << " requested=" << b.requested;
+        if (b.stream != kUnknown64) out << " stream=" << hex(b.stream);
+        if (b.pool[0] != kUnknown64) out << " pool=" << b.pool[0] << "," << b.pool[1];
         if (b.python_stack_id) out << " python=" << b.python_stack_id;
       }
       return;

@@ -169,6 +169,7 @@ std::string_view cause_name(Cause c) {
     case Cause::kSeveralHolders: return "several-holders";
     case Cause::kAllocatorLimit: return "allocator-limit";
     case Cause::kFragmentedCache: return "fragmented-cache";
+    case Cause::kPendingFrees: return "pending-frees";
   }
   return "unknown";
 }

@@ -56,6 +56,7 @@ enum class Cause {
   kSeveralHolders,
   kAllocatorLimit,   // blocks.h: the allocator refused on its own (a memory fraction)
   kFragmentedCache,  // blocks.h: enough free inside the cache, in pieces between live blocks
+  kPendingFrees,     // blocks.h: enough free inside the cache once frees waiting on other streams complete
 };
 std::string_view cause_name(Cause c);
 

@@ -9,7 +9,8 @@
 // it calls: no Python, no import of torch, nothing the program must do (docs/validation.md,
 // "What PyTorch's caching allocator tells about its blocks"). What they cannot tell: the
 // requested bytes, streams, pools, and frees that wait on other streams' events (a free is
-// reported when the program frees).
+// reported when the program frees): those come from the allocator's trace entries, which
+// these reports then carry (torch_trace_entries.h).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 
 #include "base/config.h"
 #include "hook_ids.h"
+#include "hooks/torch_trace_entries.h"
 #include "resolve/framework_version.h"
 #include "track/call.h"
 #include "track/tracker.h"
@@ -46,7 +48,7 @@ inline const BlockSourceFacts& torch_source(const void* real) {
         o->settings = std::string(name) + "=" + v;
         break;
       }
-    o->facts = {format::BlockAllocator::kPyTorch, format::kBlockSourceUsageReports, o->version, o->settings};
+    o->facts = {format::BlockAllocator::kPyTorch, o->version, o->settings};
     return o;
   }();
   return facts->facts;
@@ -63,7 +65,10 @@ void on_torch_memory_usage(HookId, auto real, void* ptr, int64_t size, size_t al
   d.allocated = allocated, d.reserved = reserved;
   d.device = device.index;
   d.flags = format::kBlockUsageReport;
-  track_block(d, torch_source(reinterpret_cast<const void*>(real)));
+  merge_torch_trace_entry(d);
+  const BlockSourceFacts& source = torch_source(reinterpret_cast<const void*>(real));
+  track_block(d, source);
+  attach_torch_trace_tracker(reinterpret_cast<const void*>(real), source);
 }
 
 void on_torch_out_of_memory(HookId, auto real, int64_t size, size_t allocated, size_t reserved, TorchDevice device) {
@@ -74,6 +79,7 @@ void on_torch_out_of_memory(HookId, auto real, int64_t size, size_t allocated, s
     d.allocated = allocated, d.reserved = reserved;
     d.device = device.index;
     d.flags = format::kBlockUsageReport;
+    merge_torch_trace_entry(d);
     track_block(d, torch_source(reinterpret_cast<const void*>(real)));
   }
   if (real) real(size, allocated, reserved, device);

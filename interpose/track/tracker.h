@@ -64,22 +64,31 @@ struct BlockDraft {
   uint64_t address = 0, size = 0;
   uint64_t requested = format::kUnknown64;
   uint64_t allocated = format::kUnknown64, reserved = format::kUnknown64;
+  uint64_t stream = format::kUnknown64;
+  uint64_t pool[2] = {format::kUnknown64, format::kUnknown64};
   int32_t device = -1;
   uint16_t flags = 0;  // format::BlockEventFlags
 };
 // Who reports the blocks: what the BlockSourceRecord that turns them on says.
 struct BlockSourceFacts {
   format::BlockAllocator allocator{};
-  uint32_t flags = 0;  // format::BlockSourceFlags
   std::string_view version, settings;
 };
-// Records `d` (an allocation with the calling thread's stacks). The first block recorded
-// is preceded by a BlockSource `on` record of `source`. Every allocated block must lie in
-// device memory the tracer saw the driver give (the runtime check of the allocator's
-// reports, docs/trace-format.md, BlockSource): one that does not turns block events off
-// for the rest of the process, with a BlockSource `off` record saying why; the rest of
-// tracing goes on. Never calls CUDA or Python; never waits for the writer.
+// Records `d` (an allocation with the calling thread's stacks). The first record of each
+// source (usage reports, trace entries: d.flags) is preceded by a BlockSource `on` record
+// of it. The runtime checks of what the allocator tells (docs/trace-format.md,
+// BlockSource): every allocated block must lie in device memory the tracer saw the driver
+// give, else block events turn off for the rest of the process; a segment the allocator
+// took must be an allocation the driver gave, address and size, and a mapping it made must
+// lie in mappings the driver made, else its trace entries turn off. Each turn-off writes a
+// BlockSource `off` record saying why; the rest of tracing goes on. Never calls CUDA or
+// Python; never waits for the writer.
 void track_block(const BlockDraft& d, const BlockSourceFacts& source);
+// The allocator's trace entries will not be read (an unknown layout, or a check failed):
+// a BlockSource `off` record of them with `reason`, once, if a trace has started.
+void refuse_block_trace_entries(const BlockSourceFacts& source, std::string_view reason);
+// Whether trace entries were turned off (then callers stop merging them into drafts).
+bool block_trace_entries_off();
 
 // ---- for the C API's live figures (api.h: cumemtrace_stats and its kin) ----
 struct DeviceStats {

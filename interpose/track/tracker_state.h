@@ -93,7 +93,7 @@ struct State : TrackerLedger {
   PendingBuffer pending;  // encoded records not yet taken by the writer
   std::string new_nodes;  // StackNodeRecords of the event being recorded
   uint64_t events_written = 0, events_dropped = 0;
-  bool blocks_on = false;  // a BlockSource `on` record was written
+  uint32_t block_sources_on = 0;  // format::BlockSourceFlags an `on` record was written for
   // Marks and NvtxMem records lost the same way: not events (seq() leaves them out, so that
   // snapshots still line up with the events), but the trace's "dropped" figures include them
   // (dropped()), so that a report says its figures lack something.

@@ -16,7 +16,16 @@ extern "C" {
 // A block of at least `bytes` on `device` (the current device must be it), or NULL after
 // an out-of-memory error (reported first).
 void *simtorch_malloc(size_t bytes, int device);
+// The same on `stream` (any value: the stand-in keeps it, as PyTorch's cudaStream_t) from
+// `pool`'s segments (MempoolId_t {pool, 0}: 0 the default pool, else a CUDA graph's or a
+// MemPool's), as allocations during a graph capture or inside torch.cuda.use_mem_pool.
+void *simtorch_malloc_in(size_t bytes, int device, uintptr_t stream, unsigned long long pool);
+// The block `p` is used on another stream too (Tensor.record_stream): its free waits for
+// that stream's events and the block stays out of the cache until simtorch_process_events.
+void simtorch_record_stream(void *p);
 void simtorch_free(void *p);
+// The events of every waiting free have completed: their blocks are back in the cache.
+void simtorch_process_events(void);
 // Gives every segment with no allocated block back to the driver (torch.cuda.empty_cache).
 void simtorch_empty_cache(void);
 // The allocator refuses to hold more than `fraction` of the device's memory

@@ -13,20 +13,9 @@
 using namespace harness;
 using nlohmann::json;
 
-namespace {
-
-// 1 GiB devices with no context cost: the figures of torch_blocks.c's comment.
-Env small_device(Env more = {}) {
-  more["SIMCUDA_CONTEXT_BYTES"] = "0";
-  more["SIMCUDA_CAPACITY"] = std::to_string(GiB);
-  return more;
-}
-
-}  // namespace
-
 TEST_CASE("blocks: a tensor kept per iteration inside the cache is a leak at its call site") {
   TempDir dir;
-  const Result r = traced(dir, {here("torch_blocks"), "loop"}, small_device());
+  const Result r = traced(dir, {here("torch_blocks"), "loop"}, one_gib_device());
   REQUIRE(r.exit_code == 0);
   // Every report reached the stand-in libc10 (11 blocks allocated, 5 freed): the tracer
   // forwards what it reads, and the program sees its own figures.
@@ -73,7 +62,7 @@ TEST_CASE("blocks: a tensor kept per iteration inside the cache is a leak at its
   const json& tl = d.at("timeline");
   REQUIRE(!tl.at("time_ns").empty());
   CHECK(tl.at("time_ns").size() == tl.at("allocated").size());
-  CHECK(tl.at("time_ns").size() <= 11 + 5);  // at most one moment per record
+  CHECK(tl.at("time_ns").size() <= 11 + 5 + 3);  // at most one moment per record (3 segments taken)
   uint64_t top = 0;
   for (const json& a : tl.at("allocated")) top = std::max(top, a.get<uint64_t>());
   CHECK(top == 44 * MiB);
@@ -120,7 +109,7 @@ TEST_CASE("blocks: a tensor kept per iteration inside the cache is a leak at its
 
 TEST_CASE("blocks: with no marks, the loop is found from the blocks and the tensor kept per step is a leak") {
   TempDir dir;
-  const Result r = traced(dir, {here("torch_blocks"), "unmarked"}, small_device());
+  const Result r = traced(dir, {here("torch_blocks"), "unmarked"}, one_gib_device());
   REQUIRE(r.exit_code == 0);
   const json rep = report(only_trace(dir));
   const json& g = rep.at("growth");
@@ -150,7 +139,7 @@ TEST_CASE("blocks: with no marks, the loop is found from the blocks and the tens
 
 TEST_CASE("blocks: without block records the cache's inside is said not visible, never 'none'") {
   TempDir dir;
-  REQUIRE(traced(dir, {here("torch_blocks"), "loop"}, small_device({{"CUMEMTRACE_BLOCKS", "0"}})).exit_code == 0);
+  REQUIRE(traced(dir, {here("torch_blocks"), "loop"}, one_gib_device({{"CUMEMTRACE_BLOCKS", "0"}})).exit_code == 0);
   const std::string trace = only_trace(dir);
   const json rep = report(trace);
   CHECK(rep.at("blocks").at("recorded") == false);
@@ -166,7 +155,7 @@ TEST_CASE("blocks: without block records the cache's inside is said not visible,
 
 TEST_CASE("blocks: reports that do not lie in the driver's memory turn block records off, tracing goes on") {
   TempDir dir;
-  const Result r = traced(dir, {here("torch_blocks"), "loop"}, small_device({{"SIMTORCH_BAD_REPORTS", "1"}}));
+  const Result r = traced(dir, {here("torch_blocks"), "loop"}, one_gib_device({{"SIMTORCH_BAD_REPORTS", "1"}}));
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == "allocated 37748736 reserved 58720256; reports 11 allocs 5 frees\n");
   CHECK(has(r.err, "block events off: a block of 16777216 B at 0x"));
@@ -183,7 +172,7 @@ TEST_CASE("blocks: reports that do not lie in the driver's memory turn block rec
 TEST_CASE("blocks: the allocator's own out-of-memory errors, each with its cause from the blocks") {
   SECTION("a memory fraction: the allocator refuses, no driver call fails") {
     TempDir dir;
-    const Result r = traced(dir, {here("torch_blocks"), "limit"}, small_device());
+    const Result r = traced(dir, {here("torch_blocks"), "limit"}, one_gib_device());
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "limit: out of memory, 1 reported\n");
     const json rep = report(only_trace(dir));
@@ -196,7 +185,7 @@ TEST_CASE("blocks: the allocator's own out-of-memory errors, each with its cause
   }
   SECTION("live tensors fill the device: demand") {
     TempDir dir;
-    const Result r = traced(dir, {here("torch_blocks"), "demand"}, small_device());
+    const Result r = traced(dir, {here("torch_blocks"), "demand"}, one_gib_device());
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "demand: 5 tensors\n");
     const json rep = report(only_trace(dir));
@@ -213,7 +202,7 @@ TEST_CASE("blocks: the allocator's own out-of-memory errors, each with its cause
   }
   SECTION("free bytes in the cache, split by live tensors: fragmented-cache") {
     TempDir dir;
-    const Result r = traced(dir, {here("torch_blocks"), "fragmented"}, small_device());
+    const Result r = traced(dir, {here("torch_blocks"), "fragmented"}, one_gib_device());
     REQUIRE(r.exit_code == 0);
     CHECK(r.out == "fragmented: out of memory, allocated 1006632960 reserved 1048576000\n");
     const json rep = report(only_trace(dir));

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -58,6 +59,13 @@ size_t flushed_events(const TempDir& dir, const std::string& prefix, const std::
 std::string integration_program(const std::string& name);
 // The same for a program or library built there: build/test/integration/NAME.
 inline std::string here(const std::string& name) { return integration_program(name); }
+// 1 GiB simulated devices with no context cost: the figures programs/torch_blocks.c's
+// comment works out hold exactly. `more` adds to (or overrides) the environment.
+inline Env one_gib_device(Env more = {}) {
+  more["SIMCUDA_CONTEXT_BYTES"] = "0";
+  more["SIMCUDA_CAPACITY"] = std::to_string(uint64_t(1) << 30);
+  return more;
+}
 // Whether `text` occurs anywhere in `out`.
 inline bool has(const std::string& out, const std::string& text) { return out.find(text) != std::string::npos; }
 

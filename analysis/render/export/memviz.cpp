@@ -26,6 +26,8 @@ struct Live {
   uint32_t stack_id = 0;
   uint32_t python_stack_id = 0;
   bool holds_blocks = false;  // a caching allocator's block lay in it (trace 1.13)
+  uint64_t requested = 0;     // a block: the bytes the program asked for (its size when not known)
+  bool pending = false;       // a block freed and waiting on other streams' events
 };
 
 // The live segment holding [address, address + size), or end().
@@ -143,17 +145,28 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
     if (b) {
       const uint64_t us = time_us(b->time_ns);
       auto& tr = traces[b->device];
+      const bool entry = b->flags & format::kBlockTraceEntry;
       if (b->op == format::BlockOp::kAlloc) {
         auto seg = segment_of(live, b->address, b->size);
         if (seg == live.end() || !seg->second.holds_blocks) return;  // not in a segment shown with blocks
-        blocks[b->address] = {b->size, seg->second.stream, b->device, b->stack_id, b->python_stack_id};
-        tr.push_back({"alloc", b->address, b->size, seg->second.stream, us, b->stack_id, b->python_stack_id});
-      } else if (b->op == format::BlockOp::kFree) {
+        const uint64_t stream = entry ? b->stream : seg->second.stream;
+        const uint64_t requested = entry ? b->requested : b->size;
+        blocks[b->address] = {b->size, stream, b->device, b->stack_id, b->python_stack_id, false, requested};
+        tr.push_back({"alloc", b->address, requested, stream, us, b->stack_id, b->python_stack_id});
+      } else if (b->op == format::BlockOp::kFree || b->op == format::BlockOp::kFreeCompleted) {
         auto it = blocks.find(b->address);
         if (it == blocks.end()) return;
-        for (const char* action : {"free_requested", "free_completed"})
-          tr.push_back({action, b->address, it->second.size, it->second.stream, us, it->second.stack_id,
-                        it->second.python_stack_id});
+        // A free that waits on other streams is requested now and completed at its own record.
+        const bool waits = b->op == format::BlockOp::kFree && (b->flags & format::kBlockPendingFree);
+        if (b->op == format::BlockOp::kFreeCompleted && !it->second.pending) return;
+        const Live& bl = it->second;
+        if (b->op == format::BlockOp::kFree)
+          tr.push_back({"free_requested", b->address, bl.requested, bl.stream, us, bl.stack_id, bl.python_stack_id});
+        if (waits) {
+          it->second.pending = true;
+          return;
+        }
+        tr.push_back({"free_completed", b->address, bl.requested, bl.stream, us, bl.stack_id, bl.python_stack_id});
         blocks.erase(it);
       }
       return;
@@ -206,27 +219,28 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
       const Live* block;  // null: inactive
     };
     std::vector<Piece> pieces;
-    uint64_t in_use = 0;
+    uint64_t in_use = 0, requested = 0, active = 0;  // active: allocated and pending free
     if (a.holds_blocks) {
       uint64_t at = address;
       for (auto bl = blocks.lower_bound(address); bl != blocks.end() && bl->first < address + a.size; ++bl) {
         if (bl->first > at) pieces.push_back({at, bl->first - at, nullptr});
         pieces.push_back({bl->first, bl->second.size, &bl->second});
-        in_use += bl->second.size;
+        active += bl->second.size;
+        if (!bl->second.pending) in_use += bl->second.size, requested += bl->second.requested;
         at = bl->first + bl->second.size;
       }
       if (at < address + a.size) pieces.push_back({at, address + a.size - at, nullptr});
     } else {
       pieces.push_back({address, a.size, &a});
-      in_use = a.size;
+      in_use = requested = active = a.size;
     }
     w.begin_dict();
     key_int(w, "device", uint64_t(a.device));
     key_int(w, "address", address);
     key_int(w, "total_size", a.size);
     key_int(w, "allocated_size", in_use);
-    key_int(w, "active_size", in_use);
-    key_int(w, "requested_size", in_use);
+    key_int(w, "active_size", active);
+    key_int(w, "requested_size", requested);
     key_int(w, "stream", a.stream);
     key_str(w, "segment_type", "large");
     w.string("is_expandable");
@@ -241,8 +255,9 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
       w.begin_dict();
       key_int(w, "address", p.address);
       key_int(w, "size", p.size);
-      key_int(w, "requested_size", p.block ? p.size : 0);
-      key_str(w, "state", p.block ? "active_allocated" : "inactive");
+      const bool block = p.block && p.block != &a;
+      key_int(w, "requested_size", !p.block ? 0 : block ? p.block->requested : p.size);
+      key_str(w, "state", !p.block ? "inactive" : p.block->pending ? "active_pending_free" : "active_allocated");
       w.string("frames");
       if (p.block)
         write_frames(w, counts, frames.of(p.block->stack_id, p.block->python_stack_id), p.block->stack_id,

@@ -172,6 +172,17 @@ Diagnosis diagnose_oom(const BlockOom& o, const std::string& allocator) {
         "a per-process memory fraction (torch.cuda.set_per_process_memory_fraction) or another limit of "
         "the allocator's stops it: raise the limit, or make the live tensors (" +
         iec(o.allocated) + " allocated) fewer"};
+  } else if (cached_free >= o.request && o.cache.pending && o.cache.free < o.request) {
+    d.cause = Cause::kPendingFrees;
+    d.figures.push_back({"pending free", o.cache.pending});
+    d.summary = iec(o.cache.pending) + " of the " + iec(cached_free) + " free inside " + allocator +
+                "'s cache was freed by the program but still waits on other streams' events, and what was free "
+                "at once (" +
+                iec(o.cache.free) + ") is less than the " + iec(o.request) + " asked for";
+    d.advice = {
+        "a tensor used on another stream (Tensor.record_stream, or NCCL's streams) stays out of the cache until "
+        "that stream's work completes: synchronize the streams before the large allocation, or allocate on the "
+        "stream that uses the tensor"};
   } else if (cached_free >= o.request) {
     d.cause = Cause::kFragmentedCache;
     const bool seen = o.cache.segments > 0;
@@ -238,12 +249,18 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
                     size_t frames, size_t top, const std::vector<std::string>& cached) {
   Blocks out;
   for (const BlockSource& s : trace.block_sources) {
+    const bool blocks = s.flags & format::kBlockSourceUsageReports;
     if (s.state == format::BlockSourceState::kOn && !out.recorded) {
       out.recorded = true;
       out.allocator = std::string(format::block_allocator_name(s.allocator));
       out.version = s.version, out.settings = s.settings;
-    } else if (s.state == format::BlockSourceState::kOff && !out.off_time_ns) {
+    }
+    if (s.state == format::BlockSourceState::kOn && (s.flags & format::kBlockSourceTraceEntries))
+      out.trace_entries = true;
+    if (s.state == format::BlockSourceState::kOff && blocks && !out.off_time_ns) {
       out.off_time_ns = s.time_ns, out.off_reason = s.reason;
+    } else if (s.state == format::BlockSourceState::kOff && !blocks && out.entries_off_reason.empty()) {
+      out.entries_off_reason = s.reason.empty() ? "turned off" : s.reason;
     }
   }
   for (const std::string& a : cached)

@@ -18,6 +18,11 @@
 //       allocator-limit   no device-memory allocation failed in the driver on its thread
 //                         since that thread's last block action: the allocator refused on
 //                         its own (a per-process memory fraction);
+//       pending-frees     free bytes inside the cache (reserved - allocated) are at least
+//                         the request, but part of them are blocks freed while other streams
+//                         still use them (`free` marked pending, its `free-completed` not yet
+//                         come: only the allocator's trace entries tell) and what is free at
+//                         once is less than the request;
 //       fragmented-cache  free bytes inside the cache (reserved - allocated) are at least
 //                         the request: enough is cached, in pieces between live blocks that
 //                         no free block as large holds (PyTorch gives whole free segments back
@@ -28,8 +33,8 @@
 //                         the pool of small blocks), and is said so;
 //       demand            else: live tensors hold allocated bytes, and what the cache holds
 //                         free is less than the request.
-//     Frees still waiting on other streams' events are not in these reports: a block is free
-//     when the program frees it.
+//     Without trace entries a free that waits on other streams' events is not seen as such:
+//     its block counts as free when the program frees it.
 //   - Where the trace has none of these records but a caching allocator held device memory
 //     (its segments' stacks name it: allocator_map.h, CachingAllocators), what happened
 //     inside that cache is not visible, and figures that depend on it say so.
@@ -94,7 +99,7 @@ struct BlockOom {
   uint64_t since_ns = 0;                              // its thread's block action before it (0: none)
   bool driver_refused = false;                        // a driver allocation failed on its thread since then
   CacheFigures cache;                                 // inside its device's segments then
-  Diagnosis diagnosis;                                // cause allocator-limit, fragmented-cache or demand
+  Diagnosis diagnosis;                                // allocator-limit, pending-frees, fragmented-cache or demand
   std::vector<Frame> frames;
   std::vector<Frame> python_frames;
   std::vector<BlockSite> live_sites;  // blocks live on its device then, by bytes, at most `top`
@@ -108,8 +113,12 @@ struct Blocks {
   std::string version, settings;
   std::optional<uint64_t> off_time_ns;  // they were turned off then ...
   std::string off_reason;               // ... for this reason
-  std::vector<BlockDevice> devices;     // in device order
-  std::vector<BlockOom> ooms;           // in time order
+  // The allocator's trace entries (requested bytes, streams, pools, frees that wait on
+  // other streams) were recorded; or why not, when they were refused or turned off.
+  bool trace_entries = false;
+  std::string entries_off_reason;
+  std::vector<BlockDevice> devices;  // in device order
+  std::vector<BlockOom> ooms;        // in time order
   // Caching allocators that held device memory in this trace with no block records of
   // their own (or after theirs were turned off): "PyTorch", "CuPy", "XLA", "RMM".
   std::vector<std::string> not_visible;

@@ -27,12 +27,20 @@ void CacheLayout::apply(const Event& e) {
 }
 
 void CacheLayout::apply(const BlockEvent& b) {
+  if (b.op == format::BlockOp::kFree && (b.flags & format::kBlockPendingFree)) {
+    if (auto it = blocks_.find(b.address); it != blocks_.end()) it->second.pending = true;
+    return;
+  }
   if (b.op == format::BlockOp::kFree) {
     blocks_.erase(b.address);
     return;
   }
+  if (b.op == format::BlockOp::kFreeCompleted) {
+    if (auto it = blocks_.find(b.address); it != blocks_.end() && it->second.pending) blocks_.erase(it);
+    return;
+  }
   if (b.op != format::BlockOp::kAlloc || b.size == 0 || b.size == format::kUnknown64) return;
-  blocks_[b.address] = {b.size, b.device};
+  blocks_[b.address] = {b.size, b.device, false};
   // Every segment the block touches holds blocks (a block spans adjacent mappings).
   auto it = segments_.upper_bound(b.address);
   if (it != segments_.begin()) --it;
@@ -69,7 +77,7 @@ CacheFigures CacheLayout::figures(int32_t device, uint64_t time_ns) const {
     for (auto b = blocks_.lower_bound(start); b != blocks_.end() && b->first < end; ++b) {
       gap(b->first);
       const uint64_t b_end = std::min(end, b->first + b->second.size);
-      if (b_end > at) f.allocated += b_end - std::max(at, b->first), at = b_end;
+      if (b_end > at) (b->second.pending ? f.pending : f.allocated) += b_end - std::max(at, b->first), at = b_end;
     }
     gap(end);
   }

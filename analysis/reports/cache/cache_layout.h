@@ -2,7 +2,9 @@
 // cache"): the same terms as the driver's view, one level down. A segment that holds or
 // held a block is the cache's arena; a free block, a run of it no live block covers, is
 // its gap. Expandable segments are mappings (cuMemMap) side by side in one reservation: a
-// run of adjacent mappings is one segment, and a free block may span two of them.
+// run of adjacent mappings is one segment, and a free block may span two of them. A block
+// freed while other streams still use it (a `free` marked pending) is neither allocated nor
+// free until its `free-completed`: pending.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,8 @@ struct CacheFigures {
   uint64_t time_ns = 0;
   uint64_t reserved = 0;      // bytes of the segments that hold or held blocks
   uint64_t allocated = 0;     // bytes of the live blocks in them
-  uint64_t free = 0;          // reserved - allocated: free inside the cache
+  uint64_t pending = 0;       // bytes of blocks freed and waiting on other streams' events
+  uint64_t free = 0;          // reserved - allocated - pending: free inside the cache
   uint64_t largest_free = 0;  // the largest free block
   uint64_t free_blocks = 0;   // how many free blocks
   uint64_t segments = 0;
@@ -44,9 +47,10 @@ class CacheLayout {
   struct Block {
     uint64_t size = 0;
     int32_t device = -1;
+    bool pending = false;  // freed, waiting on other streams' events
   };
   std::map<uint64_t, Segment> segments_;  // by address (one address space: unified addressing)
-  std::map<uint64_t, Block> blocks_;      // live blocks, by address
+  std::map<uint64_t, Block> blocks_;      // live and pending blocks, by address
 };
 
 }  // namespace cumemtrace

@@ -100,3 +100,30 @@ TEST_CASE(
   CHECK(none.gap_ratio() == 0.0);
   CHECK(none.external_fragmentation() == 0.0);
 }
+
+TEST_CASE("cache layout: a block whose free waits on another stream is pending, neither allocated nor free") {
+  CacheLayout l;
+  l.apply(ev(Op::kAlloc, Kind::kDevice, B, 20 * MiB));
+  l.apply(block(format::BlockOp::kAlloc, B, 8 * MiB));
+  l.apply(block(format::BlockOp::kAlloc, B + 8 * MiB, 4 * MiB));
+  BlockEvent waits = block(format::BlockOp::kFree, B, 8 * MiB);
+  waits.flags = format::kBlockTraceEntry | format::kBlockPendingFree;
+  l.apply(waits);
+  // [B, B+8M) pending, [B+8M, B+12M) live, [B+12M, B+20M) free: one free block of 8 MiB.
+  CacheFigures f = l.figures(0, 7);
+  CHECK(f.reserved == 20 * MiB);
+  CHECK(f.allocated == 4 * MiB);
+  CHECK(f.pending == 8 * MiB);
+  CHECK(f.free == 8 * MiB);
+  CHECK(f.free_blocks == 1);
+  CHECK(f.largest_free == 8 * MiB);
+  // Its free completes: [B, B+8M) is a free block of its own (the live block lies between).
+  l.apply(block(format::BlockOp::kFreeCompleted, B, format::kUnknown64));
+  f = l.figures(0, 8);
+  CHECK(f.pending == 0);
+  CHECK(f.free == 16 * MiB);
+  CHECK(f.free_blocks == 2);
+  // A free-completed of a block that never waited changes nothing (the live one stays).
+  l.apply(block(format::BlockOp::kFreeCompleted, B + 8 * MiB, format::kUnknown64));
+  CHECK(l.figures(0, 9).allocated == 4 * MiB);
+}

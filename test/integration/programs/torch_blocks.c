@@ -26,7 +26,20 @@
  * "fragmented": one 100 MiB segment cut into five 20 MiB tensors, the 2nd and the 4th
  * freed (40 MiB free inside the cache, the largest free block 20 MiB); 900 MiB more fill
  * the device (a 900 MiB segment: 1000 MiB reserved, 24 MiB left); then 30 MiB: no free
- * block is as large, and the driver has 24 MiB: the cache is fragmented. */
+ * block is as large, and the driver has 24 MiB: the cache is fragmented.
+ *
+ * "streams": what only the allocator's trace entries tell. Weights of 16 MiB (a 16 MiB
+ * segment); A, 8 MiB asked as 8,000,000 B on stream 7 (rounded to 8,000,000: a multiple of
+ * 512; a 20 MiB segment, A at its start), used on another stream and freed: its free waits,
+ * so B (8 MiB) cannot take A's block and takes the next one, [8,16) of the segment; then the
+ * events complete and A's block is back in the cache; then G, 4 MiB in pool 5 (a CUDA
+ * graph's), from a 20 MiB segment of that pool's own. Allocated at the end 16 + 8 + 4 = 28
+ * MiB; reserved 56 MiB; before the events completed, 8,000,000 B were pending.
+ *
+ * "pending": 600 MiB used on another stream and freed: its free waits, and its segment
+ * cannot be given back; then 500 MiB: no free block, and the driver has 424 MiB left: the
+ * allocator fails with 600 MiB reserved, none allocated, all of it pending (pending-frees).
+ * Once the events complete, the same 500 MiB comes from that segment. */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -102,6 +115,32 @@ static int fragmented(void) {
   return p ? 1 : 0;
 }
 
+static int streams(void) {
+  void* weights = simtorch_malloc(16 * MiB, 0);
+  void* a = simtorch_malloc_in(8000000, 0, 7, 0);
+  simtorch_record_stream(a);
+  simtorch_free(a);
+  void* b = simtorch_malloc(8 * MiB, 0);
+  const size_t pending_allocated = simtorch_memory_allocated(0);
+  simtorch_process_events();
+  void* g = simtorch_malloc_in(4 * MiB, 0, 0, 5);
+  printf("streams: b at a+%zu, allocated %zu then %zu, reserved %zu\n", (size_t)((char*)b - (char*)a),
+         pending_allocated, simtorch_memory_allocated(0), simtorch_memory_reserved(0));
+  return weights && b && g ? 0 : 1;
+}
+
+static int pending(void) {
+  void* a = simtorch_malloc(600 * MiB, 0);
+  simtorch_record_stream(a);
+  simtorch_free(a);
+  void* refused = simtorch_malloc(500 * MiB, 0);
+  simtorch_process_events();
+  void* b = simtorch_malloc(500 * MiB, 0);
+  printf("pending: %s, then %s at a+%zu\n", refused ? "allocated" : "out of memory", b ? "allocated" : "refused",
+         (size_t)((char*)b - (char*)a));
+  return !refused && b ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   mark = (mark_fn)dlsym(RTLD_DEFAULT, "cumemtrace_mark");
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(0) != cudaSuccess) return 2;
@@ -111,5 +150,7 @@ int main(int argc, char** argv) {
   if (strcmp(what, "limit") == 0) return limit();
   if (strcmp(what, "demand") == 0) return demand();
   if (strcmp(what, "fragmented") == 0) return fragmented();
+  if (strcmp(what, "streams") == 0) return streams();
+  if (strcmp(what, "pending") == 0) return pending();
   return 2;
 }

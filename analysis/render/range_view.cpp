@@ -10,6 +10,8 @@ void write_ranges_text(std::ostream& out, const Report& rep) {
   if (!rep.ranges) return;
   out << "\nMemory per range (NVTX push ranges count their own thread's allocations; NVTX start/end\n"
          "ranges and marks, from one to the next of the name, every thread's)\n";
+  for (const BoundedLoss* b : rep.integrity.bounded_for("by_range"))
+    out << "  NOT WHOLE: " << b->says << " (BOUNDED BY THE TRACER)\n";
   if (rep.ranges->empty()) {
     out << "  no NVTX range or mark in the trace\n";
     return;

@@ -1,7 +1,7 @@
 // A thread's open ranges, innermost last, keeping the names of the 64 innermost, so that a
 // pop can name the range it closes (RangeEnd records). A deeper push is counted, but its pop
-// names no range. NVTX pushes (nvtx.cpp) and tags (api.cpp) each keep one per thread
-// (ThisThread).
+// names no range: the caller counts that pop (track_bounded), so the trace says so. NVTX pushes (nvtx.cpp) and tags
+// (api.cpp) each keep one per thread (ThisThread).
 #pragma once
 
 #include <pthread.h>

@@ -90,6 +90,7 @@ int pop_named() {
   NamedStack* s = pushes();
   if (!s || !s->pop(name)) return -1;
   if (name) track_mark(*name, MarkSource::kNvtxPop);
+  else track_bounded(format::BoundedWhat::kPushNames, NamedStack::kMaxNamed);
   return int(s->depth()) + 1;
 }
 int push_a(const char* message) {
@@ -118,7 +119,7 @@ void mark_ex(const nvtxEventAttributes_t* a) {
 
 std::atomic<uint64_t> g_range_ids{1};
 // Open start/end ranges by the id the program holds (ours, or the chained tool's; any thread
-// may end one): bounded, an end beyond it names none.
+// may end one): bounded, an end beyond it names none (counted: a Bounded record).
 constexpr size_t kMaxOpen = 4096;
 // Held across a fork (nvtx_prepare_fork): any program thread may hold it, and a child
 // made meanwhile hung on its first range (test/integration/programs/lifecycle/fork_nvtx_threads.c).
@@ -135,6 +136,7 @@ std::unordered_map<uint64_t, std::string>& open_ranges() {
 nvtxRangeId_t remember_open(nvtxRangeId_t id, std::string_view name) {
   std::lock_guard lock(g_open_mu);
   if (open_ranges().size() < kMaxOpen) open_ranges().emplace(id, std::string(name));
+  else track_bounded(format::BoundedWhat::kOpenRangeIds, kMaxOpen);
   return id;
 }
 void record_end(nvtxRangeId_t id) {
@@ -196,6 +198,7 @@ nvtxStringHandle_t register_string(nvtxDomainHandle_t, const char* s) {
   const char* copy = strdup(s ? s : "");
   const size_t at = g_string_count.fetch_add(1, std::memory_order_relaxed);
   if (copy && at < kMaxStrings) g_strings[at].store(copy, std::memory_order_release);
+  if (at >= kMaxStrings) track_bounded(format::BoundedWhat::kRegisteredStrings, kMaxStrings);
   return reinterpret_cast<nvtxStringHandle_t>(const_cast<char*>(copy));
 }
 bool ours(const void* handle) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "harness.h"
 #include "sizes.h"
@@ -28,20 +29,27 @@ std::vector<std::string> marks(const std::string& trace, const std::string& what
   return out;
 }
 
+// `program` (one of this folder's) under `cumemtrace run`, which points NVTX at the tracer:
+// it must exit 0 having printed `out`. Returns its one trace.
+std::string run_nvtx_program(const TempDir& dir, const std::string& program, const std::string& out) {
+  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here(program)});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == out);
+  const auto traces = dir.files("t-");
+  REQUIRE(traces.size() == 1);
+  return traces[0];
+}
+
 }  // namespace
 
 TEST_CASE("NVTX ranges and marks become marks under cumemtrace run") {
   TempDir dir;
-  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_marks")});
-  REQUIRE(r.exit_code == 0);
-  CHECK(r.out == "5 marked iterations\n");
-  const auto traces = dir.files("t-");
-  REQUIRE(traces.size() == 1);
-  const auto m = marks(traces[0]);
+  const std::string trace = run_nvtx_program(dir, "nvtx_marks", "5 marked iterations\n");
+  const auto m = marks(trace);
   // Source 2: a range push; 3: a mark (trace_format.h: MarkSource).
   CHECK(m == std::vector<std::string>{"2 iter", "2 iter", "2 iter", "2 iter", "2 iter", "3 done"});
   // Each pop ends the range it closes (RangeEnd, source 5: a pop), named after it.
-  CHECK(marks(traces[0], "range-end t=") == std::vector<std::string>(5, "5 iter"));
+  CHECK(marks(trace, "range-end t=") == std::vector<std::string>(5, "5 iter"));
 }
 
 // H200 run AR: under compute-sanitizer, whose libraries push and pop NVTX ranges at exit,
@@ -226,4 +234,40 @@ TEST_CASE("Python's cumemtrace.tag, as a context manager and a decorator, tags w
   CHECK(step.at("allocations") == 2);
   CHECK(step.at("bytes_allocated") == 4 * MiB);
   CHECK(step.at("held_after_bytes") == 4 * MiB);
+}
+
+// Past each bound the tracer keeps (bounds.c): the trace counts what it did not keep, and
+// the report says so where the ranges are, not that all is well.
+TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registered strings counted and said") {
+  TempDir dir;
+  const std::string trace = run_nvtx_program(dir, "bounds", "2 tag pops named no tag\n");
+  const Result rep = run({cli(), "report", "--by", "range", "--json", trace});
+  REQUIRE(rep.exit_code == 0);
+  const auto j = nlohmann::json::parse(rep.out);
+  const auto& b = j.at("integrity").at("bounded");
+  REQUIRE(b.size() == 4);
+  // 4,100 starts, 4,096 ids kept; pushes 70 deep, 64 names kept; tags 66 deep, 64 kept;
+  // 4,100 strings, 4,096 kept.
+  const std::vector<std::tuple<std::string, int, int>> want = {
+      {"open_range_ids", 4096, 4}, {"push_names", 64, 6}, {"tag_names", 64, 2}, {"registered_strings", 4096, 4}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(b[i].at("what") == std::get<0>(want[i]));
+    CHECK(b[i].at("cap") == std::get<1>(want[i]));
+    CHECK(b[i].at("dropped") == std::get<2>(want[i]));
+  }
+  CHECK(j.at("by_range_complete") == false);
+  std::map<std::string, nlohmann::json> by;
+  for (const auto& row : j.at("by_range")) by[row.at("name").get<std::string>()] = row;
+  // Each range was ended; the ones whose end could not be recorded read as open.
+  CHECK(by.at("open").at("calls") == 4100);
+  CHECK(by.at("open").at("open_at_end") == 4);
+  CHECK(by.at("deep").at("calls") == 70);
+  CHECK(by.at("deep").at("open_at_end") == 6);
+  CHECK(by.at("tagged").at("calls") == 66);
+  CHECK(by.at("tagged").at("open_at_end") == 2);
+  const Result text = run({cli(), "report", "--by", "range", trace});
+  CHECK(text.out.find("  BOUNDED BY THE TRACER: 4 nvtxRangeStart ranges began while 4096 were open: their ends "
+                      "were not recorded\n") != std::string::npos);
+  CHECK(text.out.find("the trace ended cleanly, but not all it was told was kept (BOUNDED above)") !=
+        std::string::npos);
 }

@@ -49,6 +49,14 @@ BoundedLoss loss_of(uint32_t what, const BoundedCount& c) {
               c.dropped,
               n + " NVTX strings registered past the first " + cap + ": what they name reads \"(registered string)\"",
               {"by_range", "growth", "pools"}};
+    case BoundedWhat::kPushDomains:
+      return {
+          what,
+          "push_domains",
+          c.cap,
+          c.dropped,
+          n + " NVTX domains were created past the first " + cap + ": their pushes nested with the default domain's",
+          {"by_range", "growth"}};
   }
   return {what,
           "bound_" + std::to_string(what),

@@ -181,6 +181,9 @@ enum class BoundedWhat : uint32_t {
   kRegionHandles = 4,
   // A string registered past `cap`: marks and heaps named by it read "(registered string)".
   kRegisteredStrings = 5,
+  // An NVTX domain created past the first `cap` (by name): it is the default domain to the
+  // tracer, so its pushes nest with the default domain's and a pop may close another's.
+  kPushDomains = 6,
 };
 struct BoundedRecord {
   uint64_t time_ns;  // when the count was written

@@ -101,7 +101,7 @@ struct State : TrackerLedger {
   uint64_t dropped() const { return events_dropped + records_dropped; }
   // The count each kind's last Bounded record said, by format::BoundedWhat (records.cpp
   // counts what the tracer did not keep past each bound: track_bounded).
-  static constexpr size_t kBoundedKinds = 6;  // BoundedWhat's values are 1-5
+  static constexpr size_t kBoundedKinds = 7;  // BoundedWhat's values are 1-6
   uint64_t bounded_written[kBoundedKinds] = {};
   // The EndRecord is in `pending`: nothing more is appended nor counted, so that its count
   // is what the file holds whatever threads do during exit (threads allocating while the

@@ -245,11 +245,14 @@ TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registe
   REQUIRE(rep.exit_code == 0);
   const auto j = nlohmann::json::parse(rep.out);
   const auto& b = j.at("integrity").at("bounded");
-  REQUIRE(b.size() == 4);
+  REQUIRE(b.size() == 5);
   // 4,100 starts, 4,096 ids kept; pushes 70 deep, 64 names kept; tags 66 deep, 64 kept;
-  // 4,100 strings, 4,096 kept.
-  const std::vector<std::tuple<std::string, int, int>> want = {
-      {"open_range_ids", 4096, 4}, {"push_names", 64, 6}, {"tag_names", 64, 2}, {"registered_strings", 4096, 4}};
+  // 4,100 strings, 4,096 kept; 4,100 domains, 4,096 kept apart.
+  const std::vector<std::tuple<std::string, int, int>> want = {{"open_range_ids", 4096, 4},
+                                                               {"push_names", 64, 6},
+                                                               {"tag_names", 64, 2},
+                                                               {"registered_strings", 4096, 4},
+                                                               {"push_domains", 4096, 4}};
   for (size_t i = 0; i < want.size(); ++i) {
     CHECK(b[i].at("what") == std::get<0>(want[i]));
     CHECK(b[i].at("cap") == std::get<1>(want[i]));
@@ -270,4 +273,18 @@ TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registe
                       "were not recorded\n") != std::string::npos);
   CHECK(text.out.find("the trace ended cleanly, but not all it was told was kept (BOUNDED above)") !=
         std::string::npos);
+}
+
+// nvToolsExt.h: a push returns its 0-based level and a pop the level of the range it ended,
+// each per domain (-1 with none open); pushes nest per domain (nvtx_domains.c works out
+// the bytes).
+TEST_CASE("NVTX pushes nest per domain, and pushes and pops return the levels nvToolsExt.h specifies") {
+  TempDir dir;
+  const auto by =
+      ranges_of(run_nvtx_program(dir, "nvtx_domains", "default: push 0 1, pop 1 0 -1\ndomains: push 0 0, pop 0 0\n"));
+  CHECK(by.at("a-range").at("calls") == 1);
+  CHECK(by.at("a-range").at("open_at_end") == 0);
+  CHECK(by.at("a-range").at("bytes_allocated") == 1 * MiB);
+  CHECK(by.at("b-range").at("bytes_allocated") == 8 * MiB);
+  CHECK(by.at("b-range").at("open_at_end") == 0);
 }

@@ -236,6 +236,31 @@ TEST_CASE("Python's cumemtrace.tag, as a context manager and a decorator, tags w
   CHECK(step.at("held_after_bytes") == 4 * MiB);
 }
 
+TEST_CASE("Python's cumemtrace.tag on a generator and on async defs tags each step they run, not their suspensions") {
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_tag_steps.py";
+  const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  const std::string out = "[1, 2] ['a', 'b']\n";  // what the generator yielded, what the tasks returned
+  const Result plain = run({"/usr/bin/python3", script, runtime, package});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out == out);
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out == out);
+  const auto by = ranges_of(only_trace(dir));
+  REQUIRE(by.size() == 3);
+  // Calls are steps: gen runs to each of its 2 yields and to its end; a and b to the await and on.
+  const std::vector<std::tuple<std::string, int, uint64_t>> want = {
+      {"gen", 3, 3 * MiB}, {"a", 2, 2 * MiB}, {"b", 2, 16 * MiB}};
+  for (const auto& [name, calls, bytes] : want) {
+    CHECK(by.at(name).at("calls") == calls);
+    CHECK(by.at(name).at("open_at_end") == 0);
+    CHECK(by.at(name).at("allocations") == 2);
+    CHECK(by.at(name).at("bytes_allocated") == bytes);
+  }
+}
+
 // Past each bound the tracer keeps (bounds.c): the trace counts what it did not keep, and
 // the report says so where the ranges are, not that all is well.
 TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registered strings counted and said") {

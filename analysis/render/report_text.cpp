@@ -567,9 +567,7 @@ void write_text(std::ostream& out, const Report& rep) {
   const Growth& g = rep.growth;
   out << "\nGrowth across iterations";
   growth_iterations(out, g, rep.frames);
-  if (g.by == IterationsBy::kRanges || g.by == IterationsBy::kMarks)
-    for (const BoundedLoss* b : rep.integrity.bounded_for("growth"))
-      out << "  NOT WHOLE: " << b->says << " (BOUNDED BY THE TRACER)\n";
+  if (g.by == IterationsBy::kRanges || g.by == IterationsBy::kMarks) write_not_whole(out, rep.integrity, "growth");
   if (g.sites.empty()) out << "  nothing was allocated\n";
   for (const auto& site : g.sites) {
     out << "  " << class_name(site.cls) << ": "

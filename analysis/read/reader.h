@@ -230,6 +230,12 @@ struct EndInfo {
   std::string exec_into;  // ... into this program (as the exec call named it)
 };
 
+// What the tracer did not keep past one of its bounds (format::BoundedWhat, 1.14).
+struct BoundedCount {
+  uint32_t cap = 0;
+  uint64_t dropped = 0;
+};
+
 struct ReadError {
   uint64_t byte_offset = 0;  // where the offending record (or header) starts
   std::string message;       // names the offset, e.g. "truncated record at byte 1234: ..."
@@ -276,6 +282,7 @@ struct Trace {
   std::vector<BlockSource> block_sources;                // BlockSource records, in file order (1.13)
   std::vector<BlockEvent> block_events;                  // BlockEvent records, in file order (1.13)
   std::unordered_map<uint64_t, Symbol> symbols;          // by ip
+  std::map<uint32_t, BoundedCount> bounded;              // by format::BoundedWhat: the last count (1.14)
   std::optional<EndInfo> end;
 
   uint64_t records_end = 0;      // byte offset just past the last record read whole

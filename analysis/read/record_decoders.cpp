@@ -1,5 +1,6 @@
 // One decoder per record type of records.def: a payload into the trace being built.
 // Reads go through Cursor, which never touches a byte past the payload's end.
+#include <algorithm>
 #include <cstring>
 
 #include "read/inflate.h"
@@ -177,6 +178,16 @@ std::string Parser::decode_PyFrame(Cursor& c) {
 }
 
 std::string Parser::decode_Mark(Cursor& c) { return mark(c, t_.marks); }
+
+// A running total: the largest one read is the count (a record of a damaged chunk may be lost).
+std::string Parser::decode_Bounded(Cursor& c) {
+  BoundedRecord r{};
+  c.fixed(r);
+  BoundedCount& b = t_.bounded[r.what];
+  b.cap = r.cap;
+  b.dropped = std::max(b.dropped, r.dropped);
+  return {};
+}
 
 std::string Parser::decode_RangeEnd(Cursor& c) { return mark(c, t_.range_ends); }
 

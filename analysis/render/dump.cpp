@@ -90,6 +90,10 @@ void describe(std::ostream& out, const Trace& t, uint16_t type) {
         out << label << " t=" << t.end->time_ns << " written=" << t.end->events_written
             << " dropped=" << t.end->events_dropped;
       return;
+    case RecordType::kBounded:
+      for (const auto& [what, b] : t.bounded)
+        out << label << " what=" << what << " cap=" << b.cap << " dropped=" << b.dropped;
+      return;
     case RecordType::kChecksum: out << label; return;
     case RecordType::kChunkSequence:  // described from its bytes (dump())
       return;

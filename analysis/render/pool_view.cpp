@@ -74,6 +74,7 @@ void write_pools_text(std::ostream& out, const Report& rep) {
   if (rep.events_dropped)
     out << "  (the library dropped " << rep.events_dropped
         << " records, the disk being behind: these figures may lack some of the pools' calls)\n";
+  write_not_whole(out, rep.integrity, "pools");
   for (const PoolHeap& h : p.heaps) {
     out << "  heap " << (h.name.empty() ? std::string("(unnamed)") : quoted(h.name));
     if (!h.declared) out << " " << hex(h.handle) << ", not registered when used";

@@ -3,13 +3,19 @@
 #include "base/escape.h"
 #include "base/plural.h"
 #include "base/units.h"
+#include "render/report_parts.h"
 
 namespace cumemtrace {
+
+void write_not_whole(std::ostream& out, const Integrity& in, std::string_view part) {
+  for (const BoundedLoss* b : in.bounded_for(part)) out << "  NOT WHOLE: " << b->says << " (BOUNDED BY THE TRACER)\n";
+}
 
 void write_ranges_text(std::ostream& out, const Report& rep) {
   if (!rep.ranges) return;
   out << "\nMemory per range (NVTX push ranges count their own thread's allocations; NVTX start/end\n"
          "ranges and marks, from one to the next of the name, every thread's)\n";
+  write_not_whole(out, rep.integrity, "by_range");
   if (rep.ranges->empty()) {
     out << "  no NVTX range or mark in the trace\n";
     return;

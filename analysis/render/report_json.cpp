@@ -162,6 +162,10 @@ json integrity(const Integrity& in) {
                           {"device", e.event.device},
                           {"size", e.event.size},
                           {"why", e.why}});
+  json bounded = json::array();
+  for (const auto& b : in.bounded)
+    bounded.push_back(
+        {{"what", b.key}, {"cap", b.cap}, {"dropped", b.dropped}, {"says", b.says}, {"affects", b.affects}});
   return {{"checksummed", in.sealed},
           {"checksummed_chunks", in.sealed_chunks},
           {"damaged_ranges", std::move(damage)},
@@ -170,6 +174,7 @@ json integrity(const Integrity& in) {
                                                   : json(nullptr)},
           {"events_dropped", in.events_dropped},
           {"impossible_events", std::move(impossible)},
+          {"bounded", std::move(bounded)},
           {"figures_complete", !in.incomplete()}};
 }
 
@@ -467,10 +472,18 @@ json report_json(const Report& rep) {
       {"loop_search_skipped",
        rep.growth.loop_search_skipped.empty() ? json(nullptr) : json(rep.growth.loop_search_skipped)},
       {"boundaries_ns", rep.growth.boundaries_ns},
+      {"iterations_complete", (rep.growth.by != IterationsBy::kRanges && rep.growth.by != IterationsBy::kMarks) ||
+                                  rep.integrity.bounded_for("growth").empty()},
       {"sites", std::move(growth_sites)}};
-  if (rep.ranges) j["by_range"] = ranges_json(rep);
+  if (rep.ranges) {
+    j["by_range"] = ranges_json(rep);
+    j["by_range_complete"] = rep.integrity.bounded_for("by_range").empty();
+  }
   if (rep.functions) j["by_function"] = functions_json(rep);
-  if (!rep.pools.heaps.empty()) j["pools"] = pools_json(rep.pools);
+  if (!rep.pools.heaps.empty()) {
+    j["pools"] = pools_json(rep.pools);
+    j["pools_complete"] = rep.integrity.bounded_for("pools").empty();
+  }
   if (rep.blocks.recorded || !rep.blocks.not_visible.empty()) j["blocks"] = blocks_json(rep.blocks);
   return j;
 }

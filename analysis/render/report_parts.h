@@ -1,13 +1,16 @@
 // Pieces every section of `report` renders alike, so that a section written in its own
 // file (pool_view.cpp) shows frames and fragmentation as the others do. Defined in
-// report_text.cpp and report_json.cpp, beside their other uses.
+// report_text.cpp and report_json.cpp, beside their other uses, and range_view.cpp.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <vector>
 
+#include <string_view>
+
 #include "cumemtrace/rules/fragmentation.h"
+#include "read/integrity.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
@@ -16,6 +19,10 @@ namespace cumemtrace {
 void write_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent);
 // Python frames, "file:line in function" a line, at most `max` (--frames), then how many more.
 void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent, size_t max);
+
+// "  NOT WHOLE: ..." for each bound the tracer met that cuts `part` (Integrity::bounded_for),
+// at the head of that part's section.
+void write_not_whole(std::ostream& out, const Integrity& in, std::string_view part);
 
 // docs/report-json.md's frame, Python frame and fragmentation objects.
 nlohmann::ordered_json frames_json(const std::vector<Frame>& fs);

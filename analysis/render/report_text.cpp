@@ -313,10 +313,12 @@ void integrity(std::ostream& out, const Report& rep) {
         << " lower bounds; the library's own figures at exit are shown beside them\n";
   for (const auto& e : in.impossible)
     out << "  IMPOSSIBLE EVENT #" << e.index << ": " << e.why << "; left out of every figure\n";
+  for (const auto& b : in.bounded) out << "  BOUNDED BY THE TRACER: " << b.says << "\n";
   if (in.incomplete()) out << "  FIGURES ARE INCOMPLETE: events are missing or were set aside (above)\n";
   if (rep.complete && !in.incomplete()) {
     out << "  the trace ended cleanly"
-        << (rep.exec_into ? ": the process exec'd into " + printable(*rep.exec_into) : "") << "\n";
+        << (rep.exec_into ? ": the process exec'd into " + printable(*rep.exec_into) : "")
+        << (in.bounded.empty() ? "" : ", but not all it was told was kept (BOUNDED above)") << "\n";
   } else if (!rep.complete) {
     out << "  THE TRACE HAS NO END RECORD: the process died before finishing it (killed, or _exit)"
         << (in.damage.empty() ? "" : ", or the end is damaged") << ".\n";
@@ -565,6 +567,7 @@ void write_text(std::ostream& out, const Report& rep) {
   const Growth& g = rep.growth;
   out << "\nGrowth across iterations";
   growth_iterations(out, g, rep.frames);
+  if (g.by == IterationsBy::kRanges || g.by == IterationsBy::kMarks) write_not_whole(out, rep.integrity, "growth");
   if (g.sites.empty()) out << "  nothing was allocated\n";
   for (const auto& site : g.sites) {
     out << "  " << class_name(site.cls) << ": "

@@ -50,7 +50,8 @@ RangeScan::RangeScan(const Trace& trace) {
   };
   // A pop names the push it closes: it closes the innermost open one of that name on its
   // thread (a pop and a push at the same nanosecond, which the sort cannot order, still
-  // pair right; pops the library did not write, past 64 deep, leave those ranges open).
+  // pair right; pops the library did not write, past 64 deep, leave those ranges open, and
+  // the trace counts them: Integrity::bounded).
   const auto close_named = [&](Stacks& stacks, const Mark& pop) {
     auto it = stacks.find({pop.tid, pop.name});
     if (it == stacks.end() || it->second.empty()) return;

@@ -27,7 +27,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 13;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 14;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                                // 1.2: ChecksumRecord after every flush; capture
                                                //      flags (events, snapshots)
                                                // 1.3: snapshots of one moment, sampled peaks,
@@ -48,6 +48,7 @@ inline constexpr uint16_t kVersionMinor = 13;  // 1.1: DeviceSnapshot::pool_rese
                                                // 1.12: pools' own heaps and regions (NvtxMem)
                                                // 1.13: inside a caching allocator (BlockSource,
                                                //       BlockEvent)
+                                               // 1.14: what the tracer bounded (Bounded)
 
 #pragma pack(push, 1)
 
@@ -162,6 +163,36 @@ struct NvtxMemRecord {
   // then: string name (kHeapRegister: the heap's; kRegionName: the region's; else empty)
 };
 static_assert(sizeof(NvtxMemRecord) == 48);
+
+// 1.14: what the tracer keeps in bounded room, so that a program cannot make it grow without
+// end, and what past the bound it did not record. Each kind's count goes in the trace, so
+// that a report never calls figures whole that a bound cut (docs/trace-format.md, Bounded).
+enum class BoundedWhat : uint32_t {
+  // nvtxRangeStart while `cap` of its ranges were open: the id is not kept, so its
+  // nvtxRangeEnd writes no RangeEnd record (the range reads as open at the end).
+  kOpenRangeIds = 1,
+  // An NVTX push past the `cap` innermost open on its thread, popped: its name was not
+  // kept, so the pop wrote no RangeEnd record.
+  kPushNames = 2,
+  // The same for tags (cumemtrace_tag_push past the `cap` innermost, popped).
+  kTagNames = 3,
+  // A chained tool's region handle while `cap` were kept: the regions' later unregister
+  // and name records carry the handle, not the region's address.
+  kRegionHandles = 4,
+  // A string registered past `cap`: marks and heaps named by it read "(registered string)".
+  kRegisteredStrings = 5,
+  // An NVTX domain created past the first `cap` (by name): it is the default domain to the
+  // tracer, so its pushes nest with the default domain's and a pop may close another's.
+  kPushDomains = 6,
+};
+struct BoundedRecord {
+  uint64_t time_ns;  // when the count was written
+  uint32_t what;     // BoundedWhat
+  uint32_t cap;      // the bound: how many the tracer keeps at once
+  uint64_t dropped;  // how many the process did not keep so far: a running total, so the
+                     // last record of a kind holds its count
+};
+static_assert(sizeof(BoundedRecord) == 24);
 
 // 1.13: what a caching allocator did inside the device memory it holds, as the allocator
 // itself told the tracer (PyTorch's CUDA caching allocator: c10::reportMemoryUsageToProfiler

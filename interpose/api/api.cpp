@@ -112,7 +112,11 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_pop(void) {
   using namespace cumemtrace::interpose;
   const std::string* name;
   NamedStack* s = tags();
-  if (!s || !s->pop(name) || !name) return -1;
+  if (!s || !s->pop(name)) return -1;
+  if (!name) {
+    track_bounded(cumemtrace::format::BoundedWhat::kTagNames, NamedStack::kMaxNamed);
+    return -1;
+  }
   return track_mark(*name, cumemtrace::format::MarkSource::kTagPop) ? 0 : -1;
 }
 

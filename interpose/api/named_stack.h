@@ -1,7 +1,7 @@
 // A thread's open ranges, innermost last, keeping the names of the 64 innermost, so that a
 // pop can name the range it closes (RangeEnd records). A deeper push is counted, but its pop
-// names no range. NVTX pushes (nvtx.cpp) and tags (api.cpp) each keep one per thread
-// (ThisThread).
+// names no range: the caller counts that pop (track_bounded), so the trace says so. NVTX pushes (nvtx.cpp) and tags
+// (api.cpp) each keep one per thread (ThisThread).
 #pragma once
 
 #include <pthread.h>
@@ -36,7 +36,8 @@ class NamedStack {
   std::vector<std::string> names_;
 };
 
-// The calling thread's NamedStack of one kind (Tag), or null once the thread has ended.
+// The calling thread's T (a NamedStack, or a set of them) of one kind (Tag), or null once
+// the thread has ended.
 // Calls come late: exit() destroys thread_local objects before the atexit handlers and the
 // libraries' destructors, and a thread's before its pthread key destructors, and those push
 // and pop NVTX ranges (compute-sanitizer's own libraries pop hundreds at exit, H200 run AR).
@@ -45,15 +46,15 @@ class NamedStack {
 // destructor rounds (also one first made by another key's destructor, in the next round);
 // after the last round `t_gone` (no destructor, readable to the thread's end) stops a new
 // one. The main thread's stack lives until the process ends.
-template <class Tag>
+template <class Tag, class T = NamedStack>
 class ThisThread {
  public:
-  static NamedStack* stack() {
+  static T* stack() {
     if (t_gone) return nullptr;
     const pthread_key_t k = key();
-    auto* s = static_cast<NamedStack*>(pthread_getspecific(k));
+    auto* s = static_cast<T*>(pthread_getspecific(k));
     if (!s) {
-      s = new NamedStack;
+      s = new T;
       if (pthread_setspecific(k, s) != 0) {
         delete s;
         return nullptr;
@@ -67,7 +68,7 @@ class ThisThread {
     static const pthread_key_t k = [] {
       pthread_key_t made;
       pthread_key_create(&made, [](void* s) {
-        delete static_cast<NamedStack*>(s);
+        delete static_cast<T*>(s);
         t_gone = true;
       });
       return made;

@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/loader_lock.h"
@@ -43,9 +44,28 @@ namespace {
 
 using format::MarkSource;
 
-// This thread's open push ranges, whatever the instance (named_stack.h); null at its end.
+// A thread's open push ranges, one stack per domain, whatever the instance: NVTX nests pushes
+// per domain (nvToolsExt.h: a push's level "is scoped to the domain"; nvtxRangePushA's is the
+// default domain's, null), so a pop in one domain closes that domain's innermost push even
+// when another domain's opened after it. A thread pushes in few domains (at most
+// kMaxDomains + 1: domain_create), so a scan.
+class DomainStacks {
+ public:
+  NamedStack& of(nvtxDomainHandle_t d) {
+    for (auto& [domain, stack] : stacks_)
+      if (domain == d) return stack;
+    return stacks_.emplace_back(d, NamedStack{}).second;
+  }
+
+ private:
+  std::vector<std::pair<nvtxDomainHandle_t, NamedStack>> stacks_;
+};
 struct PushesTag;
-NamedStack* pushes() { return ThisThread<PushesTag>::stack(); }
+// This thread's open pushes in `d`; null at the thread's end (named_stack.h).
+NamedStack* pushes(nvtxDomainHandle_t d) {
+  DomainStacks* s = ThisThread<PushesTag, DomainStacks>::stack();
+  return s ? &s->of(d) : nullptr;
+}
 
 // The chained tool's function for each slot we fill (null: none, or no tool).
 enum Slot {
@@ -62,6 +82,7 @@ enum Slot {
   kDomainMark,
   kDomainStart,
   kDomainEnd,
+  kDomainCreateA,
   kSlotCount
 };
 std::atomic<void*> g_next[kSlotCount];
@@ -77,33 +98,34 @@ std::string_view message_of(const nvtxEventAttributes_t* a) {
 
 // Each function records, then calls the chained tool's (nvtx.h: CUMEMTRACE_NVTX_CHAIN),
 // whose return value the program gets; without a tool, what NVTX itself would return.
-int push_named(std::string name) {
-  NamedStack* s = pushes();
+int push_named(nvtxDomainHandle_t d, std::string name) {
+  NamedStack* s = pushes(d);
   if (!s) return 0;  // the thread's end: not recorded (named_stack.h)
   track_mark(name, MarkSource::kNvtxPush);
   return int(s->push(std::move(name)));
 }
-// The pop's RangeEnd record, named after the push it closes; the depth it leaves, as NVTX
-// gives it (-1 with no range open).
-int pop_named() {
+// The pop's RangeEnd record, named after the push it closes; the level of the range it
+// ended, as nvToolsExt.h specifies (0 for the outermost; -1 with no range open in `d`).
+int pop_named(nvtxDomainHandle_t d) {
   const std::string* name;
-  NamedStack* s = pushes();
+  NamedStack* s = pushes(d);
   if (!s || !s->pop(name)) return -1;
   if (name) track_mark(*name, MarkSource::kNvtxPop);
-  return int(s->depth()) + 1;
+  else track_bounded(format::BoundedWhat::kPushNames, NamedStack::kMaxNamed);
+  return int(s->depth());
 }
 int push_a(const char* message) {
-  const int depth = push_named(message ? message : "");
+  const int depth = push_named(nullptr, message ? message : "");
   if (auto f = next<int (*)(const char*)>(kPushA)) return f(message);
   return depth;
 }
 int push_ex(const nvtxEventAttributes_t* a) {
-  const int depth = push_named(std::string(message_of(a)));
+  const int depth = push_named(nullptr, std::string(message_of(a)));
   if (auto f = next<int (*)(const nvtxEventAttributes_t*)>(kPushEx)) return f(a);
   return depth;
 }
 int pop() {
-  const int depth = pop_named();
+  const int depth = pop_named(nullptr);
   if (auto f = next<int (*)()>(kPop)) return f();
   return depth;
 }
@@ -118,7 +140,7 @@ void mark_ex(const nvtxEventAttributes_t* a) {
 
 std::atomic<uint64_t> g_range_ids{1};
 // Open start/end ranges by the id the program holds (ours, or the chained tool's; any thread
-// may end one): bounded, an end beyond it names none.
+// may end one): bounded, an end beyond it names none (counted: a Bounded record).
 constexpr size_t kMaxOpen = 4096;
 // Held across a fork (nvtx_prepare_fork): any program thread may hold it, and a child
 // made meanwhile hung on its first range (test/integration/programs/lifecycle/fork_nvtx_threads.c).
@@ -135,6 +157,7 @@ std::unordered_map<uint64_t, std::string>& open_ranges() {
 nvtxRangeId_t remember_open(nvtxRangeId_t id, std::string_view name) {
   std::lock_guard lock(g_open_mu);
   if (open_ranges().size() < kMaxOpen) open_ranges().emplace(id, std::string(name));
+  else track_bounded(format::BoundedWhat::kOpenRangeIds, kMaxOpen);
   return id;
 }
 void record_end(nvtxRangeId_t id) {
@@ -162,12 +185,12 @@ void end(nvtxRangeId_t id) {
 }
 
 int domain_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  const int depth = push_named(std::string(message_of(a)));
+  const int depth = push_named(d, std::string(message_of(a)));
   if (auto f = next<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainPush)) return f(d, a);
   return depth;
 }
 int domain_pop(nvtxDomainHandle_t d) {
-  const int depth = pop_named();
+  const int depth = pop_named(d);
   if (auto f = next<int (*)(nvtxDomainHandle_t)>(kDomainPop)) return f(d);
   return depth;
 }
@@ -185,6 +208,30 @@ void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   record_end(id);
   if (auto f = next<void (*)(nvtxDomainHandle_t, nvtxRangeId_t)>(kDomainEnd)) f(d, id);
 }
+// A domain's handle, so that pushes nest per domain: without a tool's DomainCreateA NVTX
+// gives every domain null, the default domain's. One handle per name, whichever NVTX instance
+// (library) creates it, as a tool sees domains by name; at most kMaxDomains, past which a
+// domain is the default one to us (counted: push_domains). A chained tool's handles are its
+// own; a tool that gives none (it has no DomainCreateA) gets null, as it would alone.
+constexpr size_t kMaxDomains = 4096;
+std::mutex g_domains_mu;                                          // held across a fork, as g_open_mu
+std::unordered_map<std::string, uintptr_t>* g_domains = nullptr;  // under g_domains_mu; never freed
+nvtxDomainHandle_t domain_create_a(const char* name) {
+  if (auto f = next<nvtxDomainHandle_t (*)(const char*)>(kDomainCreateA)) return f(name);
+  if (g_chained.load(std::memory_order_relaxed)) return nullptr;
+  std::lock_guard lock(g_domains_mu);
+  if (!g_domains) g_domains = new std::unordered_map<std::string, uintptr_t>;
+  const std::string key = name ? name : "";
+  if (auto it = g_domains->find(key); it != g_domains->end()) return reinterpret_cast<nvtxDomainHandle_t>(it->second);
+  if (g_domains->size() >= kMaxDomains) {
+    track_bounded(format::BoundedWhat::kPushDomains, kMaxDomains);
+    return nullptr;
+  }
+  const uintptr_t handle = g_domains->size() + 1;  // never 0, the default domain
+  g_domains->emplace(key, handle);
+  return reinterpret_cast<nvtxDomainHandle_t>(handle);
+}
+
 // A registered string lives as long as the process: its handle is a copy we never free,
 // kept in kMaxStrings slots so that a message is read only through a handle we gave (a
 // program may pass any value as one: a bad one was read and the program died, review of
@@ -196,6 +243,7 @@ nvtxStringHandle_t register_string(nvtxDomainHandle_t, const char* s) {
   const char* copy = strdup(s ? s : "");
   const size_t at = g_string_count.fetch_add(1, std::memory_order_relaxed);
   if (copy && at < kMaxStrings) g_strings[at].store(copy, std::memory_order_release);
+  if (at >= kMaxStrings) track_bounded(format::BoundedWhat::kRegisteredStrings, kMaxStrings);
   return reinterpret_cast<nvtxStringHandle_t>(const_cast<char*>(copy));
 }
 bool ours(const void* handle) {
@@ -242,6 +290,7 @@ const SlotInfo kSlotInfo[kSlotCount] = {
     {true, NVTX_CBID_CORE2_DomainMarkEx, fp(domain_mark)},
     {true, NVTX_CBID_CORE2_DomainRangeStartEx, fp(domain_start)},
     {true, NVTX_CBID_CORE2_DomainRangeEnd, fp(domain_end)},
+    {true, NVTX_CBID_CORE2_DomainCreateA, fp(domain_create_a)},
 };
 
 NvtxFunctionPointer slot_value(NvtxFunctionTable table, unsigned size, unsigned id) {
@@ -296,14 +345,17 @@ void* nvtx_chained_entry(const char* name) {
 
 void nvtx_prepare_fork() {
   g_open_mu.lock();
+  g_domains_mu.lock();
   nvtx_mem_prepare_fork();
 }
 void nvtx_after_fork_parent() {
   nvtx_mem_after_fork();
+  g_domains_mu.unlock();
   g_open_mu.unlock();
 }
 void nvtx_after_fork_child() {  // the forking thread took them: ours in the child
   nvtx_mem_after_fork();
+  g_domains_mu.unlock();
   g_open_mu.unlock();
 }
 

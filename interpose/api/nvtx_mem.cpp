@@ -42,7 +42,7 @@ std::atomic<uintptr_t> g_heap_ids{1};
 
 // A chained tool's region handles that are not the region's address, to the address, until
 // the region's unregister. Bounded: past it a handle names no region (the reader counts the
-// reference as unknown).
+// reference as unknown, and the trace how many: a Bounded record).
 constexpr size_t kMaxHandles = 1 << 16;
 std::mutex g_handles_mu;
 std::unordered_map<uint64_t, uint64_t>* g_handles = nullptr;  // under g_handles_mu; never freed
@@ -65,6 +65,7 @@ void remember_handle(uint64_t handle, uint64_t address) {
   if (!g_handles) g_handles = new std::unordered_map<uint64_t, uint64_t>;
   if (auto it = g_handles->find(handle); it != g_handles->end()) it->second = address;  // a handle given again
   else if (g_handles->size() < kMaxHandles) g_handles->emplace(handle, address);
+  else track_bounded(format::BoundedWhat::kRegionHandles, kMaxHandles);
 }
 
 NvtxMemDraft draft(NvtxMemOp op, uint64_t heap, uint64_t address = 0, uint64_t size = 0) {

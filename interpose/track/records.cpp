@@ -2,6 +2,7 @@
 // records, the End record, and the records a program encodes itself (the C API).
 #include "track/tracker.h"
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -61,10 +62,45 @@ bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
   return true;
 }
 
+namespace {
+// Counted apart from the State: a string is often registered before the first CUDA call
+// starts the trace, and its count must still reach it.
+std::atomic<uint64_t> g_bounded[State::kBoundedKinds];
+std::atomic<uint32_t> g_bounded_cap[State::kBoundedKinds];
+}  // namespace
+
+void put_bounded_counts(State& s) {
+  for (uint32_t what = 0; what < State::kBoundedKinds; ++what) {
+    const uint64_t dropped = g_bounded[what].load(std::memory_order_relaxed);
+    if (dropped == s.bounded_written[what]) continue;
+    const format::BoundedRecord r{now_ns(), what, g_bounded_cap[what].load(std::memory_order_relaxed), dropped};
+    put_record(s.pending, format::RecordType::kBounded, r);
+    s.bounded_written[what] = dropped;
+  }
+}
+
+void track_bounded(format::BoundedWhat what, uint32_t cap) {
+  const uint32_t i = uint32_t(what);
+  if (i >= State::kBoundedKinds) return;
+  g_bounded_cap[i].store(cap, std::memory_order_relaxed);
+  // The first of a kind is written at once, so that a trace cut before the next flush still
+  // says something was bounded; later ones at each flush, not a record each.
+  if (g_bounded[i].fetch_add(1, std::memory_order_relaxed) != 0) return;
+  State* s = started_state();
+  if (!s) return;
+  std::lock_guard lock(s->mu);
+  if (!s->ended) put_bounded_counts(*s);
+}
+
+void bounded_after_fork_child() {
+  for (auto& n : g_bounded) n.store(0, std::memory_order_relaxed);
+}
+
 void append_end() {
   State& s = state();
   std::lock_guard lock(s.mu);
   if (s.ended) return;
+  put_bounded_counts(s);
   put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.dropped()});
   s.ended = true;
 }
@@ -81,6 +117,7 @@ struct EndWithReason {
 void append_exec_end(std::string_view target) {
   State& s = state();
   std::lock_guard lock(s.mu);
+  put_bounded_counts(s);
   const EndWithReason rec{{now_ns(), s.events_written, s.dropped()}, uint32_t(format::EndReason::kExec)};
   put_record(s.pending, format::RecordType::kEnd, rec, target);
 }

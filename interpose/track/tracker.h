@@ -42,6 +42,12 @@ void note_created_context(uint64_t context, int32_t device);
 // kNvtxPop, kNvtxEnd and kTagPop are written as RangeEnd records (the range's name): an iteration's end.
 bool track_mark(std::string_view name, format::MarkSource source);
 
+// One thing of kind `what` was not kept, `cap` being kept at once (format::BoundedWhat): the
+// trace says how many (Bounded records), so no report calls what it cut whole. Never calls
+// CUDA; any thread, during a capture too; counted before the trace starts as well (a string
+// registered before the first CUDA call), and afresh in a forked child.
+void track_bounded(format::BoundedWhat what, uint32_t cap);
+
 // What a pool declared through NVTX's memory extension (api/nvtx_mem.cpp): one
 // NvtxMemRecord, its time, thread and stacks left to track_nvtx_mem.
 struct NvtxMemDraft {

@@ -41,6 +41,7 @@ void stop_tracing() { g_stopped.store(true, std::memory_order_relaxed); }
 void take_pending(std::vector<std::string>& chunks) {
   State& s = state();
   std::lock_guard lock(s.mu);
+  if (!s.ended) put_bounded_counts(s);
   s.pending.take(chunks);
 }
 
@@ -81,6 +82,7 @@ void tracker_after_fork_child() {
   events_after_fork_child();
   blocks_after_fork_child();
   snapshots_after_fork_child();
+  bounded_after_fork_child();
   sampler_after_fork_child();
 }
 

@@ -99,6 +99,10 @@ struct State : TrackerLedger {
   // (dropped()), so that a report says its figures lack something.
   uint64_t records_dropped = 0;
   uint64_t dropped() const { return events_dropped + records_dropped; }
+  // The count each kind's last Bounded record said, by format::BoundedWhat (records.cpp
+  // counts what the tracer did not keep past each bound: track_bounded).
+  static constexpr size_t kBoundedKinds = 7;  // BoundedWhat's values are 1-6
+  uint64_t bounded_written[kBoundedKinds] = {};
   // The EndRecord is in `pending`: nothing more is appended nor counted, so that its count
   // is what the file holds whatever threads do during exit (threads allocating while the
   // process exited put 1-15 events after it, and the report called the trace incomplete).
@@ -132,6 +136,10 @@ struct State : TrackerLedger {
 State& state();
 // The state if the trace has started, else null: for what never starts a trace of its own.
 State* started_state();
+// Appends a Bounded record for each kind whose count changed since its last one (under
+// `s.mu`): at each flush and before the End record, so the last one holds the count.
+void put_bounded_counts(State& s);
+
 // reset_peak() was called: a state made from now on keeps the peak's sites.
 void ask_for_peak_sites();
 
@@ -139,5 +147,6 @@ void ask_for_peak_sites();
 void events_after_fork_child();     // tracker.cpp
 void blocks_after_fork_child();     // blocks.cpp
 void snapshots_after_fork_child();  // snapshots.cpp
+void bounded_after_fork_child();    // records.cpp: the child's trace counts its own
 
 }  // namespace cumemtrace::interpose

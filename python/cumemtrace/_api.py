@@ -132,10 +132,46 @@ def tag_pop():
     return fn is not None and fn() == 0
 
 
+def _steps(name, it):
+    """Runs iterator `it` (a generator, or a coroutine's __await__) one step at a time, each
+    step inside tag `name` and the tag closed while `it` is suspended, so that what others
+    allocate meanwhile (the caller, other asyncio tasks on this thread) is not its, and no
+    two interleaved tags close each other's. Returns what `it` returns."""
+    send, arg = it.send, None
+    while True:
+        tag_push(name)
+        try:
+            out = send(arg)
+        except StopIteration as stop:
+            return stop.value
+        finally:
+            tag_pop()
+        try:
+            arg = yield out
+            send = it.send
+        except GeneratorExit:
+            it.close()
+            raise
+        except BaseException as e:  # thrown in by the caller or the event loop: on to `it`
+            send, arg = it.throw, e
+
+
+class _Stepped:
+    """An awaitable running a coroutine by _steps."""
+
+    def __init__(self, name, coroutine):
+        self.name, self.coroutine = name, coroutine
+
+    def __await__(self):
+        return (yield from _steps(self.name, self.coroutine.__await__()))
+
+
 class tag:  # noqa: N801 (a context manager and decorator named as a function is)
     """Labels every allocation this thread makes inside it with `name`, for `cumemtrace
     report --by range`: ``with cumemtrace.tag("load"): ...`` or ``@cumemtrace.tag("step")``.
-    Tags nest per thread. Without the tracer preloaded it does nothing."""
+    Tags nest per thread. A decorated generator function or ``async def`` is tagged while
+    it runs, step by step (each step one call), not while it is suspended. Without the
+    tracer preloaded it does nothing."""
 
     def __init__(self, name):
         self.name = str(name)
@@ -150,10 +186,27 @@ class tag:  # noqa: N801 (a context manager and decorator named as a function is
 
     def __call__(self, fn):
         import functools
+        import inspect
+
+        name = self.name
+        if inspect.isgeneratorfunction(fn):
+
+            @functools.wraps(fn)
+            def tagged_generator(*args, **kwargs):
+                return (yield from _steps(name, fn(*args, **kwargs)))
+
+            return tagged_generator
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def tagged_coroutine(*args, **kwargs):
+                return await _Stepped(name, fn(*args, **kwargs))
+
+            return tagged_coroutine
 
         @functools.wraps(fn)
         def tagged(*args, **kwargs):
-            with tag(self.name):
+            with tag(name):
                 return fn(*args, **kwargs)
 
         return tagged

@@ -223,6 +223,11 @@ class TraceBuilder {
     return record(fmt::RecordType::kNvtxMem, p);
   }
 
+  // 1.14: the tracer did not keep `dropped` of kind `what` so far, `cap` kept at once.
+  TraceBuilder& bounded(uint64_t t, uint32_t what, uint32_t cap, uint64_t dropped) {
+    return record(fmt::RecordType::kBounded, pod(fmt::BoundedRecord{kStart + t, what, cap, dropped}));
+  }
+
   // `written` defaults to the events written so far, as the library counts them.
   TraceBuilder& end(uint64_t t, std::optional<uint64_t> written = {}, uint64_t dropped = 0) {
     return record(fmt::RecordType::kEnd, pod(fmt::EndRecord{kStart + t, written.value_or(events_), dropped}));

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "harness.h"
 #include "sizes.h"
@@ -28,20 +29,27 @@ std::vector<std::string> marks(const std::string& trace, const std::string& what
   return out;
 }
 
+// `program` (one of this folder's) under `cumemtrace run`, which points NVTX at the tracer:
+// it must exit 0 having printed `out`. Returns its one trace.
+std::string run_nvtx_program(const TempDir& dir, const std::string& program, const std::string& out) {
+  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here(program)});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == out);
+  const auto traces = dir.files("t-");
+  REQUIRE(traces.size() == 1);
+  return traces[0];
+}
+
 }  // namespace
 
 TEST_CASE("NVTX ranges and marks become marks under cumemtrace run") {
   TempDir dir;
-  const Result r = run({cli(), "run", "-o", dir.path + "/t-%p.trace", "--", here("nvtx_marks")});
-  REQUIRE(r.exit_code == 0);
-  CHECK(r.out == "5 marked iterations\n");
-  const auto traces = dir.files("t-");
-  REQUIRE(traces.size() == 1);
-  const auto m = marks(traces[0]);
+  const std::string trace = run_nvtx_program(dir, "nvtx_marks", "5 marked iterations\n");
+  const auto m = marks(trace);
   // Source 2: a range push; 3: a mark (trace_format.h: MarkSource).
   CHECK(m == std::vector<std::string>{"2 iter", "2 iter", "2 iter", "2 iter", "2 iter", "3 done"});
   // Each pop ends the range it closes (RangeEnd, source 5: a pop), named after it.
-  CHECK(marks(traces[0], "range-end t=") == std::vector<std::string>(5, "5 iter"));
+  CHECK(marks(trace, "range-end t=") == std::vector<std::string>(5, "5 iter"));
 }
 
 // H200 run AR: under compute-sanitizer, whose libraries push and pop NVTX ranges at exit,
@@ -226,4 +234,82 @@ TEST_CASE("Python's cumemtrace.tag, as a context manager and a decorator, tags w
   CHECK(step.at("allocations") == 2);
   CHECK(step.at("bytes_allocated") == 4 * MiB);
   CHECK(step.at("held_after_bytes") == 4 * MiB);
+}
+
+TEST_CASE("Python's cumemtrace.tag on a generator and on async defs tags each step they run, not their suspensions") {
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_tag_steps.py";
+  const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  const std::string out = "[1, 2] ['a', 'b']\n";  // what the generator yielded, what the tasks returned
+  const Result plain = run({"/usr/bin/python3", script, runtime, package});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out == out);
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out == out);
+  const auto by = ranges_of(only_trace(dir));
+  REQUIRE(by.size() == 3);
+  // Calls are steps: gen runs to each of its 2 yields and to its end; a and b to the await and on.
+  const std::vector<std::tuple<std::string, int, uint64_t>> want = {
+      {"gen", 3, 3 * MiB}, {"a", 2, 2 * MiB}, {"b", 2, 16 * MiB}};
+  for (const auto& [name, calls, bytes] : want) {
+    CHECK(by.at(name).at("calls") == calls);
+    CHECK(by.at(name).at("open_at_end") == 0);
+    CHECK(by.at(name).at("allocations") == 2);
+    CHECK(by.at(name).at("bytes_allocated") == bytes);
+  }
+}
+
+// Past each bound the tracer keeps (bounds.c): the trace counts what it did not keep, and
+// the report says so where the ranges are, not that all is well.
+TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registered strings counted and said") {
+  TempDir dir;
+  const std::string trace = run_nvtx_program(dir, "bounds", "2 tag pops named no tag\n");
+  const Result rep = run({cli(), "report", "--by", "range", "--json", trace});
+  REQUIRE(rep.exit_code == 0);
+  const auto j = nlohmann::json::parse(rep.out);
+  const auto& b = j.at("integrity").at("bounded");
+  REQUIRE(b.size() == 5);
+  // 4,100 starts, 4,096 ids kept; pushes 70 deep, 64 names kept; tags 66 deep, 64 kept;
+  // 4,100 strings, 4,096 kept; 4,100 domains, 4,096 kept apart.
+  const std::vector<std::tuple<std::string, int, int>> want = {{"open_range_ids", 4096, 4},
+                                                               {"push_names", 64, 6},
+                                                               {"tag_names", 64, 2},
+                                                               {"registered_strings", 4096, 4},
+                                                               {"push_domains", 4096, 4}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(b[i].at("what") == std::get<0>(want[i]));
+    CHECK(b[i].at("cap") == std::get<1>(want[i]));
+    CHECK(b[i].at("dropped") == std::get<2>(want[i]));
+  }
+  CHECK(j.at("by_range_complete") == false);
+  std::map<std::string, nlohmann::json> by;
+  for (const auto& row : j.at("by_range")) by[row.at("name").get<std::string>()] = row;
+  // Each range was ended; the ones whose end could not be recorded read as open.
+  CHECK(by.at("open").at("calls") == 4100);
+  CHECK(by.at("open").at("open_at_end") == 4);
+  CHECK(by.at("deep").at("calls") == 70);
+  CHECK(by.at("deep").at("open_at_end") == 6);
+  CHECK(by.at("tagged").at("calls") == 66);
+  CHECK(by.at("tagged").at("open_at_end") == 2);
+  const Result text = run({cli(), "report", "--by", "range", trace});
+  CHECK(text.out.find("  BOUNDED BY THE TRACER: 4 nvtxRangeStart ranges began while 4096 were open: their ends "
+                      "were not recorded\n") != std::string::npos);
+  CHECK(text.out.find("the trace ended cleanly, but not all it was told was kept (BOUNDED above)") !=
+        std::string::npos);
+}
+
+// nvToolsExt.h: a push returns its 0-based level and a pop the level of the range it ended,
+// each per domain (-1 with none open); pushes nest per domain (nvtx_domains.c works out
+// the bytes).
+TEST_CASE("NVTX pushes nest per domain, and pushes and pops return the levels nvToolsExt.h specifies") {
+  TempDir dir;
+  const auto by =
+      ranges_of(run_nvtx_program(dir, "nvtx_domains", "default: push 0 1, pop 1 0 -1\ndomains: push 0 0, pop 0 0\n"));
+  CHECK(by.at("a-range").at("calls") == 1);
+  CHECK(by.at("a-range").at("open_at_end") == 0);
+  CHECK(by.at("a-range").at("bytes_allocated") == 1 * MiB);
+  CHECK(by.at("b-range").at("bytes_allocated") == 8 * MiB);
+  CHECK(by.at("b-range").at("open_at_end") == 0);
 }

@@ -493,6 +493,7 @@
     // report --by range's rows (docs/cli.md, "Memory per range"), sortable by a click on a heading.
     if (r.by_range && r.by_range.length) {
       app.append(el('h2', { text: 'Memory per range (NVTX ranges, tags, marks)' }));
+      notWhole(r, 'by_range');
       app.append(sortable('ranges', [['range', (x) => x.name], ['kind', (x) => x.kind],
         ['calls', (x) => x.calls, (v, x) => (x.open_at_end ? v + ' (' + x.open_at_end + ' open)' : v)],
         ['allocations', (x) => x.allocations], ['allocated', (x) => x.bytes_allocated, exact],
@@ -512,6 +513,7 @@
     // Inside pools (docs/cli.md, "Inside pools"): each heap, then its regions by call site and name.
     if (r.pools && r.pools.heaps.length) {
       app.append(el('h2', { text: 'Inside pools (NVTX memory extension)' }));
+      notWhole(r, 'pools');
       app.append(table('pools-table', ['heap', 'size', 'device', 'peak', 'free at the peak (largest run)', 'at the end'],
         r.pools.heaps.map((h) => [h.name || h.handle, h.size === null ? 'no range' : exact(h.size), h.device === null ? '' : h.device,
           exact(h.peak.bytes) + ' in ' + h.peak.count,
@@ -530,6 +532,12 @@
     }
   }
   // The page keeps a long table's largest rows (docs/html-report.md, "Long tables"): say how many it left out.
+  // What the tracer did not keep past a bound, said above each table it cut (docs/cli.md,
+  // "What the tracer bounds"): the report's own words, integrity.bounded[].says.
+  function notWhole(r, part) {
+    for (const b of (r.integrity && r.integrity.bounded) || [])
+      if (b.affects.includes(part)) app.append(el('p', { class: 'bounded', text: 'Not whole: ' + b.says + ' (bounded by the tracer)' }));
+  }
   function omitted(count, what) {
     if (count) app.append(el('p', { text: count + ' more ' + what + ' not shown (the page keeps the largest; report --json has every row)' }));
   }

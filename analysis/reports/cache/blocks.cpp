@@ -281,11 +281,17 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
   }
   constexpr size_t kNone = ~size_t(0);
   std::map<int32_t, std::vector<std::pair<size_t, uint64_t>>> picks;  // device -> per stretch (record, allocated)
+  // The allocator's reserved bytes as last said by record i or before it on its device (a
+  // segment's or a completed free's record says none): the timeline's, never a dip.
+  std::vector<uint64_t> reserved_said(n, format::kUnknown64);
   {
     BlockReplay r(trace, stacks, {}, frames);
+    std::map<int32_t, uint64_t> last_reserved;
     for (size_t i = 0; i < n; ++i) {
       r.apply(i);
       const BlockEvent& b = trace.block_events[i];
+      if (b.reserved != format::kUnknown64) last_reserved[b.device] = b.reserved;
+      if (auto it = last_reserved.find(b.device); it != last_reserved.end()) reserved_said[i] = it->second;
       const uint64_t a = r.allocated_after(i);
       if (b.op == BlockOp::kAlloc) {
         auto [it, fresh] = peaks.try_emplace(b.device, i, a);
@@ -366,8 +372,7 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
     d.at_end = layout.figures(d.device, spans[d.device].second);
     for (const auto& [i, a] : picks[d.device])
       if (i != kNone) {
-        const BlockEvent& b = trace.block_events[i];
-        d.timeline.push_back({a, b.reserved != format::kUnknown64 ? b.reserved : at[i].reserved, at[i]});
+        d.timeline.push_back({a, reserved_said[i] != format::kUnknown64 ? reserved_said[i] : at[i].reserved, at[i]});
       }
   }
   for (size_t k = 0; k < out.ooms.size(); ++k) out.ooms[k].cache = at[oom_records[k]];

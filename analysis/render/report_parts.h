@@ -5,9 +5,11 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "cumemtrace/rules/fragmentation.h"
+#include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
@@ -16,6 +18,11 @@ namespace cumemtrace {
 void write_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent);
 // Python frames, "file:line in function" a line, at most `max` (--frames), then how many more.
 void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent, size_t max);
+
+// A site in one line, as every table names it: its user frame (call_site_rule.h), a native
+// one with its file and line when symbolized, or, unnamed, its library.
+std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>& python, const std::string& library,
+                      const CallerNames::Names& caller);
 
 // docs/report-json.md's frame, Python frame and fragmentation objects.
 nlohmann::ordered_json frames_json(const std::vector<Frame>& fs);

@@ -30,7 +30,9 @@ struct ExportOptions {
   std::string at;                  // folded: a moment (live_time.h) ...
   bool at_given = false;           // ... if --at was given (an empty one is an error); else peak
   std::string from, to;            // folded, pprof: a window (live_time.h peak_moment_between) ...
-  bool window = false;             // ... if --from or --to was given: its start, else the trace's; its end, else "end"
+  bool from_given = false;         // ... its start, else the trace's ("0 s")
+  bool to_given = false;           // ... its end, else "end"
+  bool window = false;             // either given
   bool zstd = false;               // jsonl: NAME.jsonl.zst
 };
 
@@ -102,8 +104,8 @@ int folded_moments(const ExportOptions& opt, const std::vector<FileStamp>& check
         if (!v && error.starts_with("--at")) error.replace(0, 4, option);
         return v;
       };
-      const std::optional<uint64_t> from = bound(opt.from.empty() ? "0 s" : opt.from, "--from");
-      const std::optional<uint64_t> to = from ? bound(opt.to.empty() ? "end" : opt.to, "--to") : std::nullopt;
+      const std::optional<uint64_t> from = bound(opt.from_given ? opt.from : "0 s", "--from");
+      const std::optional<uint64_t> to = from ? bound(opt.to_given ? opt.to : "end", "--to") : std::nullopt;
       if (!from || !to) return 2;
       if (*to < *from) {
         error = "--to is before --from";
@@ -262,7 +264,9 @@ Command register_export(CLI::App& app) {
   c.run = [o, sub = c.sub] {
     if (!expand_inputs(o->paths, "export")) return 1;
     o->at_given = sub->count("--at") > 0;
-    o->window = sub->count("--from") + sub->count("--to") > 0;
+    o->from_given = sub->count("--from") > 0;
+    o->to_given = sub->count("--to") > 0;
+    o->window = o->from_given || o->to_given;
     return cmd_export(*o);
   };
   return c;

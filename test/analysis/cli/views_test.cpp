@@ -254,4 +254,8 @@ TEST_CASE("export --format folded --from --to: the stacks at the highest moment 
   r = shell(cli + " --from soon 2>&1");
   CHECK(r.status == 2);
   CHECK(r.out.starts_with("cumemtrace export: --from wants"));
+  // An empty bound is a mistake, not the trace's start or end.
+  r = shell(cli + " --to '' 2>&1");
+  CHECK(r.status == 2);
+  CHECK(r.out == "cumemtrace export: --to wants a moment, not an empty value\n");
 }

@@ -90,6 +90,31 @@ try {
     job.findings[0] === 'rank-imbalance: ' + jobReport.findings[0].message && job.findings[0].includes('rank 0'),
     'the job\'s finding: rank 0\'s imbalance, as report says it', job.findings);
 
+  // The answer first: the Summary of the process shown (rank 0, frag5) before any chart,
+  // its lines those `report` prints under "Summary". By hand: the peak is 1 GiB + 2 MiB +
+  // 512 B = 1,075,839,488 B, held by the 1 GiB spacer first; nothing failed; the two 512 B
+  // allocations still live at the end are 1,024 B of possible leaks.
+  const summary = await page.evaluate(() => {
+    const title = document.getElementById('summary-title');
+    const timeline = document.getElementById('timeline');
+    return {
+      lines: [...document.querySelectorAll('#summary li')].map((li) => li.textContent),
+      beforeCharts: !!title && !!timeline && !!(title.compareDocumentPosition(timeline) & Node.DOCUMENT_POSITION_FOLLOWING),
+    };
+  });
+  const text = execFileSync(cli, ['report', frag]).toString().split('\n');
+  const from = text.indexOf('Summary') + 1;
+  const textSummary = [];
+  for (let i = from; from > 0 && text[i].startsWith('  '); i++) textSummary.push(text[i].slice(2));
+  check(summary.beforeCharts, 'the Summary comes before the timeline', summary);
+  check(textSummary.length > 0 && summary.lines.join('\n') === textSummary.join('\n'),
+    'the Summary\'s lines are report\'s', { page: summary.lines, report: textSummary });
+  check(summary.lines[0].startsWith('peak on device 0: 1.00 GiB (1,075,839,488 B) at ') &&
+    summary.lines[0].includes('; held by 1.00 GiB from '), 'the Summary opens with the peak and its holder', summary.lines[0]);
+  check(summary.lines.includes('failed allocations: none'), 'the Summary: nothing failed', summary.lines);
+  check(summary.lines.some((l) => l.startsWith('at exit on device 0: possible leaks 1.00 KiB (1,024 B)')),
+    'the Summary: 1,024 B possibly leaked at exit', summary.lines);
+
   // The timeline's axes as drawn (issue 27 §1): the time ticks of this few-millisecond trace
   // all differ; every label of the two byte axes fits its axis's width (a label wider than
   // the axis is cut at the canvas's edge: "572.2 MiB" read "·72.2 MiB"); the context and

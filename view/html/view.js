@@ -74,6 +74,7 @@
     ds.onchange = () => { state.device = +ds.value; state.moment = null; render(); };
     controls.append(el('label', { text: 'Device ' }, ds));
     app.append(controls);
+    summarySection();
     if (state.device == null) { app.append(el('p', { text: 'No device memory in this trace.' })); tables(); return; }
     if (state.moment == null) state.moment = defaultMoment();
     timeline();
@@ -446,6 +447,15 @@
     const list = el('ul', { id: 'job-findings' });
     if (!job.findings.length) list.append(el('li', { text: 'none' }));
     for (const f of job.findings) list.append(el('li', { class: 'finding', text: f.kind + ': ' + f.message }));
+    app.append(list);
+  }
+
+  // The answer first: the report's Summary of the process shown, its very lines (`report`
+  // prints them under "Summary"), before any chart.
+  function summarySection() {
+    app.append(el('h2', { id: 'summary-title', text: 'Summary' }));
+    const list = el('ul', { id: 'summary' });
+    for (const line of view().summary || []) list.append(el('li', { text: line }));
     app.append(list);
   }
 

@@ -340,6 +340,23 @@ try {
       });
       check(cache.a > 0 && cache.allocated === 44 * 1048576, 'the cache\'s allocated bytes on the timeline, their peak 44 MiB', cache);
       check(cache.r > 0 && cache.reserved === 56 * 1048576, 'the cache\'s reserved bytes on the timeline, 56 MiB at the end', cache);
+      // Its growth table under the Summary (torch_blocks.c, "loop", five marked steps): by
+      // hand, keep_history's tensors, 4 MiB kept each step, 0 to 20 MiB at the boundaries,
+      // lead as the leak; the weights (tensor and segment) and the two 20 MiB segments are
+      // one-time, the activation transient: six rows.
+      const growth = await page.evaluate(() => ({
+        title: document.getElementById('growth-title')?.textContent,
+        rows: [...document.querySelectorAll('#growth-table tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent)),
+        afterSummary: !!(document.getElementById('summary').compareDocumentPosition(document.getElementById('growth-title')) &
+          Node.DOCUMENT_POSITION_FOLLOWING),
+      }));
+      check(growth.title === 'Growth across iterations (5 iterations, found by marks)', 'the growth table\'s title', growth.title);
+      check(growth.afterSummary, 'the growth table follows the Summary', growth);
+      check(growth.rows.length === 6 && growth.rows[0][0] === 'leak' && growth.rows[0][3] === "tensors inside PyTorch's cache" &&
+        growth.rows[0][4] === '+4.00 MiB (4,194,304 B)' && growth.rows[0][5] === '20.0 MiB (20,971,520 B)',
+      'the leak first: tensors, +4 MiB per iteration, 20 MiB at the last boundary', growth.rows);
+      const classes = growth.rows.map((r) => r[0]).sort().join(',');
+      check(classes === 'leak,one-time,one-time,one-time,one-time,transient', 'the growth classes', classes);
       await page.screenshot({ path: path.join(shots, 'torch-cache.png'), fullPage: true });
     }
     await page.goto(pathToFileURL(page_path).href, { waitUntil: 'load' });

@@ -13,7 +13,7 @@ echo "demo: 1/3 setting up: Debian packages, a PIC libunwind, the page's librari
 build="${CUMEMTRACE_BUILD_DIR:-$top/build}"
 echo "demo: 2/3 building cumemtrace into $build (the first run: a few minutes)" >&2
 cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$build" cumemtrace cumemtrace_preload sim_cuda sim_cudart sim_nvml prog_runtime >&2
+ninja -C "$build" cumemtrace cumemtrace_preload sim_cuda sim_cudart sim_nvml prog_runtime demo_oom >&2
 echo "demo: 3/3 tracing" >&2
 out="${CUMEMTRACE_DEMO_DIR:-$top/out}"
 mkdir -p "$out"
@@ -26,12 +26,14 @@ if [[ "${1:-}" == "--" && $# -gt 1 ]]; then
   # The report matters most when CMD fails (an OOM): report, then exit with CMD's status.
   "$build/bin/cumemtrace" run -o "$run_dir/%h-%p.trace" -- "$@" || status=$?
 else
-  echo "demo: no GPU command given; tracing test/programs/prog_runtime against the simulated driver" >&2
-  # The example: a few allocations, a leak, then an out-of-memory error on an 8 GiB device.
+  echo "demo: no GPU command given; tracing two programs of test/programs against the simulated driver" >&2
+  # The example: a few allocations and a leak (prog_runtime), then an out-of-memory error
+  # that PyTorch's cache and another process on the GPU explain together (demo_oom.cpp
+  # sets up its 8 GiB device).
   LD_LIBRARY_PATH="$build/sim" SIMCUDA_CAPACITY=8589934592 \
     "$build/bin/cumemtrace" run -o "$run_dir/demo-basic-%p.trace" -- "$build/test/programs/prog_runtime" basic >/dev/null
-  LD_LIBRARY_PATH="$build/sim" SIMCUDA_CAPACITY=8589934592 \
-    "$build/bin/cumemtrace" run -o "$run_dir/demo-oom-%p.trace" -- "$build/test/programs/prog_runtime" oom >/dev/null || true
+  LD_LIBRARY_PATH="$build/sim" \
+    "$build/bin/cumemtrace" run -o "$run_dir/demo-oom-%p.trace" -- "$build/test/programs/demo_oom" >/dev/null || true
 fi
 traces=("$run_dir"/*.trace)
 if [[ ! -e "${traces[0]}" ]]; then

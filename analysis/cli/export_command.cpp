@@ -29,6 +29,10 @@ struct ExportOptions {
   std::string output;              // file (jsonl: directory); empty or "-": stdout
   std::string at;                  // folded: a moment (live_time.h) ...
   bool at_given = false;           // ... if --at was given (an empty one is an error); else peak
+  std::string from, to;            // folded, pprof: a window (live_time.h peak_moment_between) ...
+  bool from_given = false;         // ... its start, else the trace's ("0 s")
+  bool to_given = false;           // ... its end, else "end"
+  bool window = false;             // either given
   bool zstd = false;               // jsonl: NAME.jsonl.zst
 };
 
@@ -92,7 +96,29 @@ int folded_moments(const ExportOptions& opt, const std::vector<FileStamp>& check
     if (!as_checked(checked[i], file)) return 1;
     const Trace& t = file.trace();
     std::optional<uint64_t> at;
-    if (file.holds_events()) {
+    if (opt.window) {
+      const auto bound = [&](const std::string& text, const char* option) -> std::optional<uint64_t> {
+        const EventFacts facts = event_facts(t, file.events(), text.find("peak") != std::string::npos);
+        auto v = parse_moment(text, t, error, &facts.known);
+        // parse_moment names --at; the window's bounds are other options.
+        if (!v && error.starts_with("--at")) error.replace(0, 4, option);
+        return v;
+      };
+      const std::optional<uint64_t> from = bound(opt.from_given ? opt.from : "0 s", "--from");
+      const std::optional<uint64_t> to = from ? bound(opt.to_given ? opt.to : "end", "--to") : std::nullopt;
+      if (!from || !to) return 2;
+      if (*to < *from) {
+        error = "--to is before --from";
+        return 2;
+      }
+      at = peak_moment_between(t, file.events(), *from, *to);
+      if (!at) {
+        std::cerr << "cumemtrace export: " << printable(t.path) << ": " << (opt.paths.size() > 1 ? "left out: " : "")
+                  << "no device memory was live between --from and --to\n";
+        if (opt.paths.size() > 1) continue;
+        return 1;
+      }
+    } else if (file.holds_events()) {
       at = parse_moment(moment, t, error);
     } else {
       const EventFacts facts = event_facts(t, file.events(), moment.find("peak") != std::string::npos);
@@ -130,6 +156,8 @@ int cmd_export(const ExportOptions& opt) {
   if (opt.format == "memviz" && opt.paths.size() != 1) return usage("--format memviz takes exactly one trace");
   const bool at_a_moment = opt.format == "folded" || opt.format == "pprof";
   if (!at_a_moment && opt.at_given) return usage("--at applies to --format folded and pprof only");
+  if (!at_a_moment && opt.window) return usage("--from and --to apply to --format folded and pprof only");
+  if (opt.at_given && opt.window) return usage("--at is one moment, --from and --to a window: give one or the other");
   const bool to_stdout = opt.output.empty() || opt.output == "-";
   if (!to_stdout && names_an_input(opt.output, opt.paths)) return usage(opt.output + " is one of the input traces");
 
@@ -229,10 +257,16 @@ Command register_export(CLI::App& app) {
   c.sub->add_option("-o,--output", o->output, "File to write (default: stdout); jsonl: a directory");
   c.sub->add_flag("--zstd", o->zstd, "jsonl: zstd-compressed NAME.jsonl.zst");
   c.sub->add_option("--at", o->at, "folded, pprof: the moment, 'peak' (default), 'end', ns or '12.5 s'");
+  c.sub->add_option("--from", o->from,
+                    "folded, pprof: the highest moment from WHEN (as --at; default the start) to --to");
+  c.sub->add_option("--to", o->to, "folded, pprof: ... up to WHEN (as --at; default 'end')");
   add_shared_options(c.sub, kCallSiteOptions | kForceOutput);
   c.run = [o, sub = c.sub] {
     if (!expand_inputs(o->paths, "export")) return 1;
     o->at_given = sub->count("--at") > 0;
+    o->from_given = sub->count("--from") > 0;
+    o->to_given = sub->count("--to") > 0;
+    o->window = o->from_given || o->to_given;
     return cmd_export(*o);
   };
   return c;

@@ -2,6 +2,7 @@
 #include "cli/command.h"
 
 #include <iostream>
+#include <sstream>
 
 #include "read/event_source.h"
 #include "render/html_data.h"
@@ -15,6 +16,7 @@
 #include "base/plural.h"
 #include "reports/report.h"
 #include "render/report_json.h"
+#include "render/report_text.h"
 #include "symbols/symbolize.h"
 #include "read/trace_check.h"
 
@@ -72,6 +74,13 @@ int cmd_html(const HtmlOptions& opt) {
       rc = 1;
       continue;
     }
+    // The page opens with the report's Summary, its very lines (report_text.h).
+    std::ostringstream summary_text;
+    summary(summary_text, rep);
+    std::istringstream summary_in(summary_text.str());
+    view["summary"] = nlohmann::ordered_json::array();
+    for (std::string line; std::getline(summary_in, line);)
+      if (line.starts_with("  ")) view["summary"].push_back(line.substr(2));  // not the heading before them
     nlohmann::ordered_json report = to_json(rep);
     bound_page_tables(report);  // a page of a few hundred rows per table, however long the trace's
     processes.push_back(nlohmann::ordered_json{{"report", std::move(report)}, {"view", std::move(view)}});

@@ -14,6 +14,8 @@
 #include "reports/report.h"
 #include "render/report_json.h"
 #include "render/report_text.h"
+#include "render/views/views.h"
+#include "reports/views/allocation_stats.h"
 #include "symbols/symbolize.h"
 #include "read/trace_check.h"
 #include "cli/trace_inputs.h"
@@ -120,6 +122,42 @@ int cmd_report(const std::vector<std::string>& args, bool json, const ReportOpti
   return rc;
 }
 
+// `report --view NAME` (views.h): that view of each trace, in place of the report; several
+// traces one after another, each under its path.
+int cmd_view(const std::vector<std::string>& args, const View& view, const ReportOptions& base) {
+  const std::vector<std::string> paths = expand_trace_inputs(args);
+  if (paths.empty()) {
+    std::cerr << "cumemtrace report: no trace found in " << args.front() << "\n";
+    return 1;
+  }
+  int rc = 0;
+  bool first = true;
+  for (const std::string& path : paths) {
+    TraceFile file(path);
+    Trace& t = file.trace();
+    if (!check_trace(t, std::cerr)) {
+      rc = 1;
+      continue;
+    }
+    std::unordered_map<uint64_t, Symbol> extra;
+    if (t.symbols.empty()) extra = resolve_symbols(t);
+    Stacks stacks(t);
+    stacks.set_symbols(&extra);
+    AllocationScan scan(stacks);
+    file.events().scan([&](const Event& e, size_t) { scan.observe(e); });
+    if (file.changed()) {
+      std::cerr << "cumemtrace report: " << file.changed_message() << "\n";
+      rc = 1;
+      continue;
+    }
+    if (!first) std::cout << "\n";
+    if (paths.size() > 1) std::cout << printable(path) << "\n";
+    first = false;
+    view.write(std::cout, scan.finish(), ViewContext{stacks, base.top, base.frames});
+  }
+  return rc;
+}
+
 }  // namespace
 
 Command register_report(CLI::App& app) {
@@ -132,6 +170,7 @@ Command register_report(CLI::App& app) {
     std::string categories_file;
     std::optional<CategoryRules> categories;
     bool by_range = false, by_function = false;  // set by check_usage from `by`
+    std::string view;                            // `--view`: one of views.def's, in place of the report
   };
   const auto o = std::make_shared<Options>();
   Command c;
@@ -157,9 +196,24 @@ Command register_report(CLI::App& app) {
           "--categories", o->categories_file,
           "Category rules of yours (CATEGORY REGEX per line), tried before the defaults; implies --by category")
       ->check(kNonEmpty);
+  std::string view_help = "In place of the report, one view of each trace:";
+  std::vector<std::string> view_names;
+  for (const View& v : all_views()) {
+    view_names.emplace_back(v.name);
+    view_help += (view_names.size() > 1 ? "; " : " ") + std::string(v.name) + " (" + std::string(v.summary) + ")";
+  }
+  CLI::Option* view = c.sub->add_option("--view", o->view, view_help + " (docs/cli.md, \"Views\")");
+  view->excludes(c.sub->get_option("--json"))->excludes(c.sub->get_option("--by"));
   add_shared_options(c.sub, kCallSiteOptions);
   // A rules file that cannot be used is a usage error, said before any trace is read.
-  c.check_usage = [o] {
+  c.check_usage = [o, view_names, sub = c.sub] {
+    if (sub->count("--view") && !find_view(o->view)) {
+      std::string all;
+      for (const auto& n : view_names) all += (all.empty() ? "" : ", ") + n;
+      std::cerr << "cumemtrace report: --view " << printable(o->view) << ": not one of " << all
+                << did_you_mean(o->view, view_names) << "\n";
+      return 2;
+    }
     std::vector<std::string> by;
     for (size_t at = 0; at <= o->by.size() && !o->by.empty();) {
       const size_t next = o->by.find_first_of(",\n", at);
@@ -202,6 +256,7 @@ Command register_report(CLI::App& app) {
     base.categories = o->categories ? &*o->categories : nullptr;
     base.by_range = o->by_range;
     base.by_function = o->by_function;
+    if (const View* v = o->view.empty() ? nullptr : find_view(o->view)) return cmd_view(o->traces, *v, base);
     return cmd_report(o->traces, o->json, base, o->rank_tolerance);
   };
   return c;

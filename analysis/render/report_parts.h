@@ -5,12 +5,14 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include <string_view>
 
 #include "cumemtrace/rules/fragmentation.h"
 #include "read/integrity.h"
+#include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
@@ -23,6 +25,10 @@ void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const 
 // "  NOT WHOLE: ..." for each bound the tracer met that cuts `part` (Integrity::bounded_for),
 // at the head of that part's section.
 void write_not_whole(std::ostream& out, const Integrity& in, std::string_view part);
+// A site in one line, as every table names it: its user frame (call_site_rule.h), a native
+// one with its file and line when symbolized, or, unnamed, its library.
+std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>& python, const std::string& library,
+                      const CallerNames::Names& caller);
 
 // docs/report-json.md's frame, Python frame and fragmentation objects.
 nlohmann::ordered_json frames_json(const std::vector<Frame>& fs);

@@ -346,7 +346,6 @@ void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const 
   python_frames(out, fs, indent, max);
 }
 
-// A site in one line: its user frame (call_site_rule.h) or, unnamed, its library.
 // A native frame also gets its file's name and line, when symbolized: sites of one function
 // differ by line.
 std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>& python, const std::string& library,

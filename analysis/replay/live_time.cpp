@@ -55,6 +55,30 @@ EventFacts event_facts(const Trace& records, const EventSource& events, bool wit
   return f;
 }
 
+std::optional<uint64_t> peak_moment_between(const Trace& records, const EventSource& events, uint64_t from_ns,
+                                            uint64_t to_ns) {
+  Replayer r(records.granule());
+  uint64_t best = 0;
+  std::optional<uint64_t> at;
+  bool opened = false;
+  // What is live at `from_ns` (its own events applied, as `live --at` counts) is the
+  // window's first candidate, read before the first event after it.
+  const auto open = [&] {
+    opened = true;
+    for (const auto& [d, s] : r.devices())
+      if (s.device_bytes > best) best = s.device_bytes, at = from_ns;
+  };
+  events.scan([&](const Event& e, size_t i) {
+    if (!opened && e.time_ns > from_ns) open();
+    r.apply(e, i);
+    if (e.time_ns <= from_ns || e.time_ns > to_ns) return;
+    const auto it = r.devices().find(e.device);
+    if (it != r.devices().end() && it->second.device_bytes > best) best = it->second.device_bytes, at = e.time_ns;
+  });
+  if (!opened) open();
+  return at;
+}
+
 std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,
                                      const KnownMoments* known) {
   const std::string s = trimmed(text);

@@ -36,6 +36,15 @@ struct EventFacts {
 };
 EventFacts event_facts(const Trace& records, const EventSource& events, bool with_peak);
 
+// A flame graph over a window (`export --format folded --from A --to B`): the first
+// moment in [from_ns, to_ns] at which a device's tracked bytes were the highest any device
+// reached in the window, as `live --at` counts them (a moment's own events applied):
+// `from_ns` itself when nothing after it rose higher; nullopt when no device memory was
+// live in the window. Events are replayed in file order, those outside the window too
+// (they pair the frees inside it); only those inside are moments.
+std::optional<uint64_t> peak_moment_between(const Trace& records, const EventSource& events, uint64_t from_ns,
+                                            uint64_t to_ns);
+
 // The moment in ns, or nullopt with `error` saying why `text` is not one.
 std::optional<uint64_t> parse_moment(const std::string& text, const Trace& trace, std::string& error,
                                      const KnownMoments* known = nullptr);

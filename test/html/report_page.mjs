@@ -90,6 +90,31 @@ try {
     job.findings[0] === 'rank-imbalance: ' + jobReport.findings[0].message && job.findings[0].includes('rank 0'),
     'the job\'s finding: rank 0\'s imbalance, as report says it', job.findings);
 
+  // The answer first: the Summary of the process shown (rank 0, frag5) before any chart,
+  // its lines those `report` prints under "Summary". By hand: the peak is 1 GiB + 2 MiB +
+  // 512 B = 1,075,839,488 B, held by the 1 GiB spacer first; nothing failed; the two 512 B
+  // allocations still live at the end are 1,024 B of possible leaks.
+  const summary = await page.evaluate(() => {
+    const title = document.getElementById('summary-title');
+    const timeline = document.getElementById('timeline');
+    return {
+      lines: [...document.querySelectorAll('#summary li')].map((li) => li.textContent),
+      beforeCharts: !!title && !!timeline && !!(title.compareDocumentPosition(timeline) & Node.DOCUMENT_POSITION_FOLLOWING),
+    };
+  });
+  const text = execFileSync(cli, ['report', frag]).toString().split('\n');
+  const from = text.indexOf('Summary') + 1;
+  const textSummary = [];
+  for (let i = from; from > 0 && text[i].startsWith('  '); i++) textSummary.push(text[i].slice(2));
+  check(summary.beforeCharts, 'the Summary comes before the timeline', summary);
+  check(textSummary.length > 0 && summary.lines.join('\n') === textSummary.join('\n'),
+    'the Summary\'s lines are report\'s', { page: summary.lines, report: textSummary });
+  check(summary.lines[0].startsWith('peak on device 0: 1.00 GiB (1,075,839,488 B) at ') &&
+    summary.lines[0].includes('; held by 1.00 GiB from '), 'the Summary opens with the peak and its holder', summary.lines[0]);
+  check(summary.lines.includes('failed allocations: none'), 'the Summary: nothing failed', summary.lines);
+  check(summary.lines.some((l) => l.startsWith('at exit on device 0: possible leaks 1.00 KiB (1,024 B)')),
+    'the Summary: 1,024 B possibly leaked at exit', summary.lines);
+
   // The timeline's axes as drawn (issue 27 §1): the time ticks of this few-millisecond trace
   // all differ; every label of the two byte axes fits its axis's width (a label wider than
   // the axis is cut at the canvas's edge: "572.2 MiB" read "·72.2 MiB"); the context and
@@ -315,6 +340,23 @@ try {
       });
       check(cache.a > 0 && cache.allocated === 44 * 1048576, 'the cache\'s allocated bytes on the timeline, their peak 44 MiB', cache);
       check(cache.r > 0 && cache.reserved === 56 * 1048576, 'the cache\'s reserved bytes on the timeline, 56 MiB at the end', cache);
+      // Its growth table under the Summary (torch_blocks.c, "loop", five marked steps): by
+      // hand, keep_history's tensors, 4 MiB kept each step, 0 to 20 MiB at the boundaries,
+      // lead as the leak; the weights (tensor and segment) and the two 20 MiB segments are
+      // one-time, the activation transient: six rows.
+      const growth = await page.evaluate(() => ({
+        title: document.getElementById('growth-title')?.textContent,
+        rows: [...document.querySelectorAll('#growth-table tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent)),
+        afterSummary: !!(document.getElementById('summary').compareDocumentPosition(document.getElementById('growth-title')) &
+          Node.DOCUMENT_POSITION_FOLLOWING),
+      }));
+      check(growth.title === 'Growth across iterations (5 iterations, found by marks)', 'the growth table\'s title', growth.title);
+      check(growth.afterSummary, 'the growth table follows the Summary', growth);
+      check(growth.rows.length === 6 && growth.rows[0][0] === 'leak' && growth.rows[0][3] === "tensors inside PyTorch's cache" &&
+        growth.rows[0][4] === '+4.00 MiB (4,194,304 B)' && growth.rows[0][5] === '20.0 MiB (20,971,520 B)',
+      'the leak first: tensors, +4 MiB per iteration, 20 MiB at the last boundary', growth.rows);
+      const classes = growth.rows.map((r) => r[0]).sort().join(',');
+      check(classes === 'leak,one-time,one-time,one-time,one-time,transient', 'the growth classes', classes);
       await page.screenshot({ path: path.join(shots, 'torch-cache.png'), fullPage: true });
     }
     await page.goto(pathToFileURL(page_path).href, { waitUntil: 'load' });

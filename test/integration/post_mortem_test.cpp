@@ -171,3 +171,64 @@ TEST_CASE("`run` writes the post-mortem of a job that exits right after its out-
     CHECK(r.err.find(".oom.txt") != std::string::npos);
   }
 }
+
+// scripts/demo.sh's failure (test/programs/demo_oom.cpp, which sets its own 8 GiB device):
+// free = 8 - 0.5 (context) - 2 (pid 4242) - 1 (weights) - 3 (PyTorch's six free 512 MiB
+// segments) = 1.5 GiB, so 3.5 of the 5 GiB asked for are missing. No holder alone has them
+// (3, 2, 1, 0.5); of the pairs that do, cache + other process (5 GiB) ranks first, before
+// cache + weights (4) and cache + context (3.5), since a cache is the cheapest to release
+// and another process the next; weights + process (3) and the rest fall short.
+TEST_CASE("the demo's out-of-memory error: PyTorch's cache and another process together, with both remedies") {
+  TempDir dir;
+  const Result t = traced(dir, {program("demo_oom")});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out ==
+        "workspace of 5 GiB: cudaErrorMemoryAllocation; PyTorch's cache reserved 3221225472 B, allocated 0 B\n");
+  const auto r = report(only_trace(dir));
+  REQUIRE(r.at("failed_allocations").size() == 1);
+  const auto& f = r.at("failed_allocations").at(0);
+  CHECK(f.at("snapshot").at("at_failure") == true);
+  const auto& d = f.at("diagnosis");
+  CHECK(d.at("cause") == "several-holders");
+  CHECK(d.at("summary") ==
+        "no one holder holds what is missing: PyTorch's cache and other processes (pid 4242) together do");
+  CHECK(d.at("figures") == nlohmann::json{{"request", 5 * GiB},
+                                          {"device_free", GiB + 512 * MiB},
+                                          {"cache:PyTorch", 3 * GiB},
+                                          {"other_processes", 2 * GiB},
+                                          {"released", 5 * GiB},
+                                          {"free_plus_released", 6 * GiB + 512 * MiB}});
+  const nlohmann::json holders = {
+      {{"holder", "cache:PyTorch"},
+       {"name", "PyTorch's cache"},
+       {"bytes", 3 * GiB},
+       {"count", 6},
+       {"releasable", true}},
+      {{"holder", "other_processes"},
+       {"name", "other processes (pid 4242)"},
+       {"bytes", 2 * GiB},
+       {"count", 1},
+       {"releasable", true}},
+      {{"holder", "live:demo_oom"},
+       {"name", "live allocations from demo_oom"},
+       {"bytes", GiB},
+       {"count", 1},
+       {"releasable", true}},
+      {{"holder", "contexts"}, {"name", "contexts"}, {"bytes", 512 * MiB}, {"count", 0}, {"releasable", true}}};
+  CHECK(d.at("holders") == holders);
+  const auto& fits = d.at("would_have_fit");
+  REQUIRE(fits.size() == 3);
+  CHECK(fits.at(0) == nlohmann::json{{"holders", {"cache:PyTorch", "other_processes"}},
+                                     {"released", 5 * GiB},
+                                     {"free_plus_released", 6 * GiB + 512 * MiB}});
+  CHECK(fits.at(1).at("holders") == nlohmann::json{"cache:PyTorch", "live:demo_oom"});
+  CHECK(fits.at(2).at("holders") == nlohmann::json{"cache:PyTorch", "contexts"});
+  // The remedy of each holder of the first pair: PyTorch's two (no block map was taken), then the process's.
+  const auto& advice = d.at("advice");
+  REQUIRE(advice.size() == 3);
+  CHECK(advice.at(0).get<std::string>().starts_with(
+      "PyTorch's caching allocator holds this memory: call torch.cuda.empty_cache()"));
+  CHECK(advice.at(1).get<std::string>().starts_with("empty_cache() releases only segments whose blocks are all free"));
+  CHECK(advice.at(2).get<std::string>().starts_with("find the processes listed (nvidia-smi shows them too)"));
+  CHECK(f.at("other_processes") == nlohmann::json::array({{{"pid", 4242}, {"used_bytes", 2 * GiB}}}));
+}

@@ -74,6 +74,8 @@
     ds.onchange = () => { state.device = +ds.value; state.moment = null; render(); };
     controls.append(el('label', { text: 'Device ' }, ds));
     app.append(controls);
+    summarySection();
+    growthSection();
     if (state.device == null) { app.append(el('p', { text: 'No device memory in this trace.' })); tables(); return; }
     if (state.moment == null) state.moment = defaultMoment();
     timeline();
@@ -447,6 +449,28 @@
     if (!job.findings.length) list.append(el('li', { text: 'none' }));
     for (const f of job.findings) list.append(el('li', { class: 'finding', text: f.kind + ': ' + f.message }));
     app.append(list);
+  }
+
+  // The answer first: the report's Summary of the process shown, its very lines (`report`
+  // prints them under "Summary"), before any chart.
+  function summarySection() {
+    app.append(el('h2', { id: 'summary-title', text: 'Summary' }));
+    const list = el('ul', { id: 'summary' });
+    for (const line of view().summary || []) list.append(el('li', { text: line }));
+    app.append(list);
+  }
+
+  // The report's growth table (docs/cli.md, "Growth across iterations") under the Summary:
+  // each call site's class across the iterations, the largest growth per iteration first.
+  function growthSection() {
+    const g = report().growth;
+    if (!g || !g.sites.length) return;
+    app.append(el('h2', { id: 'growth-title',
+      text: 'Growth across iterations (' + g.iterations + ' iterations, found by ' + g.found_by + ')' }));
+    app.append(sortable('growth', [['class', (x) => x.class], ['call site', (x) => x.site], ['device', (x) => x.device],
+      ['what', (x) => (x.inside ? 'tensors inside ' + x.inside + "'s cache" : x.kind)], ['per iteration', (x) => x.growth_per_iteration, (v) => (v ? '+' + exact(v) : '')],
+      ['at the last boundary', (x) => x.live_bytes_end, exact], ['made within', (x) => x.allocations_within],
+      ['stack', () => 0, (v, x) => frames(x)]], g.sites, 4));
   }
 
   // ---- tables -----------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cumemtrace/rules/fragmentation.h"
+#include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
@@ -21,5 +22,9 @@ void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const 
 nlohmann::ordered_json frames_json(const std::vector<Frame>& fs);
 nlohmann::ordered_json python_frames_json(const std::vector<Frame>& fs);
 nlohmann::ordered_json fragmentation_json(const FragmentationFigures& f);
+// A site's `site`: its name by the call-site rule with the caller that tells it apart
+// (call_site_rule.h); null when the rule names no frame.
+nlohmann::ordered_json site_json(const std::vector<Frame>& native, const std::vector<Frame>& python,
+                                 const CallerNames::Names& caller);
 
 }  // namespace cumemtrace

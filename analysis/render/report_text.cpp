@@ -414,12 +414,12 @@ void summary(std::ostream& out, const Report& rep) {
             : rep.failed_total == 1 ? "first "
                                     : "last ")
         << iec_exact(f.size) << " on " << failure_place(f) << " at " << since(rep, f.last_time_ns) << " from "
-        << site_name(f.frames, f.python_frames, f.library, {}) << ": " << cause_name(f.diagnosis.cause) << "\n";
+        << site_name(f.frames, f.python_frames, f.library, f.caller) << ": " << cause_name(f.diagnosis.cause) << "\n";
   } else {
     const FailedRow& f = rep.failed[0];
     out << "  failed allocations: " << rep.failed_total << ", all recovered; the first " << iec_exact(f.size) << " on "
         << failure_place(f) << " at " << since(rep, f.time_ns) << " from "
-        << site_name(f.frames, f.python_frames, f.library, {}) << " " << recovery(f) << "\n";
+        << site_name(f.frames, f.python_frames, f.library, f.caller) << " " << recovery(f) << "\n";
   }
   const Growth& g = rep.growth;
   std::vector<const GrowthSite*> leaking;

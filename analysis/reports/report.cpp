@@ -453,7 +453,12 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   for (const auto& [d, s] : pass.final.devices()) frag_at_end[d] = s.frag.figures();
   pass.final.forget_allocations();
   const Replayer& final = pass.final;
-  // Sites of one user frame are told apart by their callers among every site allocated at.
+  // Sites of one user frame are told apart by their callers among every site allocated at,
+  // pools' regions and a cache's blocks among them: a site is named alike in every table.
+  for (const NvtxMemEvent& m : trace.nvtx_mem)
+    if (m.op == format::NvtxMemOp::kRegionRegister) pass.allocated_from.insert({m.stack_id, m.python_stack_id});
+  for (const BlockEvent& b : trace.block_events)
+    if (b.op == format::BlockOp::kAlloc) pass.allocated_from.insert({b.stack_id, b.python_stack_id});
   const UserSites users(stacks);
   const CallerNames names(users, pass.allocated_from);
   const uint64_t last = last_time(trace, pass);
@@ -605,11 +610,16 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     }
   }
   rep.growth = pass.growth.finish(stacks, opt.frames);
-  for (auto& g : rep.growth.sites) g.caller = names.of_key(g.key);
   rep.pools = pool_report(trace, all, stacks, rep.growth, opt.frames);
   rep.blocks = block_report(trace, all, stacks, rep.growth, opt.frames, opt.top,
                             std::vector<std::string>(pass.caches.begin(), pass.caches.end()));
-  add_block_findings(rep, stacks);
+  for (PoolHeap& h : rep.pools.heaps)
+    for (PoolSite& s : h.sites) s.caller = names.of_key(s.key);
+  for (BlockDevice& d : rep.blocks.devices)
+    for (BlockSite& s : d.sites) s.caller = names.of_key(s.key);
+  for (FailedRow& f : rep.failed) f.caller = names.of_key(f.key);
+  add_block_findings(rep, stacks);  // blocks' sites join growth's with their names
+  for (auto& g : rep.growth.sites) g.caller = names.of_key(g.key);
   if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),

@@ -151,7 +151,7 @@ struct LeakGroup {
 // One failed allocation, or several identical ones (same device, size, kind, entry
 // point, result and call site), counted.
 struct FailedRow {
-  // Identical failures (device, size, kind, API, result, call-site frame) are one row: PyTorch
+  // Identical failures (device, size, kind, API, result, call site) are one row: PyTorch
   // retries a failed cudaMalloc after freeing its cache, from another line of its caller.
   uint64_t count = 1;
   uint64_t time_ns = 0;       // the first of them
@@ -168,7 +168,9 @@ struct FailedRow {
   bool recovered = false;
   uint64_t recovered_after_ns = 0;  // the first failure's: how long until it succeeded
   std::string library;
-  std::vector<Frame> frames;
+  uint64_t key = 0;                  // UserSite::key of its call site
+  CallerNames::Names caller;         // the caller that tells it from sites of the same frame (call_site_rule.h)
+  std::vector<Frame> frames;         // from the user's native frame (UserSite::node)
   std::vector<Frame> python_frames;  // of the first attempt, innermost first
   uint64_t live_device_bytes = 0;
   bool snapshot_known = false;

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "stacks/call_site_rule.h"
 #include "stacks/python_stacks.h"
 #include <tuple>
 
@@ -14,6 +15,7 @@ std::vector<FailedRow> failed_rows(const Trace& trace, const std::vector<FailedA
   std::map<Key, size_t> group_of;
   std::vector<FailedRow> rows;
   std::vector<uint32_t> nodes, python_stacks;
+  const UserSites users(stacks);
   firsts.clear();
   row_of.clear();
   total = failed.size();
@@ -21,10 +23,9 @@ std::vector<FailedRow> failed_rows(const Trace& trace, const std::vector<FailedA
     const Event& e = failed[i].event;
     const bool runtime = e.flags & format::kEventRuntimeLayer;
     const CallSite cs = stacks.call_site(e.stack_id);
-    const auto node = trace.stack_nodes.find(cs.node);
-    const uint64_t frame = node == trace.stack_nodes.end() ? 0 : node->second.ip;
+    const UserSite us = users.of(e.stack_id, e.python_stack_id);
     const bool recovered = failed[i].recovered_after_ns.has_value();
-    const Key key{e.device, e.size, int(e.kind), e.api, e.result, runtime, frame, e.python_stack_id, recovered};
+    const Key key{e.device, e.size, int(e.kind), e.api, e.result, runtime, us.key, e.python_stack_id, recovered};
     auto [it, fresh] = group_of.try_emplace(key, rows.size());
     row_of.push_back(it->second);
     if (!fresh) {
@@ -45,9 +46,10 @@ std::vector<FailedRow> failed_rows(const Trace& trace, const std::vector<FailedA
     row.recovered = recovered;
     row.recovered_after_ns = recovered ? *failed[i].recovered_after_ns : 0;
     row.library = cs.library;
+    row.key = us.key;
     row.live_device_bytes = failed[i].live_device_bytes;
     rows.push_back(std::move(row));
-    nodes.push_back(cs.node);
+    nodes.push_back(us.node);
     python_stacks.push_back(e.python_stack_id);
     firsts.push_back(i);
   }

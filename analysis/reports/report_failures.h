@@ -1,7 +1,8 @@
 // The failed allocations of a report: identical ones (device, size, kind, API, result,
-// call-site frame) grouped with a count — PyTorch retries a failed cudaMalloc after
-// freeing its cache, reaching it from another line of its caller, so the frame is matched
-// by its instruction pointer, not its whole path — at most --top groups. Linear in the
+// call site) grouped with a count — PyTorch retries a failed cudaMalloc after freeing its
+// cache, reaching it from another line of its caller, so the site is the one call-site
+// rule's (call_site_rule.h: the user's part of the stack, past the allocator's frames),
+// not the whole path — at most --top groups. Linear in the
 // number of failures (a job that retries in a loop fails hundreds of thousands of times):
 // one map lookup per failure.
 #pragma once

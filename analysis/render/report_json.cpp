@@ -408,6 +408,29 @@ json report_json(const Report& rep) {
   j["failed_allocations_total"] = rep.failed_total;
   j["failed_allocations_recovered"] = rep.failed_recovered;
   j["failed_allocations_omitted"] = rep.failed_omitted;
+  json frees = json::array();
+  for (const auto& f : rep.failed_frees)
+    frees.push_back({{"count", f.count},
+                     {"time_ns", f.time_ns},
+                     {"last_time_ns", f.last_time_ns},
+                     {"since_start_ns", since(f.time_ns)},
+                     {"device", f.device},
+                     {"address", hex(f.address)},
+                     {"size", f.size ? json(f.size) : json(nullptr)},
+                     {"kind", f.size ? json(format::kind_name(f.kind)) : json(nullptr)},
+                     {"api", f.api},
+                     {"result", f.result},
+                     {"result_type", f.runtime_layer ? "cudaError_t" : "CUresult"},
+                     {"result_name", f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)},
+                     {"tid", f.tid},
+                     {"threads", f.threads.size()},
+                     {"site", site_json(f.frames, f.python_frames, f.caller)},
+                     {"library", f.library},
+                     {"frames", frames(f.frames)},
+                     {"python_frames", python_frames(f.python_frames)}});
+  j["failed_frees"] = std::move(frees);
+  j["failed_frees_total"] = rep.failed_frees_total;
+  j["failed_frees_omitted"] = rep.failed_frees_omitted;
 
   json contexts = json::array();
   for (const auto& c : rep.contexts)

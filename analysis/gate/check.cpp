@@ -143,7 +143,7 @@ LimitResult check_pool_growth(const Report& rep, const Limit& l) {
   if (rep.pools.heaps.empty()) r.message += " (no pool told NVTX about its heaps)";
   else if (rep.growth.by == IterationsBy::kNone) r.message += " (no iterations found)";
   if (!r.ok) {
-    const std::string site = user_frame_text(worst->frames, worst->python_frames);
+    const std::string site = user_frame_text(worst->frames, worst->python_frames, worst->caller.text);
     r.message += "; leaking " + (worst->name.empty() ? std::string("unnamed") : "\"" + worst->name + "\"") +
                  " regions of heap " + (heap->name.empty() ? hex(heap->handle) : "\"" + heap->name + "\"") +
                  (site.empty() ? "" : " from " + site);
@@ -220,9 +220,12 @@ TraceCheck check_trace(const Trace& trace, const EventSource& events, const Repo
           r.message = "failed allocations on " + where + ": " + std::to_string(n) +
                       (l.count_recovered ? " (recovered ones counted)" : "") + ", limit " + std::to_string(l.bytes);
           if (recovered) r.message += " (not counting " + std::to_string(recovered) + " recovered from)";
-          if (!r.ok && first)
-            r.message += "; first: " + iec_exact(first->size) + " from " + first->library + ", " +
+          if (!r.ok && first) {
+            const std::string site = user_frame_text(first->frames, first->python_frames, first->caller.text);
+            r.message += "; first: " + iec_exact(first->size) + " from " + first->library +
+                         (site.empty() ? "" : " (" + site + ")") + ", " +
                          std::string(cause_name(first->diagnosis.cause));
+          }
           break;
         }
         case Limit::What::kSingle: {

@@ -16,7 +16,7 @@ using json = nlohmann::ordered_json;
 std::string tensors(uint64_t n) { return std::to_string(n) + (n == 1 ? " block" : " blocks"); }
 std::string at(const Report& rep, uint64_t t) { return seconds(t > rep.start_ns ? t - rep.start_ns : 0); }
 std::string where(const BlockSite& s) {
-  const std::string text = user_frame_text(s.frames, s.python_frames);
+  const std::string text = user_frame_text(s.frames, s.python_frames, s.caller.text);
   if (!text.empty()) return printable(text);
   // PyTorch's own threads (the autograd engine's backward) carry no frame of the program's.
   return s.frames.empty() && s.python_frames.empty()
@@ -30,6 +30,7 @@ json sites_json(const std::vector<BlockSite>& sites) {
   json out = json::array();
   for (const BlockSite& s : sites)
     out.push_back({{"class", class_name(s.cls)},
+                   {"site", site_json(s.frames, s.python_frames, s.caller)},
                    {"call_site_id", s.node},
                    {"allocations", s.allocations},
                    {"peak_bytes", s.peak_bytes},

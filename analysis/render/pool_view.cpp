@@ -49,7 +49,7 @@ void write_pools_summary(std::ostream& out, const Report& rep) {
     for (const PoolSite& s : h.sites) {
       if (s.cls != GrowthSite::Class::kLeak) continue;
       if (leaks++ < 3) {
-        const std::string where = user_frame_text(s.frames, s.python_frames);
+        const std::string where = user_frame_text(s.frames, s.python_frames, s.caller.text);
         out << (leaks > 1 ? ", " : "leaks ") << "+" << iec(s.growth_per_iteration) << " per iteration of "
             << region_name(s) << " regions in heap " << heap_name(h)
             << (where.empty() ? "" : " from " + printable(where));
@@ -96,7 +96,7 @@ void write_pools_text(std::ostream& out, const Report& rep) {
     figures(out, h, h.end_bytes, h.end_count, h.inside_at_end);
     out << "\n";
     for (const PoolSite& s : h.sites) {
-      const std::string where = user_frame_text(s.frames, s.python_frames);
+      const std::string where = user_frame_text(s.frames, s.python_frames, s.caller.text);
       out << "    " << class_name(s.cls) << ": " << region_name(s) << " regions"
           << (where.empty() ? "" : " from " + printable(where));
       if (s.cls == GrowthSite::Class::kLeak)
@@ -119,6 +119,7 @@ json pools_json(const Pools& pools) {
     for (const PoolSite& s : h.sites)
       sites.push_back({{"name", s.name},
                        {"class", class_name(s.cls)},
+                       {"site", site_json(s.frames, s.python_frames, s.caller)},
                        {"call_site_id", s.node},
                        {"registered", s.registered},
                        {"peak_bytes", s.peak_bytes},

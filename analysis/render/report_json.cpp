@@ -103,17 +103,11 @@ json allocator_map(const AllocatorMapView& v) {
   return o;
 }
 
-// A site as the call-site rule names it (call_site_rule.h); null when it names no frame.
-json site_text(const std::vector<Frame>& native, const std::vector<Frame>& python, const CallerNames::Names& caller) {
-  const std::string text = user_frame_text(native, python, caller.text);
-  return text.empty() ? json(nullptr) : json(text);
-}
-
 json sites(const std::vector<SiteRow>& rows) {
   json a = json::array();
   for (const auto& r : rows) {
     a.push_back({{"call_site_id", r.node},
-                 {"site", site_text(r.frames, r.python_frames, r.caller)},
+                 {"site", site_json(r.frames, r.python_frames, r.caller)},
                  {"library", r.library},
                  {"device", r.device},
                  {"kind", format::kind_name(r.kind)},
@@ -189,6 +183,11 @@ json exit_snapshot(const std::optional<DeviceSnapshot>& x) {
 }
 
 }  // namespace
+
+json site_json(const std::vector<Frame>& native, const std::vector<Frame>& python, const CallerNames::Names& caller) {
+  const std::string text = user_frame_text(native, python, caller.text);
+  return text.empty() ? json(nullptr) : json(text);
+}
 
 json frames_json(const std::vector<Frame>& fs) { return frames(fs); }
 json python_frames_json(const std::vector<Frame>& fs) { return python_frames(fs); }
@@ -355,6 +354,7 @@ json report_json(const Report& rep) {
               {"tid", f.tid},
               {"recovered", f.recovered},
               {"recovered_after_ns", f.recovered ? json(f.recovered_after_ns) : json(nullptr)},
+              {"site", site_json(f.frames, f.python_frames, f.caller)},
               {"library", f.library},
               {"frames", frames(f.frames)},
               {"python_frames", python_frames(f.python_frames)},
@@ -413,6 +413,29 @@ json report_json(const Report& rep) {
   j["failed_allocations_total"] = rep.failed_total;
   j["failed_allocations_recovered"] = rep.failed_recovered;
   j["failed_allocations_omitted"] = rep.failed_omitted;
+  json frees = json::array();
+  for (const auto& f : rep.failed_frees)
+    frees.push_back({{"count", f.count},
+                     {"time_ns", f.time_ns},
+                     {"last_time_ns", f.last_time_ns},
+                     {"since_start_ns", since(f.time_ns)},
+                     {"device", f.device},
+                     {"address", hex(f.address)},
+                     {"size", f.size ? json(f.size) : json(nullptr)},
+                     {"kind", f.size ? json(format::kind_name(f.kind)) : json(nullptr)},
+                     {"api", f.api},
+                     {"result", f.result},
+                     {"result_type", f.runtime_layer ? "cudaError_t" : "CUresult"},
+                     {"result_name", f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result)},
+                     {"tid", f.tid},
+                     {"threads", f.threads.size()},
+                     {"site", site_json(f.frames, f.python_frames, f.caller)},
+                     {"library", f.library},
+                     {"frames", frames(f.frames)},
+                     {"python_frames", python_frames(f.python_frames)}});
+  j["failed_frees"] = std::move(frees);
+  j["failed_frees_total"] = rep.failed_frees_total;
+  j["failed_frees_omitted"] = rep.failed_frees_omitted;
 
   json contexts = json::array();
   for (const auto& c : rep.contexts)
@@ -443,7 +466,7 @@ json report_json(const Report& rep) {
   for (const auto& s : rep.growth.sites)
     growth_sites.push_back({{"class", class_name(s.cls)},
                             {"call_site_id", s.node},
-                            {"site", site_text(s.frames, s.python_frames, s.caller)},
+                            {"site", site_json(s.frames, s.python_frames, s.caller)},
                             {"library", s.library},
                             {"device", s.device},
                             {"kind", format::kind_name(s.kind)},

@@ -34,5 +34,9 @@ std::string site_name(const std::vector<Frame>& native, const std::vector<Frame>
 nlohmann::ordered_json frames_json(const std::vector<Frame>& fs);
 nlohmann::ordered_json python_frames_json(const std::vector<Frame>& fs);
 nlohmann::ordered_json fragmentation_json(const FragmentationFigures& f);
+// A site's `site`: its name by the call-site rule with the caller that tells it apart
+// (call_site_rule.h); null when the rule names no frame.
+nlohmann::ordered_json site_json(const std::vector<Frame>& native, const std::vector<Frame>& python,
+                                 const CallerNames::Names& caller);
 
 }  // namespace cumemtrace

@@ -371,6 +371,12 @@ void growth_list(std::ostream& out, const std::vector<const GrowthSite*>& sites)
   out << (sites.size() > 3 ? ", ...\n" : "\n");
 }
 
+// "result 800 cudaErrorNotPermitted": a failed free's error, by the layer that gave it.
+std::string result_text(const FailedFreeRow& f) {
+  return "result " + std::to_string(f.result) + " " +
+         std::string(f.runtime_layer ? cuda_error_name(f.result) : cu_result_name(f.result));
+}
+
 // How a failure the program recovered from is worded (docs/cli.md, "Recovered or fatal").
 std::string recovery(const FailedRow& f) {
   return "failed, then succeeded after " + fixed(double(f.recovered_after_ns) / 1e6, 3) + " ms";
@@ -415,12 +421,12 @@ void summary(std::ostream& out, const Report& rep) {
             : rep.failed_total == 1 ? "first "
                                     : "last ")
         << iec_exact(f.size) << " on " << failure_place(f) << " at " << since(rep, f.last_time_ns) << " from "
-        << site_name(f.frames, f.python_frames, f.library, {}) << ": " << cause_name(f.diagnosis.cause) << "\n";
+        << site_name(f.frames, f.python_frames, f.library, f.caller) << ": " << cause_name(f.diagnosis.cause) << "\n";
   } else {
     const FailedRow& f = rep.failed[0];
     out << "  failed allocations: " << rep.failed_total << ", all recovered; the first " << iec_exact(f.size) << " on "
         << failure_place(f) << " at " << since(rep, f.time_ns) << " from "
-        << site_name(f.frames, f.python_frames, f.library, {}) << " " << recovery(f) << "\n";
+        << site_name(f.frames, f.python_frames, f.library, f.caller) << " " << recovery(f) << "\n";
   }
   const Growth& g = rep.growth;
   std::vector<const GrowthSite*> leaking;
@@ -440,6 +446,12 @@ void summary(std::ostream& out, const Report& rep) {
   if (!growing.empty()) {
     out << "  growing need per iteration (each buffer replaced by a larger one, not a leak): ";
     growth_list(out, growing);
+  }
+  if (rep.failed_frees_total) {
+    const FailedFreeRow& f = rep.failed_frees[0];
+    out << "  failed frees: " << rep.failed_frees_total << " (the memory stayed allocated); the first "
+        << printable(f.api) << " at " << since(rep, f.time_ns) << " from "
+        << site_name(f.frames, f.python_frames, f.library, f.caller) << ": " << result_text(f) << "\n";
   }
   write_pools_summary(out, rep);
   write_blocks_summary(out, rep);
@@ -551,6 +563,23 @@ void write_text(std::ostream& out, const Report& rep) {
   if (rep.failed_omitted)
     out << "  ... and " << rep.failed_omitted << " more kinds of failure (" << rep.failed_total
         << " failed allocations in all)\n";
+
+  if (rep.failed_frees_total) out << "\nFailed frees (refused: the memory stayed allocated)\n";
+  for (size_t i = 0; i < rep.failed_frees.size(); ++i) {
+    const FailedFreeRow& f = rep.failed_frees[i];
+    out << "  " << i + 1 << ". " << printable(f.api) << " of " << hex(f.address);
+    if (f.size) out << ", " << iec_exact(f.size) << " of " << format::kind_name(f.kind) << " memory";
+    out << ", at " << since(rep, f.time_ns) << " (" << result_text(f) << ", thread " << f.tid << ")\n";
+    if (f.count > 1)
+      out << "     refused " << f.count << " times alike, the last at " << since(rep, f.last_time_ns) << ", on "
+          << count_of(f.threads.size(), "thread") << "\n";
+    out << "     from " << printable(f.library) << ":\n";
+    python_frames(out, f.python_frames, "       ", rep.frames);
+    frames(out, f.frames, "       ");
+  }
+  if (rep.failed_frees_omitted)
+    out << "  ... and " << rep.failed_frees_omitted << " more kinds of failed free (" << rep.failed_frees_total
+        << " in all)\n";
 
   out << "\nContexts created (each holds device memory no allocation shows)\n";
   if (rep.contexts.empty()) out << "  none\n";

@@ -40,15 +40,17 @@
 #include "read/event_source.h"
 #include "read/reader.h"
 #include "reports/growth.h"
+#include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
 
 struct PoolSite {
-  std::string name;          // the regions' name; empty: never named
-  uint32_t node = 0;         // native StackNode to show frames from (UserSite::node)
-  uint64_t key = 0;          // UserSite::key
-  bool from_python = false;  // the key names a Python frame
+  std::string name;           // the regions' name; empty: never named
+  uint32_t node = 0;          // native StackNode to show frames from (UserSite::node)
+  uint64_t key = 0;           // UserSite::key
+  bool from_python = false;   // the key names a Python frame
+  CallerNames::Names caller;  // the caller that tells it from sites of the same frame (call_site_rule.h)
   std::vector<Frame> frames;
   std::vector<Frame> python_frames;         // from the user's Python frame outwards
   uint64_t registered = 0;                  // regions registered over the run

@@ -127,7 +127,7 @@ struct PeakSums {
 // report reads from single events, so that no other pass needs them (event_source.h).
 struct FirstPass {
   FirstPass(const Trace& t, const Stacks& stacks, const ReportOptions& opt)
-      : final(t.granule()), growth(t), owners(stacks) {
+      : final(t.granule()), growth(t), owners(stacks), failed_frees(t, stacks) {
     if (opt.by_range) ranges.emplace(t);
     if (opt.by_function) functions.emplace(t, stacks);
   }
@@ -140,6 +140,7 @@ struct FirstPass {
   std::optional<RangeScan> ranges;        // --by range
   std::optional<FunctionScan> functions;  // --by function
   CachingAllocators owners;
+  FailedFrees failed_frees;
   std::set<std::string> caches;                            // caching allocators that took device memory (blocks.h)
   std::set<std::pair<uint32_t, uint32_t>> allocated_from;  // (stack, Python stack) of every allocation
   size_t kept = 0;                                         // events replayed (all but the impossible ones)
@@ -154,18 +155,20 @@ struct FirstPass {
     last_kept_ns = e.time_ns;
     growth.observe(e, k);
     graph_calls.observe(e);
+    failed_frees.observe(e);
     if (e.op == Op::kAlloc || e.op == Op::kFree) {
       // Calls by the API the program used, so a user can check each allocation was seen
       // once. Counted by API id, named once per id after (naming each event was most of the time).
       ApiCounts& c = by_api_id[{e.device, e.api}];
-      if (e.flags & format::kEventRestored) --c.frees;  // that free failed
-      else if (e.op == Op::kFree) ++c.frees;
+      if (e.flags & format::kEventRestored) --c.frees;       // that free failed
+      else if (e.op == Op::kFree) c.frees += e.result == 0;  // a refused free freed nothing
       else if (e.result != 0) ++c.failed;
       else ++c.allocs;
       // A stream-ordered pool is the driver's, whose every allocation is traced: no cache hides it.
       if (e.op == Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) && e.kind != Kind::kAsyncPool)
         if (const std::string& cache = owners.of(e.stack_id); !cache.empty()) caches.insert(cache);
-      if (e.op == Op::kAlloc) allocated_from.insert({e.stack_id, e.python_stack_id});  // no node made when known
+      if (e.op == Op::kAlloc || e.result != 0)  // a failed free is a site too; no node made when known
+        allocated_from.insert({e.stack_id, e.python_stack_id});
       if (e.op == Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured))
         graph_nodes[e.device].push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device,
                                                   e.api, e.kind, e.python_stack_id});
@@ -453,7 +456,12 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   for (const auto& [d, s] : pass.final.devices()) frag_at_end[d] = s.frag.figures();
   pass.final.forget_allocations();
   const Replayer& final = pass.final;
-  // Sites of one user frame are told apart by their callers among every site allocated at.
+  // Sites of one user frame are told apart by their callers among every site allocated at,
+  // pools' regions and a cache's blocks among them: a site is named alike in every table.
+  for (const NvtxMemEvent& m : trace.nvtx_mem)
+    if (m.op == format::NvtxMemOp::kRegionRegister) pass.allocated_from.insert({m.stack_id, m.python_stack_id});
+  for (const BlockEvent& b : trace.block_events)
+    if (b.op == format::BlockOp::kAlloc) pass.allocated_from.insert({b.stack_id, b.python_stack_id});
   const UserSites users(stacks);
   const CallerNames names(users, pass.allocated_from);
   const uint64_t last = last_time(trace, pass);
@@ -484,6 +492,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   }
   std::vector<size_t> firsts, row_of;
   rep.failed = failed_rows(trace, final.failed(), stacks, opt, rep.failed_total, rep.failed_omitted, firsts, row_of);
+  rep.failed_frees = std::move(pass.failed_frees).rows(opt, names, rep.failed_frees_total, rep.failed_frees_omitted);
   std::vector<LiveSets::Ticket> failure_sets;  // per row of rep.failed
   for (size_t i : firsts)
     failure_sets.push_back(sets.want(final.failed()[i].event_index, final.failed()[i].event.device));
@@ -605,11 +614,16 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     }
   }
   rep.growth = pass.growth.finish(stacks, opt.frames);
-  for (auto& g : rep.growth.sites) g.caller = names.of_key(g.key);
   rep.pools = pool_report(trace, all, stacks, rep.growth, opt.frames);
   rep.blocks = block_report(trace, all, stacks, rep.growth, opt.frames, opt.top,
                             std::vector<std::string>(pass.caches.begin(), pass.caches.end()));
-  add_block_findings(rep, stacks);
+  for (PoolHeap& h : rep.pools.heaps)
+    for (PoolSite& s : h.sites) s.caller = names.of_key(s.key);
+  for (BlockDevice& d : rep.blocks.devices)
+    for (BlockSite& s : d.sites) s.caller = names.of_key(s.key);
+  for (FailedRow& f : rep.failed) f.caller = names.of_key(f.key);
+  add_block_findings(rep, stacks);  // blocks' sites join growth's with their names
+  for (auto& g : rep.growth.sites) g.caller = names.of_key(g.key);
   if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),

@@ -150,8 +150,29 @@ struct LeakGroup {
 
 // One failed allocation, or several identical ones (same device, size, kind, entry
 // point, result and call site), counted.
+// Frees the driver or the runtime refused (docs/cli.md, "Failed frees"): the memory stayed
+// allocated. Identical ones (device, kind, API, result, call site) are one row.
+struct FailedFreeRow {
+  uint64_t count = 1;
+  uint64_t time_ns = 0, last_time_ns = 0;  // the first and the last of them
+  int32_t device = -1;
+  format::Kind kind{};  // of the allocation it would have freed; unknown when the trace had none there
+  std::string api;
+  int32_t result = 0;
+  bool runtime_layer = false;  // result is a cudaError_t, not a CUresult
+  uint64_t address = 0;        // the first one's
+  uint64_t size = 0;           // the allocation it would have freed; 0: unknown
+  std::set<uint32_t> threads;  // every thread that made one
+  uint32_t tid = 0;            // the first one's
+  std::string library;
+  uint64_t key = 0;           // UserSite::key of its call site
+  CallerNames::Names caller;  // call_site_rule.h
+  std::vector<Frame> frames;  // from the user's native frame (UserSite::node); none without a stack
+  std::vector<Frame> python_frames;
+};
+
 struct FailedRow {
-  // Identical failures (device, size, kind, API, result, call-site frame) are one row: PyTorch
+  // Identical failures (device, size, kind, API, result, call site) are one row: PyTorch
   // retries a failed cudaMalloc after freeing its cache, from another line of its caller.
   uint64_t count = 1;
   uint64_t time_ns = 0;       // the first of them
@@ -168,7 +189,9 @@ struct FailedRow {
   bool recovered = false;
   uint64_t recovered_after_ns = 0;  // the first failure's: how long until it succeeded
   std::string library;
-  std::vector<Frame> frames;
+  uint64_t key = 0;                  // UserSite::key of its call site
+  CallerNames::Names caller;         // the caller that tells it from sites of the same frame (call_site_rule.h)
+  std::vector<Frame> frames;         // from the user's native frame (UserSite::node)
   std::vector<Frame> python_frames;  // of the first attempt, innermost first
   uint64_t live_device_bytes = 0;
   bool snapshot_known = false;
@@ -234,12 +257,14 @@ struct Report {
   uint64_t unknown_records = 0;
   size_t symbols = 0;  // ips with a symbol (file + in-memory)
   std::vector<DeviceReport> devices;
-  std::vector<LeakGroup> leaks;          // possible leaks: device memory kinds first, then managed, host-pinned
-  std::vector<LeakGroup> held_by_cache;  // live at the end in a caching allocator's cache, by allocator
-  std::vector<FailedRow> failed;         // groups in order of first occurrence, at most --top
-  uint64_t failed_total = 0;             // failed allocations, all groups
-  uint64_t failed_recovered = 0;         // ... of them recovered from (FailedRow::recovered)
-  uint64_t failed_omitted = 0;           // groups beyond --top
+  std::vector<LeakGroup> leaks;             // possible leaks: device memory kinds first, then managed, host-pinned
+  std::vector<LeakGroup> held_by_cache;     // live at the end in a caching allocator's cache, by allocator
+  std::vector<FailedRow> failed;            // groups in order of first occurrence, at most --top
+  uint64_t failed_total = 0;                // failed allocations, all groups
+  uint64_t failed_recovered = 0;            // ... of them recovered from (FailedRow::recovered)
+  uint64_t failed_omitted = 0;              // groups beyond --top
+  std::vector<FailedFreeRow> failed_frees;  // groups in order of first occurrence, at most --top
+  uint64_t failed_frees_total = 0, failed_frees_omitted = 0;
   std::vector<ContextRow> contexts;
   std::vector<ReservationReport> reservations;
   Growth growth;                                      // across iterations (growth.h)

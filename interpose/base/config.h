@@ -25,7 +25,8 @@ struct Config {
   bool python;                   // CUMEMTRACE_PYTHON (default 1): record the Python frames of events
   bool free_stacks;              // CUMEMTRACE_FREE_STACKS (default 0): stacks (native and Python) on
                                  // frees, unmaps and address-range frees too; a failed free always
-                                 // has one (on the event that restores the allocation)
+                                 // has one (on the event that restores the allocation, or on the
+                                 // free refused with its result)
   bool check_stacks;             // CUMEMTRACE_CHECK_STACKS (default 0, for tests): intern every
                                  // event's stacks the full way too, walk its native stack at full
                                  // length too, and warn where either differs

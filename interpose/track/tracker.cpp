@@ -50,9 +50,10 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   const ErrnoGuard keep_errno;
   RawStack stack;
   PyRawStack python;
-  // A free that failed (kEventRestored) keeps its stack: it is worth a look.
-  const bool frees =
-      (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) && !(flags & format::kEventRestored);
+  // A free that failed (kEventRestored, or refused with its result) keeps its stack: it is
+  // worth a look.
+  const bool frees = (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) &&
+                     !(flags & format::kEventRestored) && d.result == 0;
   if (!frees || config().free_stacks) walk_stacks(stack, python);
   else stack.count = 0;
 

@@ -40,7 +40,7 @@ import re
 
 import pytest
 
-from . import _api
+from . import _api, _site_names
 
 _UNITS = {"": 1, "B": 1, "KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40,
           "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
@@ -136,29 +136,62 @@ def _user_python(frames):
     return [f for f in frames if users(f[0])]
 
 
+def _shown_path(path, rootdir):
+    if rootdir and path.startswith(os.path.join(str(rootdir), "")):
+        return os.path.relpath(path, str(rootdir))
+    return path
+
+
 def _python_text(frame, rootdir):
     path, line, function = frame
-    if rootdir and path.startswith(os.path.join(str(rootdir), "")):
-        path = os.path.relpath(path, str(rootdir))
-    return "%s:%s in %s" % (path, line if line >= 0 else "?", function)
+    return "%s:%s in %s" % (_shown_path(path, rootdir), line if line >= 0 else "?", function)
 
 
-def _top_sites(nodeid, rootdir=None, limit=5, at_peak=False):
-    lines = []
-    with_python = _api.live_sites_python(limit, at_peak)
-    if with_python is None and at_peak:
-        return lines
-    sites = with_python if with_python is not None else [(s, []) for s in _api.live_sites(limit) or []]
-    held = "held at the peak" if at_peak else "live"
-    for site, python in sites:
-        user_python = _user_python(python)
-        if user_python:  # the user's Python line and up to two of the user's frames calling it
-            where = " <- ".join(_python_text(f, rootdir) for f in user_python[:3])
-        else:
-            frames = _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
-            where = " <- ".join(frames[:4]) if frames else "Python code run by %s (the trace has its line)" % nodeid
-        lines.append("  %s in %d %s on device %d from %s" % (iec(site.bytes), site.count, held, site.device, where))
-    return lines
+# The user's callers kept per site, nearest first (call_site_rule.h: kMaxUserCallers).
+_MAX_USER_CALLERS = 32
+# Sites asked of the library to tell a site's frame apart from others' (the report reads
+# every allocation of the trace; a test's live sites are what the plugin has).
+_SITES_COMPARED = 256
+
+
+def _user_part(site, python, rootdir):
+    """The site's frame and the user's callers of it, nearest first (the call-site rule: its
+    Python part, else its native part), with the frame's own text; ([], None) when none is
+    the user's."""
+    user_python = _user_python(python)
+    if user_python:
+        part = [_site_names.python_frame(path, line, function, _shown_path(path, rootdir))
+                for path, line, function in user_python[:_MAX_USER_CALLERS + 1]]
+        return part, _python_text(user_python[0], rootdir)
+    names = [name for name in _user_frames([_api.frame_name(site.frames[i]) for i in range(site.n_frames)])
+             if not name.startswith(_NOT_USERS) and not name.startswith("0x")]
+    return [_site_names.Frame(name, name) for name in names[:_MAX_USER_CALLERS + 1]], names[0] if names else None
+
+
+def _sites(at_peak=False):
+    """The library's sites with their Python frames, most bytes first (api.h:
+    cumemtrace_live_sites_python, or at the test's peak cumemtrace_peak_sites_python)."""
+    with_python = _api.live_sites_python(_SITES_COMPARED, at_peak)
+    if with_python is not None or at_peak:
+        return with_python or []
+    return [(s, []) for s in _api.live_sites(_SITES_COMPARED) or []]
+
+
+def _site_lines(nodeid, rootdir, lists, limit=5):
+    """Each list of (held, sites) as lines, its first `limit` sites: named together, so that a
+    site is named alike in both (call_site_rule.h, CallerNames)."""
+    parts = [[_user_part(site, python, rootdir) for site, python in sites] for _, sites in lists]
+    callers = iter(_site_names.caller_names([part for each in parts for part, _ in each]))
+    out = []
+    for (held, sites), named in zip(lists, parts):
+        lines = []
+        for (site, _), (_, text), caller in zip(sites, named, callers):
+            if len(lines) < limit:
+                where = text + caller if text else "Python code run by %s (the trace has its line)" % nodeid
+                lines.append("  %s in %d %s on device %d from %s" % (
+                    iec(site.bytes), site.count, held, site.device, where))
+        out.append(lines)
+    return out
 
 
 _ARGUMENTS = ("max_peak", "max_leaked", "max_growth", "allow_incomplete")
@@ -260,13 +293,13 @@ def _over_limits(limits, watch, nodeid, allow_incomplete=False, rootdir=None):
     if not failures:
         return None
     message = "CUDA memory over the cuda_memory limits:\n  " + "\n  ".join(failures)
-    if peak_failed:  # what held it may be freed by now: the sites of the test's own peak
-        at_peak = _top_sites(nodeid, rootdir, at_peak=True)
-        if at_peak:
-            message += "\nat the test's peak, allocated during the test (top call sites):\n" + "\n".join(at_peak)
-    sites = _top_sites(nodeid, rootdir)
-    if sites:
-        message += "\nlive now, allocated during the test (top call sites):\n" + "\n".join(sites)
+    # What held the peak may be freed by now: the sites of the test's own peak first.
+    at_peak, live = _site_lines(nodeid, rootdir, [("held at the peak", _sites(at_peak=True) if peak_failed else []),
+                                                  ("live", _sites())])
+    if at_peak:
+        message += "\nat the test's peak, allocated during the test (top call sites):\n" + "\n".join(at_peak)
+    if live:
+        message += "\nlive now, allocated during the test (top call sites):\n" + "\n".join(live)
     return message
 
 

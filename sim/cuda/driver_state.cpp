@@ -97,6 +97,7 @@ Ctx *current_ctx() {
 CUresult check_init() {
     State &s = state();
     if (s.forked_child || !s.initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (on_callback_thread()) return CUDA_ERROR_NOT_PERMITTED;
     return capture_guard();
 }
 

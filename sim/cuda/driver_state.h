@@ -149,8 +149,10 @@ class CtxStack {
 Ctx *current_ctx();
 CtxStack &ctx_stack();
 
-// Common preamble of entry points: initialized, not a forked child.
+// Common preamble of entry points: initialized, not a forked child, not the driver's
+// callback thread (api_callback.cpp: a host function may not call CUDA).
 CUresult check_init();
+bool on_callback_thread();
 // check_init, then a live current context.
 CUresult require_ctx(Ctx **out);
 bool valid_ctx(const Ctx *ctx);

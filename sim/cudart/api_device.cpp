@@ -72,3 +72,19 @@ SIM_API cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
     if (cudaError_t e = ensure_context(&api)) return result(e);
     return result(api->cuStreamSynchronize_ptsz(reinterpret_cast<CUstream>(stream)));
 }
+
+// Host functions run on the driver's callback thread (sim/cuda/api/api_callback.cpp).
+SIM_API cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuLaunchHostFunc(reinterpret_cast<CUstream>(stream), fn, userData));
+}
+
+// cudaStreamCallback_t and CUstreamCallback differ only in their enum's name.
+SIM_API cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t fn, void *userData,
+                                          unsigned int flags) {
+    const DriverApi *api;
+    if (cudaError_t e = ensure_context(&api)) return result(e);
+    return result(api->cuStreamAddCallback(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUstreamCallback>(fn),
+                                           userData, flags));
+}

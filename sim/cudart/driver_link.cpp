@@ -43,6 +43,7 @@ void load() {
         fetch("cuStreamCreate", g_api.cuStreamCreate) && fetch("cuStreamDestroy", g_api.cuStreamDestroy) &&
         fetch("cuStreamSynchronize", g_api.cuStreamSynchronize) &&
         fetch("cuStreamSynchronize", g_api.cuStreamSynchronize_ptsz, kPtsz) &&
+        fetch("cuLaunchHostFunc", g_api.cuLaunchHostFunc) && fetch("cuStreamAddCallback", g_api.cuStreamAddCallback) &&
         fetch("cuDeviceGetDefaultMemPool", g_api.cuDeviceGetDefaultMemPool) &&
         fetch("cuMemPoolCreate", g_api.cuMemPoolCreate) && fetch("cuMemPoolDestroy", g_api.cuMemPoolDestroy) &&
         fetch("cuMemPoolTrimTo", g_api.cuMemPoolTrimTo) &&

@@ -32,6 +32,8 @@ struct DriverApi {
     PFN_cuStreamDestroy_v4000 cuStreamDestroy;
     PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
     PFN_cuStreamSynchronize_v7000_ptsz cuStreamSynchronize_ptsz;
+    PFN_cuLaunchHostFunc_v10000 cuLaunchHostFunc;
+    PFN_cuStreamAddCallback_v5000 cuStreamAddCallback;
     PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool;
     PFN_cuMemPoolCreate_v11020 cuMemPoolCreate;
     PFN_cuMemPoolDestroy_v11020 cuMemPoolDestroy;

@@ -42,6 +42,7 @@ cudaError_t to_runtime(CUresult r) {
         case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return cudaErrorStreamCaptureWrongThread;
         case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return cudaErrorHostMemoryAlreadyRegistered;
         case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: return cudaErrorHostMemoryNotRegistered;
+        case CUDA_ERROR_NOT_PERMITTED: return cudaErrorNotPermitted;
         default: return cudaErrorUnknown;
     }
 }

@@ -65,3 +65,42 @@ TEST_CASE("a free that fails keeps its stack when frees have none") {
   CHECK(m[1] != "0");
   CHECK(m[2] == "713");  // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
 }
+
+TEST_CASE("frees refused inside host functions are recorded, with their stacks, and shown as failed frees") {
+  // callback_frees.c: 20,000 pinned buffers of 4 KiB; a host function on the legacy stream
+  // tries cudaFreeHost on each from release() and is refused on the driver's callback
+  // thread (the runtime's cudaErrorNotPermitted, 800, before the driver is reached); the
+  // main thread frees them all. So 20,000 failed frees, one row: release, on one thread
+  // that is not the main one; the 20,000 frees of the main thread counted; nothing live.
+  TempDir dir;
+  const Result r = traced(dir, {here("callback_frees")}, {{"CUMEMTRACE_DEPTH", "8"}});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "20000 refused\n");
+  const std::string trace = only_trace(dir);
+  const nlohmann::json rep = report(trace);
+  CHECK(rep.at("failed_frees_total") == 20000);
+  REQUIRE(rep.at("failed_frees").size() == 1);
+  const nlohmann::json& f = rep.at("failed_frees").at(0);
+  CHECK(f.at("count") == 20000);
+  CHECK(f.at("api") == "cudaFreeHost");
+  CHECK(f.at("result") == 800);
+  CHECK(f.at("result_type") == "cudaError_t");
+  CHECK(f.at("result_name") == "cudaErrorNotPermitted");
+  CHECK(f.at("threads") == 1);
+  CHECK(f.at("tid") != rep.at("process").at("pid"));
+  CHECK(f.at("site") == "release");
+  CHECK(f.at("frames").at(0).at("function") == "release");
+  CHECK(f.at("size").is_null());  // the runtime refused before the driver: only the address is known
+  CHECK(rep.at("leaks").empty());
+  for (const auto& d : rep.at("devices"))
+    if (d.at("device") == -1) {
+      CHECK(d.at("counts_by_api").at("cudaMallocHost").at("allocs") == 20000);
+      CHECK(d.at("counts_by_api").at("cudaFreeHost").at("frees") == 20000);  // the refused ones freed nothing
+    }
+  const Result text = run({cli(), "report", trace});
+  REQUIRE(text.exit_code == 0);
+  CHECK(has(text.out, "  failed frees: 20000 (the memory stayed allocated); the first cudaFreeHost at "));
+  CHECK(has(text.out, " from release at callback_frees.c:21: result 800 cudaErrorNotPermitted\n"));
+  CHECK(has(text.out, "\nFailed frees (refused: the memory stayed allocated)\n  1. cudaFreeHost of 0x"));
+  CHECK(has(text.out, "     refused 20000 times alike, the last at "));
+}

@@ -78,6 +78,14 @@ TEST_CASE("a pool's NVTX heaps and regions: its slab's peak, leak and fragmentat
   CHECK(sites.at(3).at("peak_bytes") == 3 * MiB);
   // NVTX's own functions are the pool's frames: the site is the program's helper.
   CHECK(sites.at(0).at("frames").at(0).at("function") == "region");
+  // Named by the call-site rule: region() and the nearest caller that tells its sites apart.
+  // Six sites share region(): step's lines 105, 107, 108 (each called from main:125), main's
+  // 123, and the staging heap's two from main's 128, 129. They differ at their first caller,
+  // and three callers share each name (step, main): so each with its line.
+  CHECK(sites.at(0).at("site") == "region ← step at nvtx_pool.c:105");
+  CHECK(sites.at(1).at("site") == "region ← main at nvtx_pool.c:123");
+  CHECK(sites.at(2).at("site") == "region ← step at nvtx_pool.c:107");
+  CHECK(sites.at(3).at("site") == "region ← step at nvtx_pool.c:108");
 
   const json& staging = p.at("heaps").at(1);
   CHECK(staging.at("name") == "staging");
@@ -96,7 +104,7 @@ TEST_CASE("check --max-pool-growth fails a CI job on the leak inside the pool, i
   CHECK(bad.exit_code == 1);
   CHECK(has(bad.out,
             "max-pool-growth: growth per iteration inside pools: 4.00 MiB (4,194,304 B), limit 4.00 MiB "
-            "(4,194,303 B); leaking \"kv-block\" regions of heap \"slab\" from region\n"));
+            "(4,194,303 B); leaking \"kv-block\" regions of heap \"slab\" from region ← step at nvtx_pool.c:105\n"));
   CHECK(run({cli(), "check", trace, "--max-pool-growth", "d0:1B"}).exit_code == 1);
   CHECK(run({cli(), "check", trace, "--max-pool-growth", "d1:1B"}).exit_code == 0);  // no heap on device 1
   // The device's own growth: none (the slab does not grow).

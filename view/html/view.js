@@ -489,28 +489,33 @@
     if (py.length > max) shown.splice(max, 0, '... ' + (py.length - max) + ' more Python frames (--frames)');
     return el('pre', { class: 'stack', text: shown.join('\n') || '(no stack recorded)' });
   }
+  // A call site's name by the one call-site rule, with the caller that tells it apart
+  // (docs/cli.md, "Call sites in the user's terms"): the report's `site`.
+  function site(s) {
+    return s.site || '';
+  }
   function tables() {
     const r = report();
     const rd = repDev();
     if (rd) {
       app.append(el('h2', { text: 'Top call sites at the peak, device ' + state.device }));
-      app.append(table('sites-table', ['bytes', 'count', 'kind', 'library', 'stack'],
-        rd.top_call_sites.map((s) => [exact(s.bytes), s.count, s.kind, s.library, frames(s)])));
+      app.append(table('sites-table', ['bytes', 'count', 'kind', 'library', 'site', 'stack'],
+        rd.top_call_sites.map((s) => [exact(s.bytes), s.count, s.kind, s.library, site(s), frames(s)])));
     }
     if (r.held_by_cache_at_exit && r.held_by_cache_at_exit.length) {
       app.append(el('h2', { text: 'Held by caching allocators at exit (kept by design, not leaks)' }));
       const heldRows = [];
-      for (const g of r.held_by_cache_at_exit) for (const s of g.call_sites) heldRows.push([g.allocator, exact(s.bytes), s.count, 'device ' + s.device, s.library, frames(s)]);
-      app.append(table('held-table', ['allocator', 'bytes', 'count', 'device', 'library', 'stack'], heldRows));
+      for (const g of r.held_by_cache_at_exit) for (const s of g.call_sites) heldRows.push([g.allocator, exact(s.bytes), s.count, 'device ' + s.device, s.library, site(s), frames(s)]);
+      app.append(table('held-table', ['allocator', 'bytes', 'count', 'device', 'library', 'site', 'stack'], heldRows));
     }
     app.append(el('h2', { text: 'Possible leaks (live at the end, not held by a caching allocator)' }));
     const leakRows = [];
-    for (const g of r.leaks) for (const s of g.call_sites) leakRows.push([g.kind, exact(s.bytes), s.count, 'device ' + s.device, s.library, frames(s)]);
-    app.append(table('leaks-table', ['kind', 'bytes', 'count', 'device', 'library', 'stack'], leakRows));
+    for (const g of r.leaks) for (const s of g.call_sites) leakRows.push([g.kind, exact(s.bytes), s.count, 'device ' + s.device, s.library, site(s), frames(s)]);
+    app.append(table('leaks-table', ['kind', 'bytes', 'count', 'device', 'library', 'site', 'stack'], leakRows));
     app.append(el('h2', { text: 'Failed allocations (' + r.failed_allocations_total + ')' }));
-    app.append(table('failed-table', ['at', 'device', 'size', 'api / result', 'diagnosis', 'stack'],
+    app.append(table('failed-table', ['at', 'device', 'size', 'api / result', 'diagnosis', 'site', 'stack'],
       r.failed_allocations.map((f) => [secs(f.since_start_ns) + (f.count > 1 ? ' ×' + f.count : ''), f.device, exact(f.size),
-        f.api + ' → ' + f.result_name, f.diagnosis.cause + ': ' + f.diagnosis.summary + (f.diagnosis.advice ? '\n' + f.diagnosis.advice : ''), frames(f)])));
+        f.api + ' → ' + f.result_name, f.diagnosis.cause + ': ' + f.diagnosis.summary + (f.diagnosis.advice ? '\n' + f.diagnosis.advice : ''), site(f), frames(f)])));
     app.append(el('h2', { text: 'Contexts' }));
     app.append(table('contexts-table', ['at', 'device', 'bytes', 'api', 'library', 'stack'],
       r.contexts.map((c) => [secs(c.since_start_ns), c.device, exact(c.bytes), c.api, c.library, frames(c)])));
@@ -551,7 +556,7 @@
       app.append(sortable('pool-sites', [['heap', (x) => x.heap], ['region', (x) => x.name || '(unnamed)'],
         ['class', (x) => x.class], ['per iteration', (x) => x.growth_per_iteration, (v) => (v ? '+' + exact(v) : '')],
         ['at the peak', (x) => x.peak_bytes, exact], ['at the end', (x) => x.end_bytes, exact],
-        ['registered', (x) => x.registered], ['stack', () => 0, (v, x) => frames(x)]], sites, 4));
+        ['registered', (x) => x.registered], ['site', (x) => x.site || ''], ['stack', () => 0, (v, x) => frames(x)]], sites, 4));
       omitted(sitesOmitted, 'sites of the heaps shown');
     }
   }

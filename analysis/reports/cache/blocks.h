@@ -60,6 +60,7 @@ struct BlockSite {
   uint64_t key = 0;           // UserSite::key
   bool from_python = false;   // the key names a Python frame
   uint32_t python_stack = 0;  // the first block's Python stack
+  CallerNames::Names caller;  // the caller that tells it from sites of the same frame (call_site_rule.h)
   std::vector<Frame> frames;
   std::vector<Frame> python_frames;  // from the user's Python frame outwards
   uint64_t allocations = 0;

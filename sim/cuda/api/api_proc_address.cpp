@@ -88,6 +88,8 @@ const Row kRows[] = {
     ROW("cuStreamDestroy", 4000, cuStreamDestroy_v2),
     {"cuStreamSynchronize", 2000, FN(cuStreamSynchronize), nullptr},
     ROW_PTSZ("cuStreamSynchronize", 7000, cuStreamSynchronize),
+    ROW_PTSZ("cuStreamAddCallback", 5000, cuStreamAddCallback),
+    ROW_PTSZ("cuLaunchHostFunc", 10000, cuLaunchHostFunc),
     ROW_PTSZ("cuStreamGetCtx", 9020, cuStreamGetCtx),
     ROW_PTSZ("cuStreamGetCtx", 12050, cuStreamGetCtx_v2),
     ROW_PTSZ("cuStreamBeginCapture", 10000, cuStreamBeginCapture),

@@ -94,12 +94,19 @@ TEST_CASE("the same free memory from a reading NOT at the failure never claims a
   CHECK(f.diagnosis.cause != Cause::kAddressSpace);
 }
 
-TEST_CASE("retries of one request from one call-site frame are one failure, whatever called that frame") {
+TEST_CASE("retries of one request from one call site are one failure, from whichever line of the allocator") {
   TraceBuilder b;
   b.process().device(0, 16 * GiB);
-  // Two paths to the same innermost frame (ip 0x1000): PyTorch's retry reaches cudaMalloc
-  // from another line of its caller. A third failure comes from another frame.
-  b.stack(1, 0, 0x500).stack(2, 1, 0x1000).stack(3, 0, 0x600).stack(4, 3, 0x1000).stack(5, 0, 0x2000);
+  // PyTorch's retry reaches cudaMalloc from another line of the caching allocator (0x1000,
+  // then 0x1010), both called by the program's step (0x500): one call site by the
+  // call-site rule, which skips the allocator's frames. A third failure comes from another
+  // frame of the program's (0x2000).
+  b.stack(1, 0, 0x500).stack(2, 1, 0x1000).stack(4, 1, 0x1010).stack(5, 0, 0x2000);
+  const std::string malloc =
+      "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, "
+      "unsigned long)";
+  b.symbol(0x1000, malloc, "CUDACachingAllocator.cpp", 100).symbol(0x1010, malloc, "CUDACachingAllocator.cpp", 120);
+  b.symbol(0x500, "step", "train.cpp", 12).symbol(0x2000, "other", "train.cpp", 30);
   b.failed(1'000'000, 9 * GiB, 2, 2).failed(1'500'000, 9 * GiB, 2, 4).failed(900'000'000, 9 * GiB, 2, 5);
   const Report r = report_of(b);
   REQUIRE(r.failed.size() == 2);

@@ -54,22 +54,23 @@ TEST_CASE("pytest plugin: each cuda_memory limit passes at the limit and fails p
   CHECK(has(r.out, "3 failed, 3 passed"));
   CHECK(has(r.out, "peak on device 0: 8.00 MiB (8,389,120 B), limit 8.00 MiB (8,388,608 B)"));
   // What held it, though freed by the test's end: both allocations of line 37 (4 MiB, and
-  // 4 MiB + 512 B), one stack.
+  // 4 MiB + 512 B), one stack. No other site of the failure shares malloc's line: by the
+  // call-site rule the frame alone names it (docs/cli.md, "Call sites in the user's terms").
   CHECK(has(r.out,
             "\nat the test's peak, allocated during the test (top call sites):\n"
-            "  8.00 MiB (8,389,120 B) in 2 held at the peak on device 0 from test_cuda_memory.py:17 in malloc <- "
-            "test_cuda_memory.py:37 in test_peak_over\n"));
+            "  8.00 MiB (8,389,120 B) in 2 held at the peak on device 0 from test_cuda_memory.py:17 in malloc\n"));
   CHECK(has(r.out, "leaked on device 0: 3.00 MiB (3,145,728 B) in 2 allocations, limit 1.00 MiB (1,048,576 B)"));
   CHECK(has(r.out, "growth per iteration (marks 'iter') on device 0: 2.00 MiB (2,097,152 B), limit 1.00 MiB"));
   // The leak's call sites in the user's terms (issue 25 §5): it was "libcudart.so.13!cudaMalloc+0x..
   // <- libffi.so.8+0x..", frames no user acts on, then "Python code run by ..."; now the test
   // file's lines from cumemtrace_live_sites_python: the helper's line 17 that called
-  // cudaMalloc, then the test's lines 43 and 44 that called it (pytest's and pluggy's
-  // frames outside them are installed packages', never the user's), largest first.
+  // cudaMalloc, then, the two sites sharing it, the caller that tells them apart: lines 43
+  // and 44 of test_leaks, one name, so each with its line (pytest's and pluggy's frames
+  // outside them are installed packages', never the user's), largest first.
   CHECK(has(r.out,
-            "  2.00 MiB (2,097,152 B) in 1 live on device 0 from test_cuda_memory.py:17 in malloc <- "
+            "  2.00 MiB (2,097,152 B) in 1 live on device 0 from test_cuda_memory.py:17 in malloc ← "
             "test_cuda_memory.py:44 in test_leaks\n"
-            "  1.00 MiB (1,048,576 B) in 1 live on device 0 from test_cuda_memory.py:17 in malloc <- "
+            "  1.00 MiB (1,048,576 B) in 1 live on device 0 from test_cuda_memory.py:17 in malloc ← "
             "test_cuda_memory.py:43 in test_leaks\n"));
   CHECK_FALSE(has(r.out, "libffi"));
   CHECK_FALSE(has(r.out, "pluggy"));
@@ -145,6 +146,8 @@ TEST_CASE("pytest plugin: a max_peak failure names what held the memory at the t
   // test_peak_sites.py: 6 MiB made and freed (a lower peak), then a = 4 MiB (line 23) and
   // b = 4 MiB + 512 B (line 24) make the peak, 8 MiB + 512 B; a freed, 1 MiB made (line 26,
   // after the peak, kept), b freed. Held at the peak: b, then a; live at the end: the 1 MiB.
+  // The two lists named together: three sites of malloc's line 16, each named by its
+  // caller's line in test_peak_held (docs/cli.md, "Call sites in the user's terms").
   TempDir dir;
   std::vector<std::string> argv = pytest_argv();
   argv.back() = kDir + "/test_peak_sites.py";
@@ -155,11 +158,11 @@ TEST_CASE("pytest plugin: a max_peak failure names what held the memory at the t
             "CUDA memory over the cuda_memory limits:\n"
             "  peak on device 0: 8.00 MiB (8,389,120 B), limit 8.00 MiB (8,388,608 B)\n"
             "at the test's peak, allocated during the test (top call sites):\n"
-            "  4.00 MiB (4,194,816 B) in 1 held at the peak on device 0 from test_peak_sites.py:16 in malloc <- "
+            "  4.00 MiB (4,194,816 B) in 1 held at the peak on device 0 from test_peak_sites.py:16 in malloc ← "
             "test_peak_sites.py:24 in test_peak_held\n"
-            "  4.00 MiB (4,194,304 B) in 1 held at the peak on device 0 from test_peak_sites.py:16 in malloc <- "
+            "  4.00 MiB (4,194,304 B) in 1 held at the peak on device 0 from test_peak_sites.py:16 in malloc ← "
             "test_peak_sites.py:23 in test_peak_held\n"
             "live now, allocated during the test (top call sites):\n"
-            "  1.00 MiB (1,048,576 B) in 1 live on device 0 from test_peak_sites.py:16 in malloc <- "
+            "  1.00 MiB (1,048,576 B) in 1 live on device 0 from test_peak_sites.py:16 in malloc ← "
             "test_peak_sites.py:26 in test_peak_held\n"));
 }

@@ -14,11 +14,36 @@ import pickletools
 import sys
 
 
+def unmap_undone(segments, addr, size):
+    """MemoryViz.js puts an unmapped range back and joins it to the segments it touches
+    (an expandable segment is one segment of every mapping in a row)."""
+    segments[addr] = size
+    after = addr + size
+    if after in segments:
+        segments[addr] += segments.pop(after)
+    before = next((a for a, n in segments.items() if a + n == addr), None)
+    if before is not None:
+        segments[before] += segments.pop(addr)
+
+
+def map_undone(segments, addr, size):
+    """MemoryViz.js takes a mapped range out of the segment holding it, splitting it."""
+    holder = next((a for a, n in segments.items() if a <= addr and addr + size <= a + n), None)
+    if holder is None:
+        return False
+    end = holder + segments.pop(holder)
+    if holder < addr:
+        segments[holder] = addr - holder
+    if addr + size < end:
+        segments[addr + size] = end - addr - size
+    return True
+
+
 def history_errors(snapshot):
     """The undo of MemoryViz.js's "Allocator State History" (EventSelector): from the
     end state in `segments`, take the events back one by one, and list every moment a
     live block lies outside every segment (the view goes blank then) or a segment_alloc
-    undoes a segment that is not there (the view drops another one)."""
+    or segment_map undoes a segment that is not there (the view drops another one)."""
     errors = []
     for device, trace in enumerate(snapshot["device_traces"]):
         segments = {s["address"]: s["total_size"] for s in snapshot["segments"] if s["device"] == device}
@@ -38,6 +63,10 @@ def history_errors(snapshot):
                 segments[e["addr"]] = e["size"]
             elif act == "segment_alloc" and segments.pop(e["addr"], None) is None:
                 errors.append(f"device {device} event {i}: segment_alloc of a segment not in the history")
+            elif act == "segment_unmap":
+                unmap_undone(segments, e["addr"], e["size"])
+            elif act == "segment_map" and not map_undone(segments, e["addr"], e["size"]):
+                errors.append(f"device {device} event {i}: segment_map of a range no segment holds")
             elif act == "alloc":
                 blocks.pop(e["addr"], None)
             elif act in ("free", "free_completed"):

@@ -38,8 +38,12 @@ std::vector<std::string> cache_advice(const std::string& allocator, bool map_kno
   return out;
 }
 
+// Where the split of a cache into free and in-use segments came from.
+enum class SplitFrom { kNothing, kBlockMap, kBlocks };
+
 // What releases one holder (holders.h).
-std::vector<std::string> holder_advice(const Holder& h, bool map_known) {
+std::vector<std::string> holder_advice(const Holder& h, SplitFrom from) {
+  const bool map_known = from != SplitFrom::kNothing;
   switch (h.kind) {
     case HolderKind::kPoolSlack:
       return {
@@ -52,6 +56,11 @@ std::vector<std::string> holder_advice(const Holder& h, bool map_known) {
           "call cudaDeviceGraphMemTrim(device), or destroy executable graphs no longer launched"};
     case HolderKind::kCache: return cache_advice(h.owner, map_known);
     case HolderKind::kCacheInUse:
+      if (from == SplitFrom::kBlocks)
+        return {"the blocks in " + h.owner + "'s cache show " + count_of(h.count, "segment") +
+                " holding live tensors: emptying the cache cannot release them (torch.cuda.empty_cache() gives "
+                "back only segments whose blocks are all free). Free the tensors (the call sites below), or make "
+                "the batch or the model smaller"};
       return {h.owner + "'s block map shows " + count_of(h.count, "segment") +
               " split by blocks in use: "
               "emptying the cache cannot release them (torch.cuda.empty_cache() gives back only segments whose "
@@ -86,7 +95,9 @@ Cause cause_of(const Diagnosis& d, const Release& r) {
     return k;
   };
   for (size_t i : r.holders) {
-    live |= is_live(d.holders[i].kind);
+    // Segments split by blocks in use hold the program's tensors: releasing them means
+    // freeing those, so a set with them is demand (docs/report-json.md, holder sets).
+    live |= is_live(d.holders[i].kind) || d.holders[i].kind == HolderKind::kCacheInUse;
     same &= group(d.holders[i].kind) == group(d.holders[r.holders[0]].kind);
   }
   if (live) return Cause::kDemand;
@@ -148,7 +159,10 @@ void explain(Diagnosis& d, const FailureFacts& f) {
     default: break;
   }
   for (size_t i : r.holders)
-    for (auto& a : holder_advice(d.holders[i], f.allocator_map != nullptr)) d.advice.push_back(std::move(a));
+    for (auto& a : holder_advice(d.holders[i], f.allocator_map    ? SplitFrom::kBlockMap
+                                               : f.block_segments ? SplitFrom::kBlocks
+                                                                  : SplitFrom::kNothing))
+      d.advice.push_back(std::move(a));
 }
 
 }  // namespace
@@ -250,6 +264,9 @@ Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks) {
   if (f.allocator_map) {
     hf.map_segments = &f.allocator_map->joined_in_use;
     hf.map_allocator = allocator_display_name(f.allocator_map->allocator);
+  } else if (f.block_segments) {
+    hf.map_segments = f.block_segments;
+    hf.map_allocator = f.block_allocator;
   }
   const CachingAllocators owners(stacks);
   d.device_free = F;

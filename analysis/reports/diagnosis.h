@@ -89,6 +89,10 @@ struct FailureFacts {
   uint64_t graph_pool = format::kUnknown64;
   std::vector<format::GpuProcess> other_processes;
   const AllocatorMapView* allocator_map = nullptr;  // the block map given after the failure
+  // Without a block map, the trace's own blocks at the failure (cache_layout.h): the
+  // caching allocator's segments, each with whether a block in use lies in it.
+  const std::vector<std::pair<uint64_t, bool>>* block_segments = nullptr;
+  std::string block_allocator;  // its display name ("PyTorch")
 };
 
 Diagnosis diagnose(const FailureFacts& f, const Stacks& stacks);

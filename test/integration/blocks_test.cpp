@@ -205,6 +205,28 @@ TEST_CASE("blocks: the allocator's own out-of-memory errors, each with its cause
     CHECK(rep.at("failed_allocations").at(0).at("count") == 2);
     CHECK(rep.at("failed_allocations").at(0).at("diagnosis").at("cause") == "demand");
   }
+  SECTION("another process holds what the tensors would need: the driver's split, cache split by the blocks") {
+    TempDir dir;
+    // 1 GiB, 600 MiB of it another process's: 424 MiB for this one, two 200 MiB tensors.
+    const Result r = traced(dir, {here("torch_blocks"), "crowded"},
+                            one_gib_device({{"SIMCUDA_OTHER_PROCESS_BYTES", std::to_string(600 * MiB)}}));
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out == "crowded: 2 tensors\n");
+    const json rep = report(only_trace(dir));
+    // Inside the cache the tensors hold it all: the blocks alone say demand.
+    CHECK(rep.at("blocks").at("out_of_memory").at(0).at("cause") == "demand");
+    REQUIRE(rep.at("failed_allocations").size() == 1);
+    const json& d = rep.at("failed_allocations").at(0).at("diagnosis");
+    // 24 MiB free, 176 MiB missing: the other process's 600 MiB or the two segments of live
+    // tensors (400 MiB, split by blocks in use, so never the cache's to give back) would
+    // each make it fit; the other process ranks first, as it does with no blocks.
+    CHECK(d.at("cause") == "other-processes");
+    const json& fits = d.at("would_have_fit");
+    REQUIRE(fits.size() == 2);
+    CHECK(fits.at(0).at("holders") == json::array({"other_processes"}));
+    CHECK(fits.at(1).at("holders") == json::array({"cache_in_use:PyTorch"}));
+    CHECK(fits.at(1).at("released") == 400 * MiB);
+  }
   SECTION("free bytes in the cache, split by live tensors: fragmented-cache") {
     TempDir dir;
     const Result r = traced(dir, {here("torch_blocks"), "fragmented"}, one_gib_device());

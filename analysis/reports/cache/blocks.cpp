@@ -155,6 +155,11 @@ class BlockReplay {
   std::map<int32_t, uint64_t> bytes_;                  // per device: live block bytes
 };
 
+bool outside_the_cache(Cause c) {
+  return c == Cause::kOtherProcesses || c == Cause::kPoolReserve || c == Cause::kGraphPool ||
+         c == Cause::kContextAndUntracked;
+}
+
 // blocks.h's rule for an out-of-memory error the allocator raised.
 Diagnosis diagnose_oom(const BlockOom& o, const std::string& allocator) {
   Diagnosis d;
@@ -420,11 +425,16 @@ void add_block_findings(Report& rep, const Stacks& stacks) {
   for (const BlockOom& o : b.ooms) {
     // The driver's refusals of the allocator's segments on its thread since its last block
     // action (PyTorch asks again after giving cached segments back): the same failure.
+    // The blocks decide what only they can see (a limit, pending frees, a fragmented
+    // cache); where they say the live tensors need the memory, the driver's split (its
+    // cache split by the same blocks) may find it elsewhere first: other processes, a
+    // pool's reserve, contexts and untracked memory.
     bool refused = false;
     if (o.driver_refused)
       for (FailedRow& row : rep.failed)
         if (row.tid == o.tid && row.device == o.device && row.last_time_ns > o.since_ns && row.time_ns <= o.time_ns) {
-          row.diagnosis = o.diagnosis;
+          if (o.diagnosis.cause != Cause::kDemand || !outside_the_cache(row.diagnosis.cause))
+            row.diagnosis = o.diagnosis;
           refused = true;
         }
     if (refused) continue;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "read/in_file_order.h"
+
 namespace cumemtrace {
 
 using format::Kind;
@@ -82,6 +84,44 @@ CacheFigures CacheLayout::figures(int32_t device, uint64_t time_ns) const {
     gap(end);
   }
   return f;
+}
+
+std::vector<std::pair<uint64_t, bool>> CacheLayout::segments_in_use(int32_t device) const {
+  std::vector<std::pair<uint64_t, bool>> out;
+  for (const auto& [address, s] : segments_) {
+    if (s.device != device || !s.holds) continue;
+    // A block starting before the segment may reach into it (a block spans mappings).
+    auto b = blocks_.upper_bound(address);
+    bool busy = b != blocks_.end() && b->first < address + s.size;
+    if (!busy && b != blocks_.begin()) busy = std::prev(b)->first + std::prev(b)->second.size > address;
+    out.emplace_back(address, busy);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::pair<uint64_t, bool>>> segments_in_use_at(const Trace& trace, const EventSource& events,
+                                                                       const std::vector<SegmentsAt>& at) {
+  std::vector<std::vector<std::pair<uint64_t, bool>>> out(at.size());
+  // When block records (usage reports) were on: from the first `on` to the first `off`.
+  uint64_t on = format::kUnknown64, off = format::kUnknown64;
+  for (const BlockSource& s : trace.block_sources) {
+    if (!(s.flags & format::kBlockSourceUsageReports)) continue;
+    if (s.state == format::BlockSourceState::kOn) on = std::min(on, s.time_ns);
+    if (s.state == format::BlockSourceState::kOff) off = std::min(off, s.time_ns);
+  }
+  std::multimap<size_t, size_t> wanted;  // event index -> position in `at`
+  for (size_t k = 0; k < at.size(); ++k)
+    if (on != format::kUnknown64 && at[k].time_ns >= on && at[k].time_ns < off) wanted.emplace(at[k].event_index, k);
+  if (wanted.empty()) return out;
+  CacheLayout layout;
+  size_t index = 0;
+  in_file_order(trace, events, [&](const Event* e, const BlockEvent* b, size_t) {
+    if (b) return layout.apply(*b);
+    for (auto [it, end] = wanted.equal_range(index++); it != end; ++it)
+      out[it->second] = layout.segments_in_use(at[it->second].device);
+    layout.apply(*e);
+  });
+  return out;
 }
 
 }  // namespace cumemtrace

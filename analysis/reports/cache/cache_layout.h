@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
+#include <vector>
 
+#include "read/event_source.h"
 #include "read/reader.h"
 
 namespace cumemtrace {
@@ -36,6 +39,10 @@ class CacheLayout {
   void apply(const BlockEvent& b);
   // `device`'s figures now: O(its segments + its live blocks).
   CacheFigures figures(int32_t device, uint64_t time_ns) const;
+  // `device`'s segments (each allocation, each mapping) that hold or held blocks, by
+  // address, each with whether a live or pending block lies in it now: what
+  // torch.cuda.empty_cache() could not give back (holders.h, map_segments).
+  std::vector<std::pair<uint64_t, bool>> segments_in_use(int32_t device) const;
 
  private:
   struct Segment {
@@ -52,5 +59,16 @@ class CacheLayout {
   std::map<uint64_t, Segment> segments_;  // by address (one address space: unified addressing)
   std::map<uint64_t, Block> blocks_;      // live and pending blocks, by address
 };
+
+// CacheLayout::segments_in_use just before each event asked for, as (event index, device),
+// in one scan of the events; none where the trace's block records were not on at that
+// event's time (nothing recorded, or turned off before it).
+struct SegmentsAt {
+  size_t event_index = 0;
+  int32_t device = -1;
+  uint64_t time_ns = 0;
+};
+std::vector<std::vector<std::pair<uint64_t, bool>>> segments_in_use_at(const Trace& trace, const EventSource& events,
+                                                                       const std::vector<SegmentsAt>& at);
 
 }  // namespace cumemtrace

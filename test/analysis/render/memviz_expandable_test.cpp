@@ -24,7 +24,7 @@ BlockEvent block(uint64_t t, fmt::BlockOp op, uint64_t address, uint64_t size, s
 
 }  // namespace
 
-TEST_CASE("memviz: adjacent mappings that hold blocks are one expandable segment; a library's mapping is none") {
+TEST_CASE("memviz: adjacent mappings that hold blocks are one expandable segment, and a library's mapping is none") {
   const uint64_t A = 0x7f0000000000, C = 0x7f0040000000;
   Trace t;
   t.events = {mapping(1000, fmt::Op::kMap, A, 2 * MiB), mapping(2000, fmt::Op::kMap, A + 2 * MiB, 2 * MiB),

@@ -127,3 +127,28 @@ TEST_CASE("cache layout: a block whose free waits on another stream is pending, 
   l.apply(block(format::BlockOp::kFreeCompleted, B + 8 * MiB, format::kUnknown64));
   CHECK(l.figures(0, 9).allocated == 4 * MiB);
 }
+
+TEST_CASE("cache layout: segments in use, as empty_cache() sees them: a block spanning two mappings holds both") {
+  CacheLayout l;
+  l.apply(ev(Op::kMap, Kind::kVmmMap, A, 2 * MiB));
+  l.apply(ev(Op::kMap, Kind::kVmmMap, A + 2 * MiB, 2 * MiB));
+  l.apply(ev(Op::kMap, Kind::kVmmMap, A + 4 * MiB, 2 * MiB));
+  l.apply(ev(Op::kAlloc, Kind::kDevice, B + 4 * MiB, 2 * MiB));
+  l.apply(ev(Op::kAlloc, Kind::kDevice, C, 8 * MiB));  // no block: not the cache's, not listed
+  // [A+1M, A+3M) spans the first two mappings; [A+4M, A+5M) lies in the third; [B+4M, ...)
+  // held a block that was freed, and one pending free.
+  l.apply(block(format::BlockOp::kAlloc, A + 1 * MiB, 2 * MiB));
+  l.apply(block(format::BlockOp::kAlloc, A + 4 * MiB, 1 * MiB));
+  l.apply(block(format::BlockOp::kAlloc, B + 4 * MiB, 1 * MiB));
+  l.apply(block(format::BlockOp::kFree, B + 4 * MiB, 0));
+  using List = std::vector<std::pair<uint64_t, bool>>;
+  CHECK(l.segments_in_use(0) == List{{A, true}, {A + 2 * MiB, true}, {A + 4 * MiB, true}, {B + 4 * MiB, false}});
+  // The spanning block freed: the first two mappings are free; the third's block waits on
+  // another stream: still in use (its memory cannot be given back yet).
+  l.apply(block(format::BlockOp::kFree, A + 1 * MiB, 0));
+  BlockEvent waiting = block(format::BlockOp::kFree, A + 4 * MiB, 0);
+  waiting.flags = format::kBlockPendingFree;
+  l.apply(waiting);
+  CHECK(l.segments_in_use(0) == List{{A, false}, {A + 2 * MiB, false}, {A + 4 * MiB, true}, {B + 4 * MiB, false}});
+  CHECK(l.segments_in_use(1).empty());
+}

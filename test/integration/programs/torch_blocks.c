@@ -23,6 +23,10 @@
  * "demand": tensors of 200 MiB until the device is full: 5 fit (1000 MiB), the 6th fails
  * in the driver with nothing free in the cache: the live tensors need the memory.
  *
+ * "crowded": the same while another process holds 600 MiB of the 1000 MiB (the test sets
+ * SIMCUDA_OTHER_PROCESS_BYTES): 2 fit (400 MiB), the 3rd fails with 24 MiB free; the other
+ * process's 600 MiB would make it fit as well as the tensors' 400 MiB would.
+ *
  * "fragmented": one 100 MiB segment cut into five 20 MiB tensors, the 2nd and the 4th
  * freed (40 MiB free inside the cache, the largest free block 20 MiB); 900 MiB more fill
  * the device (a 900 MiB segment: 1000 MiB reserved, 24 MiB left); then 30 MiB: no free
@@ -94,11 +98,11 @@ static int limit(void) {
   return p ? 1 : 0;
 }
 
-static int demand(void) {
+static int demand(const char* what, int expected) {
   int n = 0;
   while (simtorch_malloc(200 * MiB, 0)) ++n;
-  printf("demand: %d tensors\n", n);
-  return n == 5 ? 0 : 1;
+  printf("%s: %d tensors\n", what, n);
+  return n == expected ? 0 : 1;
 }
 
 static int fragmented(void) {
@@ -148,7 +152,8 @@ int main(int argc, char** argv) {
   if (strcmp(what, "loop") == 0) return loop(1);
   if (strcmp(what, "unmarked") == 0) return loop(0);
   if (strcmp(what, "limit") == 0) return limit();
-  if (strcmp(what, "demand") == 0) return demand();
+  if (strcmp(what, "demand") == 0) return demand(what, 5);
+  if (strcmp(what, "crowded") == 0) return demand(what, 2);
   if (strcmp(what, "fragmented") == 0) return fragmented();
   if (strcmp(what, "streams") == 0) return streams();
   if (strcmp(what, "pending") == 0) return pending();

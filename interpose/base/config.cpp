@@ -82,6 +82,12 @@ const Config& config() {
     // instructions; fewer of them is the user's choice (the rotated H200 step ratio could
     // not tell 8 from 32 apart: docs/validation.md section 17), so the default is DEPTH's.
     k->python_native_depth = uint32_t(env_number("CUMEMTRACE_DEPTH_WITH_PYTHON", k->stack_depth, 0, 256));
+    // A tensor's block event comes from inside the caching allocator: its innermost native
+    // frames are the allocator's and the framework's dispatch, the Python frames name the
+    // line, and the native walk was most of a CPU-bound step's cost (docs/performance.md,
+    // "Block events inside PyTorch's cache"). Four frames still name the allocator's library.
+    k->block_native_depth = uint32_t(
+        env_number("CUMEMTRACE_BLOCK_DEPTH_WITH_PYTHON", std::min<uint32_t>(4, k->python_native_depth), 0, 256));
     k->snapshot_ms = uint32_t(env_number("CUMEMTRACE_SNAPSHOT_MS", 1000, 0, 86'400'000));
     // The promise: a SIGKILLed process leaves a file readable up to <= 100 ms ago.
     k->flush_ms = uint32_t(env_number("CUMEMTRACE_FLUSH_MS", 100, 1, 100));

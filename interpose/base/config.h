@@ -16,6 +16,9 @@ struct Config {
   uint32_t stack_depth;          // CUMEMTRACE_DEPTH: native frames per stack, 0 = no stacks
   uint32_t python_native_depth;  // CUMEMTRACE_DEPTH_WITH_PYTHON: native frames of an event
                                  // that has Python frames (default: CUMEMTRACE_DEPTH's)
+  uint32_t block_native_depth;   // CUMEMTRACE_BLOCK_DEPTH_WITH_PYTHON: native frames of a block
+                                 // event (a tensor) that has Python frames (default 4, at most
+                                 // CUMEMTRACE_DEPTH_WITH_PYTHON's)
   uint32_t snapshot_ms;          // CUMEMTRACE_SNAPSHOT_MS: periodic snapshots, 0 = off
   uint32_t flush_ms;             // CUMEMTRACE_FLUSH_MS: at most 100
   uint32_t nvml_wait_ms;         // CUMEMTRACE_NVML_WAIT_MS: the longest a thread waits for NVML (sampler.h)

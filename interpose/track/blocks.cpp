@@ -102,7 +102,7 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
   PyRawStack python;
   stack.count = 0;
   const bool allocates = d.op == format::BlockOp::kAlloc || d.op == format::BlockOp::kOom;
-  if (allocates) walk_stacks(stack, python);
+  if (allocates) walk_stacks(stack, python, true);
   const uint32_t tid = thread_state().tid;
   char refused[220] = "";
   bool entries_refused = false;

@@ -33,9 +33,11 @@ void check_native_walk(const RawStack& stack, uint32_t depth) {
 
 }  // namespace
 
-void walk_stacks(RawStack& stack, PyRawStack& python) {
+void walk_stacks(RawStack& stack, PyRawStack& python, bool block) {
   walk_python(python);
-  const uint32_t depth = python.count ? config().python_native_depth : config().stack_depth;
+  const uint32_t depth = !python.count ? config().stack_depth
+                         : block       ? config().block_native_depth
+                                       : config().python_native_depth;
   walk_stack(stack, depth);
   if (config().check_stacks) check_native_walk(stack, depth);
 }

@@ -13,8 +13,9 @@
 namespace cumemtrace::interpose {
 
 // The calling thread's Python stack and native stack, the native one as deep as the
-// settings allow with Python frames or without. Outside the tracker's lock.
-void walk_stacks(RawStack& stack, PyRawStack& python);
+// settings allow with Python frames or without (a caching allocator's block event with
+// Python frames: CUMEMTRACE_BLOCK_DEPTH_WITH_PYTHON). Outside the tracker's lock.
+void walk_stacks(RawStack& stack, PyRawStack& python, bool block = false);
 
 // Both stacks' tree ids (0: none), interned from thread `tid`'s previous stacks, their new
 // nodes appended to the records waiting. Under the tracker's lock.

@@ -3,11 +3,15 @@ ctypes from a Python stack DEPTH frames deep, against the simulated runtime. Run
 the tracer with CUMEMTRACE_PYTHON=1 and =0 (bench/run_python_frames.sh does both); the
 difference per call is what reading the Python frames adds.
 
-    python3 bench/python_frames.py LIBCUDART [DEPTH=20] [PAIRS=20000] [REPS=5] [unique]
+    python3 bench/python_frames.py LIBCUDART [DEPTH=20] [PAIRS=20000] [REPS=5] [unique|blocks]
 
 With "unique", each pair comes from a Python call path not seen before: at each of the
 DEPTH-2 levels one of two call sites (lines), picked by a bit of a counter that never
 repeats, the innermost level taking the lowest bit (as alloc_loop --unique does).
+
+With "blocks", LIBCUDART is instead the simulated libc10_cuda.so (sim/torch) and each pair
+is a block taken from and given back to its caching allocator (simtorch_malloc and
+simtorch_free): a block event and its free, no driver call, the cost of a tensor's events.
 
 Prints one line: depth, pairs, best and median ns per call (a pair is two calls)."""
 import ctypes
@@ -20,8 +24,18 @@ depth = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
 reps = int(sys.argv[4]) if len(sys.argv) > 4 else 5
 unique = len(sys.argv) > 5 and sys.argv[5] == "unique"
-malloc, free = rt.cudaMalloc, rt.cudaFree
-free.argtypes = [ctypes.c_void_p]
+blocks = len(sys.argv) > 5 and sys.argv[5] == "blocks"
+if blocks:
+    rt.simtorch_malloc.restype = ctypes.c_void_p
+    rt.simtorch_free.argtypes = [ctypes.c_void_p]
+
+    def malloc(ref, size):  # the block's address in the c_void_p `ref` points at, as cudaMalloc's
+        ctypes.cast(ref, ctypes.POINTER(ctypes.c_void_p))[0] = rt.simtorch_malloc(size, 0)
+
+    free = rt.simtorch_free
+else:
+    malloc, free = rt.cudaMalloc, rt.cudaFree
+    free.argtypes = [ctypes.c_void_p]
 
 
 def loop(n):
@@ -74,4 +88,4 @@ malloc(ctypes.byref(keep), ctypes.c_size_t(512))  # holds the sim's page: every 
 run = unique_loop if unique else (lambda n: nest(depth, n))
 run(pairs // 10)  # warm-up
 times = [run(pairs) for _ in range(reps)]
-print(f"depth={depth} unique={int(unique)} pairs={pairs} best_ns_call={min(times):.1f} median_ns_call={statistics.median(times):.1f}")
+print(f"depth={depth} unique={int(unique)} blocks={int(blocks)} pairs={pairs} best_ns_call={min(times):.1f} median_ns_call={statistics.median(times):.1f}")

@@ -5,6 +5,9 @@
 #            stack and a new one per pair (--unique); no Python in the process
 #   python:  bench/python_frames.py 20 frames deep (Debian's python3 through ctypes, the
 #            runtime API), CUMEMTRACE_DEPTH=32 with Python frames, repeated and unique paths
+#   blocks:  the same 20 frames, each pair a block taken from and given back to the simulated
+#            PyTorch caching allocator (sim/torch): a tensor's two events, no driver call;
+#            its tracker figure is on_torch_memory_usage's (the hook's whole body)
 # Each figure is the difference between a traced and an untraced run of the same loop,
 # divided by the calls made; python's also between two loop lengths, to cancel the
 # interpreter's start-up (PYTHONHASHSEED=0 makes it repeat). An allocation carries the
@@ -31,7 +34,7 @@ count() {
   local total track
   total=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/cg.err" | tail -1)
   track=$(callgrind_annotate --inclusive=yes "$tmp/cg.out" 2>/dev/null |
-          sed -n 's/^ *\([0-9,]*\) .*interpose::track(cumemtrace.*/\1/p' | head -1 | tr -d ,)
+          sed -n "s/^ *\([0-9,]*\) .*interpose::${TRACKED:-track(cumemtrace}.*/\1/p" | head -1 | tr -d ,)
   echo "$total ${track:-0}"
 }
 traced() { LD_PRELOAD="$lib" CUMEMTRACE_OUTPUT="$tmp/t.trace" "$@"; }
@@ -65,3 +68,14 @@ for stacks in repeated unique; do
   on=$(minus "$(CUMEMTRACE_DEPTH=32 traced run $long)" "$(CUMEMTRACE_DEPTH=32 traced run $short)")
   echo "| python, 20 + 32 native | $stacks | $((${plain% *} / made)) | $(per "$d0" "$plain" $made) | $(per "$on" "$plain" $made) |"
 done
+# A tensor's events inside PyTorch's cache: the usage-report hook is the whole cost.
+torch_lib=$build/sim/torch/lib/libc10_cuda.so
+short=$pairs long=$((3 * pairs))
+made=$(((long + long / 10) - (short + short / 10)))
+run() { count "$python" "$script" "$torch_lib" 20 "$1" 1 blocks; }
+plain=$(minus "$(run $long)" "$(run $short)")
+export TRACKED=on_torch_memory_usage
+d0=$(minus "$(CUMEMTRACE_DEPTH=0 CUMEMTRACE_PYTHON=0 traced run $long)" \
+           "$(CUMEMTRACE_DEPTH=0 CUMEMTRACE_PYTHON=0 traced run $short)")
+on=$(minus "$(CUMEMTRACE_DEPTH=32 traced run $long)" "$(CUMEMTRACE_DEPTH=32 traced run $short)")
+echo "| blocks, 20 Python + native | repeated | $((${plain% *} / made)) | $(per "$d0" "$plain" $made) | $(per "$on" "$plain" $made) |"

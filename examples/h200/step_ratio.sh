@@ -12,7 +12,8 @@
 # CUMEMTRACE_DEPTH (the library's defaults, whatever they are); "depthN" sets
 # CUMEMTRACE_DEPTH=N; "nopyN" is depth N
 # without Python frames (CUMEMTRACE_PYTHON=0), to tell their cost from the native stack's;
-# "nosnap" and "nozstd" are the default depth without periodic snapshots
+# "noblocks" is the defaults without the blocks inside PyTorch's cache (CUMEMTRACE_BLOCKS=0),
+# to tell their cost from the segments'; "nosnap" and "nozstd" are the default depth without periodic snapshots
 # (CUMEMTRACE_SNAPSHOT_MS=0) and without compression (CUMEMTRACE_COMPRESS=0), to tell the
 # writer thread's periodic work from the hooks'. "again" is a second untraced run, the A/A
 # control: its ratio is how far one untraced run is from another (docs/validation.md
@@ -56,15 +57,16 @@ for ((r = 1; r <= rounds; ++r)); do
         timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} \
           --record-history --history-stacks python >/dev/null
       else
-        python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1
+        python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1 blocks=1
         [[ $cfg == nopy* ]] && python=0 depth=${cfg#nopy}
         [[ $cfg == nosnap ]] && depth=32 snapshot_ms=0
         [[ $cfg == nozstd ]] && depth=32 compress=0
+        [[ $cfg == noblocks ]] && depth= blocks=0
         [[ $cfg == default || $cfg == before ]] && depth=
         lib=$LIB
         [[ $cfg == before ]] && lib=${BEFORE_LIB:?the "before" configuration needs BEFORE_LIB}
         env LD_PRELOAD=$lib ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
-          CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
+          CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_BLOCKS=$blocks CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
           timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} >/dev/null
       fi
       echo "step_ratio: $run exit $?" >&2

@@ -3,7 +3,8 @@
 # vtable slot the tracer calls is attachAllocatorTraceTracker (by libc10_cuda.so's own
 # symbol table, where the wheel keeps one); the requested bytes, streams, pools and pending
 # frees the trace holds equal memory_stats() and memory_snapshot(), in the default and
-# expandable-segments modes; the report's words on a free that waits.
+# expandable-segments modes; the report's words on a free that waits; the memviz export of
+# the trace's end equals the snapshot block for block and draws in PyTorch's _memory_viz.
 #   examples/h200/trace_entries_proof.sh OUTDIR
 set -u
 . "$(dirname "$0")/proof_setup.sh" trace_entries "$@"
@@ -29,7 +30,7 @@ for mode in default expandable; do
   esac
   echo "== $mode" >>"$LOG"
   PYTORCH_CUDA_ALLOC_CONF=$conf timeout 300 "$CLI" run -o "$WORK/$mode-%p.trace" -- \
-    "$PY" "$here/python/trace_entries_loop.py" "$WORK/$mode.jsonl" "$steps" >>"$LOG" 2>&1
+    "$PY" "$here/python/trace_entries_loop.py" "$WORK/$mode.jsonl" "$steps" exit >>"$LOG" 2>&1
   echo "run exit $?" >>"$LOG"
   t=$(ls "$WORK/$mode"-*.trace | head -n 1)
   "$CLI" dump "$t" >"$WORK/$mode.dump" 2>>"$LOG"
@@ -38,6 +39,10 @@ for mode in default expandable; do
   echo "compare exit $?" >>"$LOG"
   "$CLI" report --top 5 --frames 4 "$t" >"$OUT/entries-$mode.txt" 2>&1
   "$CLI" export --format memviz "$t" -o "$WORK/$mode.pickle" >>"$LOG" 2>&1
+  "$PY" "$here/python/memviz_snapshot_compare.py" "$WORK/$mode.pickle" "$WORK/$mode.jsonl" >>"$LOG" 2>&1
+  echo "memviz compare exit $?" >>"$LOG"
+  "$PY" "$here/python/memviz_check.py" "$WORK/$mode.pickle" "$WORK/viz-$mode" >>"$LOG" 2>&1
+  echo "memviz_check exit $?" >>"$LOG"
   "$PY" - "$WORK/$mode.pickle" >>"$LOG" 2>&1 <<'PY'
 import collections, pickle, sys
 d = pickle.load(open(sys.argv[1], "rb"))

@@ -2,7 +2,7 @@
 """What only PyTorch's trace entries tell (docs/validation.md, "PyTorch's trace entries"):
 requested bytes, streams, pools, and frees that wait on another stream.
 
-usage: trace_entries_loop.py LOG STEPS
+usage: trace_entries_loop.py LOG STEPS [exit]
 
 An MLP trained with Adam; each step a tensor used on a side stream (record_stream) and
 freed while that stream may still use it (its free waits), a tensor kept per step; then a
@@ -10,9 +10,13 @@ CUDA graph captured (its private pool), a tensor made in a MemPool, and a last f
 still waits when the snapshot is taken. Writes JSON Lines
 to LOG: after each step {"t", "allocated", "requested", "reserved"} from memory_stats(),
 then {"snapshot": [[segment address, total_size, stream, pool id, [[address, size,
-requested_size, state], ...]], ...], "t"} from memory_snapshot().
+requested_size, state], ...]], ...], "t"} from memory_snapshot(). With `exit`, the
+process ends with os._exit(0) right after, so that the trace ends in the snapshot's state
+(the interpreter frees nothing on the way out) and an export of its end can be compared
+with the snapshot block for block.
 """
 import json
+import os
 import sys
 import time
 
@@ -92,3 +96,6 @@ for s in snap:
 log.write(json.dumps({"snapshot": segments, "t": t}) + "\n")
 log.close()
 print("graph pool", graph.pool(), "mem pool", pool.id, "steps", steps)
+if sys.argv[3:] == ["exit"]:
+    sys.stdout.flush()
+    os._exit(0)

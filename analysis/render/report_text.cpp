@@ -393,8 +393,9 @@ const FailedRow* last_unrecovered(const Report& rep) {
 
 }  // namespace
 
-// The answer first (issue 27): each device's peak with what held it, what failed and why,
-// what grew each iteration, what was live at exit; the sections below give the details.
+// The answer first (docs/cli.md, `report`'s Summary): each device's peak with what held it,
+// what failed and why, what grew each iteration, what was live at exit; the sections below
+// give the details.
 void summary(std::ostream& out, const Report& rep) {
   out << "\nSummary\n";
   for (const auto& d : rep.devices) {

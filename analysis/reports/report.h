@@ -78,7 +78,7 @@ struct NvmlSplit {
   uint64_t pool_slack = 0;  // the default async pool's reserve beyond its live allocations
   uint64_t graph_pool = 0;  // 1.9: the CUDA graph memory pool's reserve read in the same snapshot
   uint64_t untracked = 0;   // the rest, clamped at 0
-  // Issue 29.7: snapshot entries whose NVML reading did not come within the tracer's wait
+  // Snapshot entries whose NVML reading did not come within the tracer's wait
   // (kMomentReadingMissed), and whether one of them was taken at the peak: the peak's own
   // reading missed it, so the split shown is a reading from another moment.
   uint64_t readings_missed = 0;
@@ -123,7 +123,8 @@ struct DeviceReport {
   std::vector<SiteRow> top_sites;      // at peak, by live bytes
   uint64_t top_sites_omitted = 0;      // call sites beyond --top
   std::vector<LibraryRow> by_library;  // at peak
-  // Device bytes live at the end split (held_at_exit.h): held by a caching allocator's cache
+  // Device bytes live at the end split (docs/report-json.md, "Held at exit is not leaked"):
+  // held by a caching allocator's cache
   // (kept by design until exit) and possible leaks (the rest, and cache bytes at call sites
   // growth classifies `leak`); the two sum to end_device_bytes.
   uint64_t end_held_by_cache_bytes = 0;

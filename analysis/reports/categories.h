@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "replay/replay.h"
-#include "reports/allocator_map.h"
+#include "reports/oom/allocator_map.h"
 #include "stacks/categories.h"
 #include "stacks/stacks.h"
 

@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "read/reader.h"
-#include "reports/iterations.h"
+#include "reports/growth/iterations.h"
 #include "replay/live_sets.h"
 #include "replay/replay.h"
 #include "stacks/call_site_rule.h"

@@ -1,11 +1,11 @@
 // `cumemtrace html`'s data: html_data.h says what is kept and why.
-#include "render/html_data.h"
+#include "render/page/html_data.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "render/site_bands.h"
+#include "render/page/site_bands.h"
 #include "stacks/call_site_rule.h"
 #include "base/escape.h"
 #include "base/progress.h"

@@ -1,4 +1,4 @@
-#include "render/site_bands.h"
+#include "render/page/site_bands.h"
 
 #include <algorithm>
 

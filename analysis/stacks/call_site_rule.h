@@ -91,8 +91,8 @@ class UserSites {
   mutable std::map<std::pair<uint32_t, uint32_t>, UserSite> sites_;        // (stack, python stack) -> site
 };
 
-// A frame as keys hold it, the same in every run and checkout (stacks.h: frame_name,
-// source_key): "FILE:FUNCTION:LINE" for a Python frame, "FUNCTION FILE:LINE" (or frame_name
+// A frame as keys hold it, the same in every run and checkout (stacks.h: describe's kName,
+// source_key): "FILE:FUNCTION:LINE" for a Python frame, "FUNCTION FILE:LINE" (or the kName
 // alone, without a source line) for a native one.
 std::string frame_key(const Frame& f);
 

@@ -73,8 +73,8 @@ def read_graph(top: Path) -> dict[str, Target]:
         current = None
         for name, args in commands(cmake):
             if name == "function":
-                current = (args[0].lower(), args[1], [])
-            elif name == "endfunction":
+                current = (args[0].lower(), args[1] if len(args) > 1 else "", [])
+            elif name == "endfunction" and current is not None:
                 functions[current[0]] = (current[1], current[2])
                 current = None
             elif current is not None:

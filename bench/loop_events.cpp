@@ -3,7 +3,7 @@
 //   loop_events [ALLOCATIONS] [KEPT]   (default 200000 allocations, 0 kept)
 // Each iteration allocates once from each of four call sites and then frees what the
 // iteration before allocated, so that `report` finds the loop from the allocations
-// (reports/iterations.h: one boundary at each allocation of the first site). KEPT of the
+// (reports/growth/iterations.h: one boundary at each allocation of the first site). KEPT of the
 // allocations, spread evenly over the run, are never freed: the live set that grows from
 // one boundary to the next. Sizes 1-8 KiB, so that a million kept fit the simulated device.
 #include <cuda_runtime_api.h>

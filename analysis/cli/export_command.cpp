@@ -18,7 +18,7 @@
 #include "render/export/memviz.h"
 #include "replay/live_time.h"
 #include "base/output_file.h"
-#include "read/trace_check.h"
+#include "read/damage/trace_check.h"
 
 namespace cumemtrace {
 namespace {

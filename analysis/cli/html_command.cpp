@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "read/event_source.h"
-#include "render/html_data.h"
+#include "render/page/html_data.h"
 #include "render/job_view.h"
-#include "render/page_tables.h"
+#include "render/page/page_tables.h"
 #include "reports/job.h"
 #include "html_page.h"
 #include "base/json_text.h"
@@ -18,7 +18,7 @@
 #include "render/report_json.h"
 #include "render/report_text.h"
 #include "symbols/symbolize.h"
-#include "read/trace_check.h"
+#include "read/damage/trace_check.h"
 
 namespace cumemtrace {
 namespace {

@@ -9,7 +9,7 @@
 #include "base/output_file.h"
 #include "base/progress.h"
 #include "read/reader_chunks.h"
-#include "read/trace_check.h"
+#include "read/damage/trace_check.h"
 
 namespace cumemtrace {
 namespace {

@@ -17,7 +17,7 @@
 #include "reports/report.h"
 #include "render/report_json.h"
 #include "render/report_text.h"
-#include "read/trace_check.h"
+#include "read/damage/trace_check.h"
 #include "base/units.h"
 
 namespace cumemtrace {

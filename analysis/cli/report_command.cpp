@@ -17,7 +17,7 @@
 #include "render/views/views.h"
 #include "reports/views/allocation_stats.h"
 #include "symbols/symbolize.h"
-#include "read/trace_check.h"
+#include "read/damage/trace_check.h"
 #include "cli/trace_inputs.h"
 #include "base/json_text.h"
 #include "base/option_file.h"

@@ -18,7 +18,8 @@ std::string key_of(const SiteRow& row) {
   if (row.frames.empty()) return row.library + " (no stack)";
   const Frame& f = row.frames.front();
   if (f.function.empty())
-    return (f.module.empty() ? row.library + " " + frame_name(f) : frame_name(f)) + row.caller.key;
+    return (f.module.empty() ? row.library + " " + describe(f, FrameStyle::kName) : describe(f, FrameStyle::kName)) +
+           row.caller.key;
   std::string key = row.library + " " + f.function;
   if (!f.file.empty()) key += " " + source_key(f.file) + ":" + std::to_string(f.line);
   return key + row.caller.key;

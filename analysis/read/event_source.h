@@ -1,7 +1,7 @@
 // A trace's events, read as many times as a command needs: held in memory (a Trace read
 // whole), or read again from the file on each pass, chunk by chunk, so that a sealed trace
-// of any length costs the memory of one chunk's events (issue 10: `report` on 10^8 events
-// held 32 B per event, 3.2 GB).
+// of any length costs the memory of one chunk's events (held whole, `report` on 10^8 events
+// took 32 B per event, 3.2 GB: docs/performance.md, "`report` in passes over the file").
 //
 // `report` reads the events twice (report.h): once to replay and gather, once to copy the
 // live sets at moments found by the first pass (peaks, failures, iteration boundaries).

@@ -7,7 +7,7 @@
 
 #include "base/progress.h"
 #include "cumemtrace/checksum.h"
-#include "read/plausible.h"
+#include "read/damage/plausible.h"
 
 namespace cumemtrace::read_detail {
 

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "read/cut_guard.h"
+#include "read/damage/cut_guard.h"
 #include "read/parser.h"
 #include "read/reader_chunks.h"
 

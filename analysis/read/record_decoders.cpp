@@ -5,7 +5,7 @@
 
 #include "read/inflate.h"
 #include "read/parser.h"
-#include "read/plausible.h"
+#include "read/damage/plausible.h"
 
 namespace cumemtrace::read_detail {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "cumemtrace/rules/fragmentation.h"
-#include "read/integrity.h"
+#include "read/damage/integrity.h"
 #include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 

@@ -63,8 +63,7 @@ std::string reason_name(format::SnapshotReason r) {
 // At most `max` of them (--frames, as for native frames), then how many were left out.
 void python_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent, size_t max) {
   for (size_t i = 0; i < fs.size() && i < max; ++i)
-    out << indent << printable(fs[i].file) << ':' << (fs[i].line ? std::to_string(fs[i].line) : std::string("?"))
-        << " in " << printable(fs[i].function) << '\n';
+    out << indent << printable(describe(fs[i], FrameStyle::kReport)) << '\n';
   if (fs.size() > max) out << indent << "... " << count_of(fs.size() - max, "more Python frame") << " (--frames)\n";
 }
 
@@ -73,11 +72,7 @@ void frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent)
   size_t shown = fs.size();
   while (shown > 0 && is_libc_startup(fs[shown - 1])) --shown;
   for (size_t i = 0; i < shown; ++i) {
-    const Frame& f = fs[i];
-    out << indent << '#' << i << ' '
-        << (f.function.empty() ? printable(frame_name(f)) : printable(elide_templates(f.function)));
-    if (!f.file.empty()) out << " at " << printable(f.file) << ':' << f.line;
-    out << " (" << (f.module.empty() ? "?" : printable(f.module)) << ")\n";
+    out << indent << '#' << i << ' ' << printable(describe(fs[i], FrameStyle::kReport)) << '\n';
   }
   if (fs.empty()) out << indent << "(no stack recorded)\n";
 }
@@ -393,8 +388,9 @@ const FailedRow* last_unrecovered(const Report& rep) {
 
 }  // namespace
 
-// The answer first (issue 27): each device's peak with what held it, what failed and why,
-// what grew each iteration, what was live at exit; the sections below give the details.
+// The answer first (docs/cli.md, `report`'s Summary): each device's peak with what held it,
+// what failed and why, what grew each iteration, what was live at exit; the sections below
+// give the details.
 void summary(std::ostream& out, const Report& rep) {
   out << "\nSummary\n";
   for (const auto& d : rep.devices) {

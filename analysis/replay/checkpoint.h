@@ -1,6 +1,7 @@
 // The checkpoint index of a trace (`cumemtrace index`, `TRACE.idx`): what `live --at`
 // needs to answer one moment deep in a long trace without reading and replaying
-// everything before it (issue 10: one moment in a 100 M-event trace in under a second).
+// everything before it (one moment in a 100 M-event trace in under a second:
+// docs/performance.md, "The checkpoint index").
 //
 // Every `every` events or so, at the end of a sealed chunk (reader_chunks.h: reading can
 // start again there), the index keeps a checkpoint: the byte offset, how many events lie

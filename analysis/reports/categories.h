@@ -1,5 +1,5 @@
 // Bytes and counts per category (stacks/categories.h) of what was live at one moment: the
-// peak, the end, a failed allocation (issue 28 §1; `report --by category`).
+// peak, the end, a failed allocation (docs/categories.md; `report --by category`).
 //
 // A caching allocator's allocation is a segment that serves many tensors: the driver sees
 // one cudaMalloc (or one physical handle) per segment, so its category is that of the
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "replay/replay.h"
-#include "reports/allocator_map.h"
+#include "reports/oom/allocator_map.h"
 #include "stacks/categories.h"
 #include "stacks/stacks.h"
 

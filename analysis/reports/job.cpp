@@ -34,7 +34,8 @@ std::string site_name(const SiteRow& s) {
     if (!f.file.empty()) out += " (" + source_key(f.file) + ":" + std::to_string(f.line) + ")";
     return out + s.caller.text;
   }
-  if (!s.frames.empty() && !s.frames.front().module.empty()) return frame_name(s.frames.front()) + s.caller.text;
+  if (!s.frames.empty() && !s.frames.front().module.empty())
+    return describe(s.frames.front(), FrameStyle::kName) + s.caller.text;
   return s.node ? "(not symbolized)" : "(no stack)";
 }
 

@@ -39,7 +39,7 @@
 #include "cumemtrace/rules/fragmentation.h"
 #include "read/event_source.h"
 #include "read/reader.h"
-#include "reports/growth.h"
+#include "reports/growth/growth.h"
 #include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
 

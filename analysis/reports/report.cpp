@@ -8,7 +8,7 @@
 #include "reports/moments.h"
 #include "base/progress.h"
 #include "stacks/python_stacks.h"
-#include "reports/report_failures.h"
+#include "reports/oom/report_failures.h"
 #include "replay/live_sets.h"
 
 #include <algorithm>

@@ -11,18 +11,18 @@
 #include <vector>
 
 #include "cumemtrace/rules/fragmentation.h"
-#include "reports/allocator_map.h"
+#include "reports/oom/allocator_map.h"
 #include "reports/cache/blocks.h"
 #include "reports/categories.h"
 #include "reports/functions.h"
 #include "reports/pools.h"
 #include "reports/ranges.h"
 #include "read/reader.h"
-#include "reports/diagnosis.h"
+#include "reports/oom/diagnosis.h"
 #include "read/event_source.h"
 #include "reports/graph_pool.h"
-#include "reports/growth.h"
-#include "read/integrity.h"
+#include "reports/growth/growth.h"
+#include "read/damage/integrity.h"
 #include "replay/replay.h"
 #include "stacks/call_site_rule.h"
 #include "stacks/stacks.h"
@@ -78,7 +78,7 @@ struct NvmlSplit {
   uint64_t pool_slack = 0;  // the default async pool's reserve beyond its live allocations
   uint64_t graph_pool = 0;  // 1.9: the CUDA graph memory pool's reserve read in the same snapshot
   uint64_t untracked = 0;   // the rest, clamped at 0
-  // Issue 29.7: snapshot entries whose NVML reading did not come within the tracer's wait
+  // Snapshot entries whose NVML reading did not come within the tracer's wait
   // (kMomentReadingMissed), and whether one of them was taken at the peak: the peak's own
   // reading missed it, so the split shown is a reading from another moment.
   uint64_t readings_missed = 0;
@@ -123,7 +123,8 @@ struct DeviceReport {
   std::vector<SiteRow> top_sites;      // at peak, by live bytes
   uint64_t top_sites_omitted = 0;      // call sites beyond --top
   std::vector<LibraryRow> by_library;  // at peak
-  // Device bytes live at the end split (held_at_exit.h): held by a caching allocator's cache
+  // Device bytes live at the end split (docs/report-json.md, "Held at exit is not leaked"):
+  // held by a caching allocator's cache
   // (kept by design until exit) and possible leaks (the rest, and cache bytes at call sites
   // growth classifies `leak`); the two sum to end_device_bytes.
   uint64_t end_held_by_cache_bytes = 0;
@@ -275,7 +276,7 @@ struct Report {
   Pools pools;                                        // inside pools that told NVTX (pools.h); 1.12
   Blocks blocks;                                      // inside a caching allocator (blocks.h); 1.13
   // Where the first pass's replay found each device's peak and each failed allocation, by
-  // event index in file order: the page (render/html_data.h) takes its moments there
+  // event index in file order: the page (render/page/html_data.h) takes its moments there
   // without a replay of its own to find them. Not printed.
   std::map<int32_t, size_t> peak_events;                  // devices that had a peak
   std::vector<std::pair<size_t, int32_t>> failed_events;  // (event index, device), in file order

@@ -192,7 +192,7 @@ std::vector<Frame> UserSites::user_part(uint32_t stack_id, uint32_t python_stack
 
 std::string frame_key(const Frame& f) {
   if (f.python) return source_key(f.file) + ":" + f.function + ":" + std::to_string(f.line);
-  if (f.function.empty()) return frame_name(f);
+  if (f.function.empty()) return describe(f, FrameStyle::kName);
   return f.file.empty() ? f.function : f.function + " " + source_key(f.file) + ":" + std::to_string(f.line);
 }
 
@@ -205,18 +205,11 @@ std::vector<std::string> caller_keys(const std::vector<Frame>& part) {
 }
 
 // A caller as a person names it: its function ("keep_history"), else its file and line.
-std::string caller_text(const Frame& f) {
-  if (f.python) return f.function.empty() ? source_key(f.file) + ":" + std::to_string(f.line) : f.function;
-  return f.function.empty() ? frame_name(f) : elide_templates(f.function);
-}
+std::string caller_text(const Frame& f) { return describe(f, FrameStyle::kCaller); }
 
 // The same with its line, where another site's caller has the same name: "train.py:44 in
 // test_leaks", "keep_history at train.cpp:25".
-std::string caller_where(const Frame& f) {
-  if (f.file.empty()) return caller_text(f);
-  const std::string at = source_key(f.file) + ":" + std::to_string(f.line);
-  return f.python ? at + " in " + f.function : caller_text(f) + " at " + at;
-}
+std::string caller_where(const Frame& f) { return describe(f, FrameStyle::kCallerAt); }
 
 }  // namespace
 
@@ -301,8 +294,7 @@ std::string elide_templates(std::string_view name) {
 
 std::string user_frame_text(const std::vector<Frame>& native, const std::vector<Frame>& python,
                             std::string_view caller) {
-  if (const Frame* f = user_python_frame(python))
-    return f->file + ":" + (f->line ? std::to_string(f->line) : "?") + " in " + f->function + std::string(caller);
+  if (const Frame* f = user_python_frame(python)) return describe(*f, FrameStyle::kReport) + std::string(caller);
   if (native.empty() || native[0].function.empty()) return "";
   return elide_templates(native[0].function) + std::string(caller);
 }

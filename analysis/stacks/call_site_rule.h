@@ -1,4 +1,4 @@
-// What a call site is, in the user's terms (issue 25, §5): one rule, written once, that
+// What a call site is, in the user's terms (docs/cli.md): one rule, written once, that
 // every table of call sites follows (stacks.h: Stacks::user_site).
 //
 // `user` (the default): the innermost frame that is the user's —
@@ -13,7 +13,7 @@
 //      THPVariable_, wrapper_<backend>__ (PyTorch's registered kernels), _Py*, Py*;
 //   3. else the frame the `native` rule below gives.
 // `native`: rule 2 alone, Python frames left aside; when every native frame is excluded,
-//   the first frame outside the tracer, CUDA and allocators (the rule before issue 25).
+//   the first frame outside the tracer, CUDA and allocators.
 // `innermost`: the first frame outside the tracer and CUDA, nothing else skipped (also what
 //   --no-allocator-skip gives, whatever the rule); that frame alone is the site, whoever
 //   called it.
@@ -91,8 +91,8 @@ class UserSites {
   mutable std::map<std::pair<uint32_t, uint32_t>, UserSite> sites_;        // (stack, python stack) -> site
 };
 
-// A frame as keys hold it, the same in every run and checkout (stacks.h: frame_name,
-// source_key): "FILE:FUNCTION:LINE" for a Python frame, "FUNCTION FILE:LINE" (or frame_name
+// A frame as keys hold it, the same in every run and checkout (stacks.h: describe's kName,
+// source_key): "FILE:FUNCTION:LINE" for a Python frame, "FUNCTION FILE:LINE" (or the kName
 // alone, without a source line) for a native one.
 std::string frame_key(const Frame& f);
 

@@ -1,4 +1,4 @@
-// What an allocation is for, in the terms a large-model user reads first (issue 28 §1):
+// What an allocation is for, in the terms a large-model user reads first (docs/categories.md):
 // weights, gradients, optimizer state, activations, NCCL buffers, library workspaces...
 // A first-match rule table over the frames of the allocation's merged stack (native and
 // Python, python_stacks.h), as Meta's Mosaic has over PyTorch snapshots, but applied to

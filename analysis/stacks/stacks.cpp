@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "stacks/allocator_frames.h"
+#include "stacks/call_site_rule.h"
 
 namespace cumemtrace {
 
@@ -13,7 +14,9 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string frame_name(const Frame& f) {
+namespace {
+
+std::string whole_name(const Frame& f) {
   if (!f.function.empty()) return f.function;
   char buf[40];
   if (f.module.empty()) {
@@ -22,6 +25,46 @@ std::string frame_name(const Frame& f) {
   }
   std::snprintf(buf, sizeof buf, "+0x%llx", static_cast<unsigned long long>(f.offset));
   return f.module + buf;
+}
+
+std::string line_or_unknown(const Frame& f) { return f.line ? std::to_string(f.line) : "?"; }
+std::string module_or_unknown(const Frame& f) { return f.module.empty() ? "?" : f.module; }
+
+}  // namespace
+
+std::string describe(const Frame& f, FrameStyle style) {
+  const auto name = [&] { return f.function.empty() ? whole_name(f) : elide_templates(f.function); };
+  const auto at = [&](const std::string& file) {
+    return f.file.empty() ? std::string() : " at " + file + ":" + std::to_string(f.line);
+  };
+  switch (style) {
+    case FrameStyle::kName: return whole_name(f);
+    case FrameStyle::kReport:
+      if (f.python) return f.file + ":" + line_or_unknown(f) + " in " + f.function;
+      return name() + at(f.file) + " (" + module_or_unknown(f) + ")";
+    case FrameStyle::kPage:
+    case FrameStyle::kFlame:
+      if (f.python) return f.function + " (" + f.file + ":" + line_or_unknown(f) + ")";
+      return name() + at(style == FrameStyle::kFlame ? basename_of(f.file) : f.file) + " (" + module_or_unknown(f) +
+             ")";
+    case FrameStyle::kLabel: {
+      std::string s = f.python ? f.function : elide_templates(f.function);
+      if (!f.file.empty()) s += " (" + basename_of(f.file) + ":" + line_or_unknown(f) + ")";
+      return s;
+    }
+    case FrameStyle::kExport:
+      if (f.python) return f.function + " (" + source_key(f.file) + ":" + line_or_unknown(f) + ")";
+      return whole_name(f) + " [" + module_or_unknown(f) + "]";
+    case FrameStyle::kCaller:
+      if (f.python) return f.function.empty() ? source_key(f.file) + ":" + std::to_string(f.line) : f.function;
+      return name();
+    case FrameStyle::kCallerAt: {
+      if (f.file.empty()) return describe(f, FrameStyle::kCaller);
+      const std::string where = source_key(f.file) + ":" + std::to_string(f.line);
+      return f.python ? where + " in " + f.function : name() + " at " + where;
+    }
+  }
+  return whole_name(f);
 }
 
 std::string source_key(std::string_view file) {

@@ -34,7 +34,7 @@ struct Frame {
   uint32_t line = 0;
   bool python = false;  // a Python frame (trace 1.6): file, function and line only
   bool entry = false;   // ... the first that its evaluation loop ran (python_stacks.h)
-  uint64_t offset = 0;  // ip less its module's load bias: the same in every run (frame_name)
+  uint64_t offset = 0;  // ip less its module's load bias: the same in every run (describe)
 };
 
 class Stacks {
@@ -71,11 +71,28 @@ class Stacks {
 
 std::string basename_of(const std::string& path);
 
-// Names that hold across runs and checkouts (docs/cli.md, "Call sites"), the one rule for
-// every key and every name a frame is shown by:
-// a frame's name is its function, or "module+0xOFFSET" (offset from the module's load
-// base) when it has no symbol; "0xIP" only when no module covers it.
-std::string frame_name(const Frame& f);
+// How a frame is put into words: one function for every display, export and key, each
+// form as its output has it (docs/cli.md, docs/formats.md, docs/html-report.md). A frame's
+// name holds across runs and checkouts (docs/cli.md, "Call sites"): its function, or
+// "module+0xOFFSET" (offset from the module's load base) when it has no symbol; "0xIP" only
+// when no module covers it. Below, NAME is that name with the function's template arguments
+// elided (elide_templates), SOURCE the file as keys hold it (source_key), LINE? the line or
+// "?" when unknown. Python frame | native frame:
+enum class FrameStyle {
+  kName,      // the name whole | the same: memviz's frames, keys
+  kReport,    // report's stacks: "FILE:LINE? in FUNCTION" | "NAME at FILE:LINE (MODULE)"
+  kPage,      // the page's band frames: "FUNCTION (FILE:LINE?)" | as kReport
+  kFlame,     // the page's flame graph: as kPage, the native file by its base name
+  kLabel,     // the page's short site labels: "FUNCTION (BASENAME:LINE?)" | the same, the
+              // function's templates elided; "" when neither function nor file is known
+  kExport,    // folded, pprof, chrome, jsonl, the tree views: "FUNCTION (SOURCE:LINE?)" |
+              // "the name whole [MODULE]"
+  kCaller,    // a caller as a person names it: FUNCTION, else "SOURCE:LINE" | NAME
+  kCallerAt,  // the same with its line: "SOURCE:LINE in FUNCTION" | "NAME at SOURCE:LINE"
+};
+// " at FILE:LINE" is left out when the file is not known, "(MODULE)" reads "(?)" when no
+// module covers the frame. Raw text: a display escapes it (base/escape.h).
+std::string describe(const Frame& f, FrameStyle style);
 // A source file as keys hold it: the path below the last site-packages/ or dist-packages/
 // ("torch/nn/modules/linear.py"), else its basename ("train.cpp").
 std::string source_key(std::string_view file);

@@ -234,8 +234,8 @@ nvtxDomainHandle_t domain_create_a(const char* name) {
 
 // A registered string lives as long as the process: its handle is a copy we never free,
 // kept in kMaxStrings slots so that a message is read only through a handle we gave (a
-// program may pass any value as one: a bad one was read and the program died, review of
-// 2026-12-04). Past the slots a string is registered but its messages read "(registered string)".
+// program may pass any value as one, and reading through a bad one kills the program). Past
+// the slots a string is registered but its messages read "(registered string)".
 constexpr size_t kMaxStrings = 4096;
 std::atomic<const char*> g_strings[kMaxStrings];
 std::atomic<size_t> g_string_count{0};

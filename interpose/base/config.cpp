@@ -89,10 +89,11 @@ const Config& config() {
     k->block_native_depth = uint32_t(
         env_number("CUMEMTRACE_BLOCK_DEPTH_WITH_PYTHON", std::min<uint32_t>(4, k->python_native_depth), 0, 256));
     k->snapshot_ms = uint32_t(env_number("CUMEMTRACE_SNAPSHOT_MS", 1000, 0, 86'400'000));
-    // The issue's promise: a SIGKILLed process leaves a file readable up to <= 100 ms ago.
+    // A SIGKILLed process leaves a file readable up to <= 100 ms ago (README, CUMEMTRACE_FLUSH_MS).
     k->flush_ms = uint32_t(env_number("CUMEMTRACE_FLUSH_MS", 100, 1, 100));
     // A real NVML answers in 0.2-0.8 ms (docs/validation.md section 16); a slow one must
-    // not hold up the job (issue 29.7), so a program's thread waits this long at most.
+    // not hold up the job (docs/capture-and-fork.md, "A slow or hung NVML"), so a program's
+    // thread waits this long at most.
     k->nvml_wait_ms = uint32_t(env_number("CUMEMTRACE_NVML_WAIT_MS", 100, 0, 60'000));
     k->granule_bytes = env_number("CUMEMTRACE_GRANULE", 2ull << 20, 1, 1ull << 30);
     k->buffer_limit_bytes = env_number("CUMEMTRACE_BUFFER_MB", 256, 1, 1 << 16) << 20;

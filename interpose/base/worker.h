@@ -8,7 +8,7 @@
 //   outside every lock the fork holds, and a child that inherits an allocator locked
 //   mid-allocation (GCC 12's AddressSanitizer allocator is not fork-safe) hangs at its
 //   first allocation: 1 child in 100 of the NVTX fork test under ASan, 1 in ~80 of the
-//   NVML reader's under load, before. Bounded: a thread stuck on a slow disk or a hung
+//   NVML reader's under load, without the pause. Bounded: a thread stuck on a slow disk or a hung
 //   NVML must not hold the program's fork up.
 // - Its state is never destroyed (the thread may still be running at exit, inside NVML or
 //   a write) and is replaced in a forked child, whose copy may be locked by a thread that

@@ -3,10 +3,10 @@
 //
 // A graph's allocation nodes take device memory from the device's graph memory pool when
 // a graph first needs it at launch, and the pool keeps it, after the executable and the
-// graph are gone, until cuDeviceGraphMemTrim (measured on an H200, issue 12). No
-// allocation event says so: the pool's reserve is read from the driver after each launch,
-// destroy and trim (event `size`) and in every snapshot — outside stream captures only
-// (probe/stream_capture.h); during one it is kUnknown64.
+// graph are gone, until cuDeviceGraphMemTrim (measured on an H200: docs/validation.md
+// section 11). No allocation event says so: the pool's reserve is read from the driver after
+// each launch, destroy and trim (event `size`) and in every snapshot — outside stream
+// captures only (probe/stream_capture.h); during one it is kUnknown64.
 #pragma once
 
 #include <cuda.h>

@@ -1,4 +1,4 @@
-// The calling thread's Python frames, for an event (issue #9).
+// The calling thread's Python frames, for an event (docs/trace-format.md: PyFrame).
 //
 // Nothing here calls the interpreter or takes the GIL: the interpreter is found with
 // dlsym(RTLD_DEFAULT, "_PyRuntime"/"Py_Version") (absent in a process without Python,

@@ -2,7 +2,7 @@
 //
 // The hook reads the allocating thread's Python frames straight from memory, as py-spy
 // and austin do from outside, because it may not take the GIL or call the interpreter
-// (issue #9: PyTorch calls cudaMalloc with the GIL released, under its allocator lock).
+// (PyTorch calls cudaMalloc with the GIL released, under its allocator lock).
 // 3.10, 3.11 and 3.12 publish no layout: their offsets below were taken with offsetof()
 // from those versions' internal headers (3.10.13, 3.11.2, 3.12.1; the gilstate key's and
 // _finalizing's of 3.11 from Debian's 3.11.2 and of 3.12 from Ubuntu 24.04's 3.12.3,

@@ -27,7 +27,8 @@ class StackTree {
   // Returns the id of `s`, appending StackNodeRecords for nodes not seen before to `out`.
   uint32_t intern(const RawStack& s, std::string& out);
   // The same id, interning only the frames inside the outer part `s` shares with `memo`
-  // (issue 26: consecutive events of a thread share most of their stack), and `memo`
+  // (consecutive events of a thread share most of their stack: docs/performance.md, "Stacks
+  // from the previous event"), and `memo`
   // made `s`'s.
   uint32_t intern(const RawStack& s, std::string& out, Memo& memo);
   // The id of `s` if it is the stack a recent intern() of the same return addresses

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "catch.h"
-#include "reports/growth.h"
+#include "reports/growth/growth.h"
 
 namespace cumemtrace::test {
 

@@ -1,5 +1,5 @@
 // Post-mortem on the simulated driver: NVML readings of one moment, and the cause of each
-// kind of out-of-memory failure with the exact figures it rests on (analysis/reports/diagnosis.h).
+// kind of out-of-memory failure with the exact figures it rests on (analysis/reports/oom/diagnosis.h).
 #include <catch2/catch.hpp>
 
 #include <fstream>

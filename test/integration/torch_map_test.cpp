@@ -1,5 +1,5 @@
 // PyTorch's block map at an out-of-memory error (include/cumemtrace/api.h, trace record
-// AllocatorSegments, analysis/reports/allocator_map.h), on the simulated driver, without PyTorch:
+// AllocatorSegments, analysis/reports/oom/allocator_map.h), on the simulated driver, without PyTorch:
 // a C program calling the API as the observer would, the Python package against a fake
 // torch, the package without the tracer, and `cumemtrace run --torch-oom`.
 #include <catch2/catch.hpp>

@@ -100,7 +100,7 @@ void ChromeWriter::add(const Trace& t, const EventSource& events) {
     if (e.device < 0) return;
     if (e.op == format::Op::kAlloc && e.result != 0) {
       json stack = json::array();
-      for (const Frame& f : frames.of(e.stack_id, e.python_stack_id)) stack.push_back(frame_label(f));
+      for (const Frame& f : frames.of(e.stack_id, e.python_stack_id)) stack.push_back(describe(f, FrameStyle::kExport));
       rs.put(json{{"name", "failed allocation"},
                   {"ph", "i"},
                   {"s", "p"},

@@ -15,9 +15,4 @@ const std::vector<Frame>& ExportFrames::of(uint32_t stack_id, uint32_t python_st
   return it->second;
 }
 
-std::string frame_label(const Frame& f) {
-  if (f.python) return f.function + " (" + source_key(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
-  return frame_name(f) + " [" + (f.module.empty() ? "?" : f.module) + "]";
-}
-
 }  // namespace cumemtrace

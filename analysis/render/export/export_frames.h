@@ -2,7 +2,7 @@
 // (stacks.h: from the call site outward, past the tracer, CUDA and allocator frames;
 // python_stacks.h: Python frames merged in where the trace has them; names from the
 // trace's Symbol records, written by `cumemtrace symbolize`), computed once per distinct
-// (native stack, Python stack) pair.
+// (native stack, Python stack) pair. A frame reads as describe(f, FrameStyle::kExport) has it.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +29,5 @@ class ExportFrames {
   Stacks stacks_;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Frame>> cache_;
 };
-
-// One frame as one line of text: Python "forward (train.py:88)"; native
-// "at::native::empty_cuda [libtorch_cuda.so]", or the address in hex when not symbolized.
-std::string frame_label(const Frame& f);
 
 }  // namespace cumemtrace

@@ -33,7 +33,7 @@ void FoldedStacks::add(const Trace& t, const EventSource& events, uint64_t at_ns
       if (!format::holds_device_memory(a.kind)) continue;
       std::string line = prefix + "cuda:" + std::to_string(d);
       const auto& fs = frames.of(a.stack_id, a.python_stack_id);
-      for (auto f = fs.rbegin(); f != fs.rend(); ++f) line += ";" + clean(frame_label(*f));
+      for (auto f = fs.rbegin(); f != fs.rend(); ++f) line += ";" + clean(describe(*f, FrameStyle::kExport));
       if (fs.empty()) line += ";[no stack]";
       lines_[line] += a.size;
     }

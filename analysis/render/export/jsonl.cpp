@@ -199,7 +199,7 @@ void JsonlTables::add(const Trace& t, const EventSource& events) {
                        {"line", f.line},
                        {"module", f.module},
                        {"ip", f.python ? 0 : f.ip},
-                       {"label", frame_label(f)}});
+                       {"label", describe(f, FrameStyle::kExport)}});
     }
   }
 }

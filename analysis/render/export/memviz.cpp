@@ -68,7 +68,7 @@ void write_frames(PickleWriter& w, MemvizCounts& counts, const std::vector<Frame
   w.begin_list();
   for (const Frame& f : frames) {
     const std::string filename = f.python ? f.file : (!f.file.empty() ? f.file : (f.module.empty() ? "??" : f.module));
-    const std::string name = frame_name(f);
+    const std::string name = describe(f, FrameStyle::kName);
     const std::string frame_key = "f" + filename + '\0' + std::to_string(f.line) + '\0' + name;
     if (!w.recall(frame_key)) {
       w.begin_dict();

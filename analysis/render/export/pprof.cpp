@@ -71,7 +71,7 @@ void PprofProfile::add(const Trace& t, const EventSource& events, uint64_t at_ns
   const auto stack_of = [&](int32_t device, uint32_t stack, uint32_t python) {
     std::vector<Frame> out;
     for (const auto& f : frames.of(stack, python))
-      out.push_back({frame_label(f), f.file, f.python ? "" : f.module, int64_t(f.line)});
+      out.push_back({describe(f, FrameStyle::kExport), f.file, f.python ? "" : f.module, int64_t(f.line)});
     if (out.empty()) out.push_back({"[no stack]", "", "", 0});
     out.push_back({"cuda:" + std::to_string(device), "", "", 0});
     for (auto p = prefix.rbegin(); p != prefix.rend(); ++p) out.push_back(*p);

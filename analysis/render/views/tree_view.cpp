@@ -30,7 +30,7 @@ TreeNode build_tree(const AllocationStats& st, const Trace& trace, bool top_down
   for (const auto& [key, a] : st.stacks) {
     std::vector<std::string> path;
     for (const Frame& f : frames.of(key.first, key.second))
-      if (!is_libc_startup(f)) path.push_back(frame_label(f));
+      if (!is_libc_startup(f)) path.push_back(describe(f, FrameStyle::kExport));
     if (path.empty()) path.push_back("[no stack]");
     if (top_down) std::reverse(path.begin(), path.end());
     TreeNode* n = &root;

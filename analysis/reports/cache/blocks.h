@@ -48,8 +48,8 @@
 #include "read/event_source.h"
 #include "read/reader.h"
 #include "reports/cache/cache_layout.h"
-#include "reports/diagnosis.h"
-#include "reports/growth.h"
+#include "reports/oom/diagnosis.h"
+#include "reports/growth/growth.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {

@@ -6,7 +6,7 @@
 
 #include "catch.h"
 #include "parse_built.h"
-#include "read/integrity.h"
+#include "read/damage/integrity.h"
 #include "render/report_json.h"
 #include "render/report_text.h"
 #include "reports/report.h"

@@ -6,7 +6,7 @@
 
 #include "catch.h"
 #include "read/event_source.h"
-#include "render/html_data.h"
+#include "render/page/html_data.h"
 #include "../../../view/html/html_page.h"  // linked through cumemtrace_cli
 #include "reports/report.h"
 #include "stacks/stacks.h"

@@ -1,5 +1,5 @@
 // Growth's figures at each boundary are kept per stack as the second replay goes (added at
-// each allocation, taken away at each free; reports/growth.h), never summed over the live
+// each allocation, taken away at each free; reports/growth/growth.h), never summed over the live
 // set there. These tests hold them to the bytes worked out by hand below, and to the same
 // figures summed over copies of the live sets at the same prefixes of the file (what was
 // done before: live_after), boundary by boundary.

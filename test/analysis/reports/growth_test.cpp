@@ -1,4 +1,4 @@
-// The growth analysis's classes (analysis/reports/growth.h), on iterations marked "step", with the
+// The growth analysis's classes (analysis/reports/growth/growth.h), on iterations marked "step", with the
 // bytes each call site holds at each boundary worked out by hand below.
 #include "catch.h"
 

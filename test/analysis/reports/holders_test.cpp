@@ -1,4 +1,4 @@
-// Causes by what would have let the request fit (analysis/reports/holders.h, diagnosis.h): the
+// Causes by what would have let the request fit (analysis/reports/oom/holders.h, diagnosis.h): the
 // split of NVML's figure at a failure into holders, and the fewest of them that, released,
 // make device_free + released >= request. Figures worked out by hand from each trace.
 #include "catch.h"

@@ -1,14 +1,14 @@
 // The hostile traces (hostile_traces.h): 20,000 NVTX pushes never popped, 10,000 distinct
 // mark names, 100,000 nested tags each with a live allocation, 20,000 pool heaps. Each
 // must give its exact figures (worked out below from the trace) and a page whose tables
-// keep kPageTableRows rows and count the rest (render/page_tables.h). How long they take
+// keep kPageTableRows rows and count the rest (render/page/page_tables.h). How long they take
 // is bench/run_hostile.sh's (docs/performance.md, "Analysis of hostile traces").
 #include <string>
 
 #include "catch.h"
 #include "hostile_traces.h"
 #include "parse_built.h"
-#include "render/page_tables.h"
+#include "render/page/page_tables.h"
 #include "render/report_json.h"
 #include "reports/report.h"
 

@@ -80,7 +80,7 @@ TEST_CASE("job: of two ranks only the heavier is flagged, and its site is named 
 
 TEST_CASE("job: a site without a symbol is named by its module and offset, the same in ranks loaded apart") {
   // Rank 1's stripped library was loaded at 0x7f5500000000, rank 0's at 0x7f0000000000: the
-  // frame's offset from the load base (0x1234) names it in both (stacks.h: frame_name).
+  // frame's offset from the load base (0x1234) names it in both (stacks.h: describe's kName).
   std::vector<Report> reps = {process(1, 0, 0, 256 * MiB), process(2, 1, 1, 768 * MiB)};
   for (int rank = 0; rank < 2; ++rank) {
     SiteRow site;

@@ -1,4 +1,4 @@
-// Names and keys that hold across runs and checkouts (stacks.h: frame_name, source_key;
+// Names and keys that hold across runs and checkouts (stacks.h: describe's kName, source_key;
 // docs/cli.md): one program traced twice, its stripped library loaded at another base and
 // its sources in another folder, gives equal keys everywhere they are compared.
 #include "catch.h"
@@ -60,18 +60,76 @@ TEST_CASE(
     "basename") {
   Frame f;
   f.ip = 0x7f0000001234;
-  CHECK(frame_name(f) == "0x7f0000001234");  // no module covers it: the address is all there is
+  CHECK(describe(f, FrameStyle::kName) == "0x7f0000001234");  // no module covers it: the address is all there is
   f.module = "libstripped.so";
   f.offset = 0x1234;
-  CHECK(frame_name(f) == "libstripped.so+0x1234");
+  CHECK(describe(f, FrameStyle::kName) == "libstripped.so+0x1234");
   f.function = "make_buffer";
-  CHECK(frame_name(f) == "make_buffer");
+  CHECK(describe(f, FrameStyle::kName) == "make_buffer");
 
   CHECK(source_key("/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py") == "torch/nn/modules/linear.py");
   CHECK(source_key("/usr/lib/python3/dist-packages/site-packages/numpy/core.py") == "numpy/core.py");
   CHECK(source_key("/home/a/proj/src/train.cpp") == "train.cpp");
   CHECK(source_key("train.py") == "train.py");
   CHECK(source_key("<frozen runpy>") == "<frozen runpy>");
+}
+
+// Each form as its output has it (the report's stacks, the page's bands, flame graph and site
+// labels, the exports, the call-site names; their own tests hold the whole outputs), worked
+// out by hand from the forms stacks.h lists: templates elided where a person reads the name,
+// the file whole, by base name or below site-packages, "?" for what is not known.
+TEST_CASE("describe: one frame in every form, native named and unnamed, Python with and without a line") {
+  Frame n;  // a symbolized native frame
+  n.ip = 0x7f0000001234;
+  n.module = "libapp.so";
+  n.offset = 0x1234;
+  n.function = "std::vector<int>::push_back";
+  n.file = "/src/app/train.cpp";
+  n.line = 25;
+  CHECK(describe(n, FrameStyle::kName) == "std::vector<int>::push_back");
+  CHECK(describe(n, FrameStyle::kReport) == "std::vector<…>::push_back at /src/app/train.cpp:25 (libapp.so)");
+  CHECK(describe(n, FrameStyle::kPage) == "std::vector<…>::push_back at /src/app/train.cpp:25 (libapp.so)");
+  CHECK(describe(n, FrameStyle::kFlame) == "std::vector<…>::push_back at train.cpp:25 (libapp.so)");
+  CHECK(describe(n, FrameStyle::kLabel) == "std::vector<…>::push_back (train.cpp:25)");
+  CHECK(describe(n, FrameStyle::kExport) == "std::vector<int>::push_back [libapp.so]");
+  CHECK(describe(n, FrameStyle::kCaller) == "std::vector<…>::push_back");
+  CHECK(describe(n, FrameStyle::kCallerAt) == "std::vector<…>::push_back at train.cpp:25");
+
+  Frame u;  // no symbol, no module: the address is all there is
+  u.ip = 0x7f0000001234;
+  CHECK(describe(u, FrameStyle::kName) == "0x7f0000001234");
+  CHECK(describe(u, FrameStyle::kReport) == "0x7f0000001234 (?)");
+  CHECK(describe(u, FrameStyle::kPage) == "0x7f0000001234 (?)");
+  CHECK(describe(u, FrameStyle::kFlame) == "0x7f0000001234 (?)");
+  CHECK(describe(u, FrameStyle::kLabel) == "");
+  CHECK(describe(u, FrameStyle::kExport) == "0x7f0000001234 [?]");
+  CHECK(describe(u, FrameStyle::kCaller) == "0x7f0000001234");
+  CHECK(describe(u, FrameStyle::kCallerAt) == "0x7f0000001234");
+
+  Frame p;  // a Python frame below site-packages
+  p.python = true;
+  p.function = "forward";
+  p.file = "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py";
+  p.line = 125;
+  CHECK(describe(p, FrameStyle::kName) == "forward");
+  CHECK(describe(p, FrameStyle::kReport) ==
+        "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py:125 in forward");
+  CHECK(describe(p, FrameStyle::kPage) ==
+        "forward (/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py:125)");
+  CHECK(describe(p, FrameStyle::kFlame) ==
+        "forward (/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py:125)");
+  CHECK(describe(p, FrameStyle::kLabel) == "forward (linear.py:125)");
+  CHECK(describe(p, FrameStyle::kExport) == "forward (torch/nn/modules/linear.py:125)");
+  CHECK(describe(p, FrameStyle::kCaller) == "forward");
+  CHECK(describe(p, FrameStyle::kCallerAt) == "torch/nn/modules/linear.py:125 in forward");
+  // An unknown line reads "?" where a person reads it, and stays 0 in the caller's forms.
+  p.line = 0;
+  CHECK(describe(p, FrameStyle::kReport) ==
+        "/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py:? in forward");
+  CHECK(describe(p, FrameStyle::kExport) == "forward (torch/nn/modules/linear.py:?)");
+  CHECK(describe(p, FrameStyle::kCallerAt) == "torch/nn/modules/linear.py:0 in forward");
+  p.function.clear();
+  CHECK(describe(p, FrameStyle::kCaller) == "torch/nn/modules/linear.py:0");
 }
 
 TEST_CASE("stable keys: a stripped library loaded at two bases and sources in two folders give equal keys") {

@@ -1,4 +1,4 @@
-/* One out-of-memory failure per cause the report diagnoses (analysis/reports/diagnosis.h), on a
+/* One out-of-memory failure per cause the report diagnoses (analysis/reports/oom/diagnosis.h), on a
    16 GiB simulated device (SIMCUDA_CAPACITY=17179869184) with its 512 MiB context:
      cached   keeps a 9 GiB buffer, then asks for 9 GiB again (from the same library)
      pool     frees 10 GiB back to the stream-ordered pool (no sync: it keeps it), then

@@ -1,4 +1,4 @@
-#include "render/page_tables.h"
+#include "render/page/page_tables.h"
 
 #include <algorithm>
 #include <numeric>

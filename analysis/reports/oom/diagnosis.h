@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "reports/holders.h"
+#include "reports/oom/holders.h"
 #include "replay/replay.h"
 #include "stacks/stacks.h"
 

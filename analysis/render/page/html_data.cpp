@@ -1,11 +1,11 @@
 // `cumemtrace html`'s data: html_data.h says what is kept and why.
-#include "render/html_data.h"
+#include "render/page/html_data.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "render/site_bands.h"
+#include "render/page/site_bands.h"
 #include "stacks/call_site_rule.h"
 #include "base/escape.h"
 #include "base/progress.h"
@@ -148,17 +148,7 @@ class Names {
     return out;
   }
 
-  uint32_t label(const Frame& f) {
-    std::string s;
-    if (f.python) {
-      s = printable(f.function) + " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
-    } else {
-      s = f.function.empty() ? printable(frame_name(f)) : printable(elide_templates(f.function));
-      if (!f.file.empty()) s += " at " + printable(basename_of(f.file)) + ":" + std::to_string(f.line);
-      s += " (" + (f.module.empty() ? std::string("?") : printable(f.module)) + ")";
-    }
-    return intern(s, folds(f));
-  }
+  uint32_t label(const Frame& f) { return intern(printable(describe(f, FrameStyle::kFlame)), folds(f)); }
 
   uint32_t intern(const std::string& s, bool fold = false) {
     auto [it, fresh] = label_index_.emplace(s, uint32_t(labels_.size()));

@@ -1,4 +1,4 @@
-#include "read/plausible.h"
+#include "read/damage/plausible.h"
 
 #include <cstring>
 

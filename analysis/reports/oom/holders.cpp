@@ -1,4 +1,4 @@
-#include "reports/holders.h"
+#include "reports/oom/holders.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "reports/report_failures.h"
+#include "reports/oom/report_failures.h"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "render/site_bands.h"
+#include "render/page/site_bands.h"
 
 #include <algorithm>
 
@@ -9,13 +9,7 @@ namespace cumemtrace {
 
 namespace {
 
-std::string band_frame_text(const Frame& f) {
-  if (f.python)
-    return printable(f.function) + " (" + printable(f.file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
-  std::string s = f.function.empty() ? printable(frame_name(f)) : printable(elide_templates(f.function));
-  if (!f.file.empty()) s += " at " + printable(f.file) + ":" + std::to_string(f.line);
-  return s + " (" + (f.module.empty() ? "?" : printable(f.module)) + ")";
-}
+std::string band_frame_text(const Frame& f) { return printable(describe(f, FrameStyle::kPage)); }
 
 // The user's Python line (call_site_rule.h) when the site has one, with the caller that
 // tells it from other sites of that line; else "FUNCTION
@@ -32,11 +26,7 @@ std::string short_label(const SiteRow& r) {
     const Frame& f = fs[i];
     if (f.function.empty() && f.file.empty()) break;
     if (i) label += " <- ";
-    label += f.python ? printable(f.function) : printable(elide_templates(f.function));
-    if (!f.file.empty()) {
-      const std::string file = f.file.substr(f.file.rfind('/') + 1);
-      label += " (" + printable(file) + ":" + (f.line ? std::to_string(f.line) : "?") + ")";
-    }
+    label += printable(describe(f, FrameStyle::kLabel));
   }
   return label.empty() ? printable(r.library) : label;
 }

@@ -1,4 +1,4 @@
-#include "reports/diagnosis.h"
+#include "reports/oom/diagnosis.h"
 
 #include "base/plural.h"
 #include "read/result_names.h"

@@ -1,4 +1,4 @@
-#include "read/integrity.h"
+#include "read/damage/integrity.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // Growth across iterations: what each call site holds at each iteration boundary, and what
-// that says (issue "CI memory regression checks"; issue 25, §3). Where the iterations are
+// that says (docs/cli.md, "Growth across iterations"). Where the iterations are
 // is iterations.h's business (NVTX ranges, marks, or a loop found in the allocations; the
 // trace's end alone when none was found). Per call site (the user's part of the stack,
 // call_site_rule.h: the call-site frame and the user's callers of it; kind; device), the
@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "read/reader.h"
-#include "reports/iterations.h"
+#include "reports/growth/iterations.h"
 #include "replay/live_sets.h"
 #include "replay/replay.h"
 #include "stacks/call_site_rule.h"

@@ -12,7 +12,7 @@
 namespace cumemtrace {
 
 // Registers [data, data + size); returns a slot for the two calls below, or -1 when all
-// slots are taken (then that mapping is unguarded, as before this guard).
+// slots are taken (then a cut of that mapping raises SIGBUS, as without the guard).
 int guard_mapping(const void* data, size_t size);
 bool mapping_cut(int slot);
 void unguard_mapping(int slot);

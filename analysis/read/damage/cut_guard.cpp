@@ -1,4 +1,4 @@
-#include "read/cut_guard.h"
+#include "read/damage/cut_guard.h"
 
 #include <signal.h>
 #include <sys/mman.h>

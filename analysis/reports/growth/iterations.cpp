@@ -1,4 +1,4 @@
-#include "reports/iterations.h"
+#include "reports/growth/iterations.h"
 
 #include <algorithm>
 #include <map>

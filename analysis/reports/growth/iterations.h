@@ -1,6 +1,6 @@
-// Where a program's iterations are (issue 25, §3): from NVTX ranges, from marks, or found
-// in the allocations themselves; the growth analysis (growth.h) measures each call site at
-// their boundaries. The rules, in the order tried:
+// Where a program's iterations are (docs/cli.md, "Growth across iterations"): from NVTX
+// ranges, from marks, or found in the allocations themselves; the growth analysis
+// (growth.h) measures each call site at their boundaries. The rules, in the order tried:
 //
 //   nvtx-ranges  a range name pushed (or started) and popped (or ended) twice or more
 //                (1.10 traces): each complete range, a start followed by an end before the

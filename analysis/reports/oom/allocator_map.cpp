@@ -1,4 +1,4 @@
-#include "reports/allocator_map.h"
+#include "reports/oom/allocator_map.h"
 #include "base/text.h"
 
 #include <algorithm>

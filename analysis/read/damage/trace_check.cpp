@@ -1,4 +1,4 @@
-#include "read/trace_check.h"
+#include "read/damage/trace_check.h"
 
 #include <iostream>
 

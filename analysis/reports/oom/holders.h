@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/allocator_map.h"
+#include "reports/oom/allocator_map.h"
 #include "read/reader.h"
 #include "replay/replay.h"
 #include "stacks/stacks.h"

@@ -1,4 +1,4 @@
-#include "reports/growth.h"
+#include "reports/growth/growth.h"
 
 #include <algorithm>
 #include <map>

@@ -18,6 +18,9 @@ using format::Kind;
 using format::Op;
 
 bool is_segment_kind(Kind k) { return k == Kind::kDevice || k == Kind::kPitch || k == Kind::kAsyncPool; }
+// A mapping of an expandable segment (cuMemMap), shown only when a block lay in it: a run of
+// adjacent ones is one segment, as PyTorch's snapshot shows it.
+bool is_mapping(const Event& e) { return e.kind == Kind::kVmmMap && (e.op == Op::kMap || e.op == Op::kUnmap); }
 
 struct Live {
   uint64_t size = 0;
@@ -28,14 +31,21 @@ struct Live {
   bool holds_blocks = false;  // a caching allocator's block lay in it (trace 1.13)
   uint64_t requested = 0;     // a block: the bytes the program asked for (its size when not known)
   bool pending = false;       // a block freed and waiting on other streams' events
+  bool mapping = false;       // a mapping of an expandable segment
 };
 
-// The live segment holding [address, address + size), or end().
+// The live segment holding [address, address + size), or end(); a block may span adjacent
+// mappings, and then the one its start lies in is returned.
 std::map<uint64_t, Live>::iterator segment_of(std::map<uint64_t, Live>& live, uint64_t address, uint64_t size) {
   auto it = live.upper_bound(address);
   if (it == live.begin()) return live.end();
   --it;
-  return address + size <= it->first + it->second.size ? it : live.end();
+  uint64_t end = it->first + it->second.size;
+  for (auto next = std::next(it);
+       end < address + size && it->second.mapping && next != live.end() && next->first == end && next->second.mapping;
+       ++next)
+    end += next->second.size;
+  return address >= it->first && address + size <= end ? it : live.end();
 }
 
 struct Entry {
@@ -121,11 +131,22 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
     in_file_order(trace, events, [&](const Event* e, const BlockEvent* b, size_t) {
       if (b) {
         if (b->op != format::BlockOp::kAlloc) return;
-        if (auto seg = segment_of(live, b->address, b->size); seg != live.end()) held_blocks[index[seg->first]] = true;
+        auto seg = segment_of(live, b->address, b->size);
+        for (; seg != live.end() && seg->first < b->address + b->size; ++seg) held_blocks[index[seg->first]] = true;
         return;
       }
-      if (!is_segment_kind(e->kind) || e->device < 0 || (e->flags & format::kEventCaptured) || e->result != 0) return;
-      if (e->op == Op::kAlloc && e->address != 0 && !live.count(e->address)) {
+      const bool mapping = is_mapping(*e);
+      if ((!is_segment_kind(e->kind) && !mapping) || e->device < 0 || (e->flags & format::kEventCaptured) ||
+          e->result != 0)
+        return;
+      if (mapping && e->op == Op::kMap && e->address != 0 && !live.count(e->address)) {
+        live[e->address] = {e->size};
+        live[e->address].mapping = true;
+        index[e->address] = held_blocks.size();
+        held_blocks.push_back(false);
+      } else if (mapping) {
+        live.erase(e->address);
+      } else if (e->op == Op::kAlloc && e->address != 0 && !live.count(e->address)) {
         live[e->address] = {e->size};
         index[e->address] = held_blocks.size();
         held_blocks.push_back(false);
@@ -172,6 +193,28 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
       return;
     }
     const Event& e = *ep;
+    if (is_mapping(e) && e.device >= 0 && !(e.flags & format::kEventCaptured) && e.result == 0) {
+      const uint64_t us = time_us(e.time_ns);
+      if (e.op == Op::kMap && e.address != 0 && !live.count(e.address)) {
+        const bool with_blocks = made < held_blocks.size() && held_blocks[made];
+        ++made;
+        if (!with_blocks) return;  // not the cache's: no mapping of a library is a segment
+        max_device = std::max(max_device, e.device);
+        Live m{e.size, e.stream, e.device, e.stack_id, e.python_stack_id, true};
+        m.mapping = true;
+        live[e.address] = m;
+        traces[e.device].push_back({"segment_map", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
+      } else if (e.op == Op::kUnmap) {
+        auto it = live.find(e.address);
+        if (it == live.end() || !it->second.mapping) return;
+        const Live a = it->second;
+        live.erase(it);
+        for (auto bl = blocks.lower_bound(e.address); bl != blocks.end() && bl->first < e.address + a.size;)
+          bl = blocks.erase(bl);
+        traces[a.device].push_back({"segment_unmap", e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
+      }
+      return;
+    }
     if (!is_segment_kind(e.kind) || e.device < 0 || (e.flags & format::kEventCaptured)) return;
     const uint64_t us = time_us(e.time_ns);
     if (e.op == Op::kAlloc && e.result != 0) {
@@ -209,9 +252,26 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
   MemvizCounts counts;
   w.begin_dict();
 
+  // The segments at the end: each allocation, and each run of adjacent mappings as one
+  // expandable segment.
+  struct Segment {
+    uint64_t address, size;
+    const Live* first;
+  };
+  std::vector<Segment> segments;
+  for (auto it = live.begin(); it != live.end();) {
+    Segment seg{it->first, it->second.size, &it->second};
+    for (++it; seg.first->mapping && it != live.end() && it->second.mapping && it->first == seg.address + seg.size &&
+               it->second.device == seg.first->device;
+         ++it)
+      seg.size += it->second.size;
+    segments.push_back(seg);
+  }
   w.string("segments");
   w.begin_list();
-  for (const auto& [address, a] : live) {
+  for (const Segment& seg : segments) {
+    const Live& a = *seg.first;
+    const uint64_t address = seg.address;
     const auto& fs = frames.of(a.stack_id, a.python_stack_id);
     // A segment with blocks: its live blocks, and the bytes between them as inactive blocks.
     struct Piece {
@@ -222,14 +282,14 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
     uint64_t in_use = 0, requested = 0, active = 0;  // active: allocated and pending free
     if (a.holds_blocks) {
       uint64_t at = address;
-      for (auto bl = blocks.lower_bound(address); bl != blocks.end() && bl->first < address + a.size; ++bl) {
+      for (auto bl = blocks.lower_bound(address); bl != blocks.end() && bl->first < address + seg.size; ++bl) {
         if (bl->first > at) pieces.push_back({at, bl->first - at, nullptr});
         pieces.push_back({bl->first, bl->second.size, &bl->second});
         active += bl->second.size;
         if (!bl->second.pending) in_use += bl->second.size, requested += bl->second.requested;
         at = bl->first + bl->second.size;
       }
-      if (at < address + a.size) pieces.push_back({at, address + a.size - at, nullptr});
+      if (at < address + seg.size) pieces.push_back({at, address + seg.size - at, nullptr});
     } else {
       pieces.push_back({address, a.size, &a});
       in_use = requested = active = a.size;
@@ -237,14 +297,14 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
     w.begin_dict();
     key_int(w, "device", uint64_t(a.device));
     key_int(w, "address", address);
-    key_int(w, "total_size", a.size);
+    key_int(w, "total_size", seg.size);
     key_int(w, "allocated_size", in_use);
     key_int(w, "active_size", active);
     key_int(w, "requested_size", requested);
     key_int(w, "stream", a.stream);
     key_str(w, "segment_type", "large");
     w.string("is_expandable");
-    w.boolean(false);
+    w.boolean(a.mapping);
     w.item();
     w.string("frames");
     write_frames(w, counts, fs, a.stack_id, a.python_stack_id);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The analyzer against the size of the live set (docs/performance.md, "Analyzer and the live
+# The analyzer against the size of the live set (docs/performance.md, "The analyzer and the live
 # set", "The scale table"): traces written by the real tracer, and for each the wall time,
 # user time and max RSS of `report`, `html`, `export --format folded`, `live` at the middle
 # and `check` (and `index` for the first kind). A regression in time or memory shows as one

@@ -209,7 +209,7 @@ json report_json(const Report& rep, const JsonOptions& opt) {
   const auto since = [&](uint64_t t) { return t > rep.start_ns ? t - rep.start_ns : 0; };
   json j;
   j["format"] = "cumemtrace-report";
-  j["schema_version"] = 2;
+  j["schema_version"] = 3;
   j["trace"] = {{"path", rep.path},
                 {"complete", rep.complete},
                 {"exec_into", rep.exec_into ? json(*rep.exec_into) : json(nullptr)},

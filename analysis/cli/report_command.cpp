@@ -62,7 +62,9 @@ TraceReport report_one(const std::string& path, const ReportOptions& base) {
 // `args`: traces, folders of traces or manifests (trace_inputs.h). `rank_tolerance`:
 // percent of the median peak past which a rank is imbalanced (job.h), with several traces.
 // `base`: the options every trace's report is built with.
-int cmd_report(const std::vector<std::string>& args, bool json, const ReportOptions& base, double rank_tolerance) {
+// `json_opt`: what the JSON lists (report_json.h).
+int cmd_report(const std::vector<std::string>& args, bool json, const JsonOptions& json_opt, const ReportOptions& base,
+               double rank_tolerance) {
   int rc = 0;
   const std::vector<std::string> paths = expand_trace_inputs(args);
   if (paths.empty()) {
@@ -87,7 +89,7 @@ int cmd_report(const std::vector<std::string>& args, bool json, const ReportOpti
       continue;
     }
     if (json) {
-      all.push_back(to_json(*rep));
+      all.push_back(to_json(*rep, json_opt));
     } else {
       if (!first) per_trace << "\n" << std::string(78, '=') << "\n\n";
       write_text(per_trace, *rep);
@@ -164,6 +166,7 @@ Command register_report(CLI::App& app) {
   struct Options {
     std::vector<std::string> traces;
     bool json = false;
+    bool all_boundaries = false;  // `--all-boundaries`: the JSON lists every iteration boundary
     long long top = 10, frames = 6;
     double rank_tolerance = 10;
     std::string by;  // "category", "range", several joined by ',' (or '\n' between --by's)
@@ -181,7 +184,11 @@ Command register_report(CLI::App& app) {
                    "Several traces: a rank whose peak differs from the median by more than PCT is a finding")
       ->capture_default_str()
       ->check(kPercent);
-  c.sub->add_flag("--json", o->json, "JSON output (docs/report-json.md)");
+  CLI::Option* json = c.sub->add_flag("--json", o->json, "JSON output (docs/report-json.md)");
+  c.sub
+      ->add_flag("--all-boundaries", o->all_boundaries,
+                 "With --json: every iteration boundary, where the JSON lists the first 8 and the last 8")
+      ->needs(json);
   c.sub->add_option("--top", o->top, "Call sites per table")->capture_default_str()->check(kCount);
   c.sub->add_option("--frames", o->frames, "Frames per call site")->capture_default_str()->check(kCount);
   c.sub
@@ -203,7 +210,7 @@ Command register_report(CLI::App& app) {
     view_help += (view_names.size() > 1 ? "; " : " ") + std::string(v.name) + " (" + std::string(v.summary) + ")";
   }
   CLI::Option* view = c.sub->add_option("--view", o->view, view_help + " (docs/cli.md, \"Views\")");
-  view->excludes(c.sub->get_option("--json"))->excludes(c.sub->get_option("--by"));
+  view->excludes(json)->excludes(c.sub->get_option("--by"));
   add_shared_options(c.sub, kCallSiteOptions);
   // A rules file that cannot be used is a usage error, said before any trace is read.
   c.check_usage = [o, view_names, sub = c.sub] {
@@ -257,7 +264,7 @@ Command register_report(CLI::App& app) {
     base.by_range = o->by_range;
     base.by_function = o->by_function;
     if (const View* v = o->view.empty() ? nullptr : find_view(o->view)) return cmd_view(o->traces, *v, base);
-    return cmd_report(o->traces, o->json, base, o->rank_tolerance);
+    return cmd_report(o->traces, o->json, JsonOptions{o->all_boundaries}, base, o->rank_tolerance);
   };
   return c;
 }

@@ -44,12 +44,16 @@ class MemoryEvents final : public EventSource {
 // A trace's events parsed again from its bytes at each scan (parse_trace_events), one at a
 // time: memory holds none of them. `events` and `damage` are how many events and damaged
 // ranges the first read found; the bytes (of `mapped` when given: its pages are given
-// back as they are read) must outlive this.
+// back as they are read) must outlive this. With `threads` 2 a thread of its own decodes
+// while the caller's runs `each` (docs/performance.md, "Decode and replay on two
+// threads"): batches of kBatch events in file order, at most kQueued waiting, so memory
+// holds a few thousand events and `each` sees exactly what one thread would give it.
 class FileEvents final : public EventSource {
  public:
+  static constexpr size_t kBatch = 4096, kQueued = 4;
   FileEvents(std::span<const uint8_t> bytes, std::string path, size_t events, size_t damage,
-             const MappedFile* mapped = nullptr)
-      : bytes_(bytes), path_(std::move(path)), events_(events), damage_(damage), mapped_(mapped) {}
+             const MappedFile* mapped = nullptr, unsigned threads = 2)
+      : bytes_(bytes), path_(std::move(path)), events_(events), damage_(damage), mapped_(mapped), threads_(threads) {}
   void scan(const Each& each) const override;
   size_t size() const override { return events_; }
   // A scan read other events or damage than the first read: the bytes changed under the
@@ -62,7 +66,10 @@ class FileEvents final : public EventSource {
   size_t events_;
   size_t damage_;
   const MappedFile* mapped_;
+  unsigned threads_;
   mutable bool changed_ = false;
+  // One scan's parse; `each` is called for every event, with its index, on this thread.
+  Trace parse_all(const Each& each, size_t& i) const;
 };
 
 // A trace file opened for a command that reads its events more than once. A file of at
@@ -74,9 +81,11 @@ class TraceFile {
  public:
   // 32 MiB: about 3 M events of a compressed trace (~100 MB held), 0.45 M uncompressed.
   static constexpr uint64_t kHoldBytes = 32ull << 20;
-  explicit TraceFile(const std::string& path, uint64_t hold_bytes = kHoldBytes);
+  // `threads`: how many decode and replay a pass over a larger file (FileEvents).
+  explicit TraceFile(const std::string& path, uint64_t hold_bytes = kHoldBytes, unsigned threads = 2);
   // A trace already in memory (`bytes` must outlive this), read the same way.
-  TraceFile(std::span<const uint8_t> bytes, const std::string& path, uint64_t hold_bytes = kHoldBytes);
+  TraceFile(std::span<const uint8_t> bytes, const std::string& path, uint64_t hold_bytes = kHoldBytes,
+            unsigned threads = 2);
   TraceFile(const TraceFile&) = delete;
   TraceFile& operator=(const TraceFile&) = delete;
   Trace& trace() { return trace_; }
@@ -93,7 +102,8 @@ class TraceFile {
   FileStamp stamp() const { return file_ ? file_->stamp() : FileStamp{}; }
 
  private:
-  void read(std::span<const uint8_t> bytes, const std::string& path, const MappedFile* mapped, uint64_t hold_bytes);
+  void read(std::span<const uint8_t> bytes, const std::string& path, const MappedFile* mapped, uint64_t hold_bytes,
+            unsigned threads);
   std::optional<MappedFile> file_;
   Trace trace_;
   std::unique_ptr<EventSource> events_;

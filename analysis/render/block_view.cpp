@@ -26,7 +26,7 @@ std::string where(const BlockSite& s) {
                    "autograd engine's)");
 }
 
-json sites_json(const std::vector<BlockSite>& sites) {
+json sites_json(const std::vector<BlockSite>& sites, const BoundaryListing& boundaries) {
   json out = json::array();
   for (const BlockSite& s : sites)
     out.push_back({{"class", class_name(s.cls)},
@@ -37,7 +37,7 @@ json sites_json(const std::vector<BlockSite>& sites) {
                    {"peak_count", s.peak_count},
                    {"end_bytes", s.end_bytes},
                    {"end_count", s.end_count},
-                   {"bytes_at_boundaries", s.bytes_at},
+                   {"bytes_at_boundaries", boundaries.listed(s.bytes_at)},
                    {"allocations_within", s.allocations_within},
                    {"growth_per_iteration", s.growth_per_iteration},
                    {"growth_min", s.growth_min},
@@ -158,7 +158,7 @@ void write_blocks_text(std::ostream& out, const Report& rep) {
   }
 }
 
-json blocks_json(const Blocks& b) {
+json blocks_json(const Blocks& b, const BoundaryListing& boundaries) {
   json devices = json::array();
   for (const BlockDevice& d : b.devices)
     devices.push_back({{"device", d.device},
@@ -178,7 +178,7 @@ json blocks_json(const Blocks& b) {
                          {"at_peak_reserved", figures_json(d.at_peak_reserved)},
                          {"at_end", figures_json(d.at_end)}}},
                        {"timeline", timeline_json(d)},
-                       {"sites", sites_json(d.sites)}});
+                       {"sites", sites_json(d.sites, boundaries)}});
   json ooms = json::array();
   for (const BlockOom& o : b.ooms)
     ooms.push_back({{"time_ns", o.time_ns},
@@ -194,7 +194,7 @@ json blocks_json(const Blocks& b) {
                     {"advice", o.diagnosis.advice},
                     {"frames", frames_json(o.frames)},
                     {"python_frames", python_frames_json(o.python_frames)},
-                    {"live_sites", sites_json(o.live_sites)}});
+                    {"live_sites", sites_json(o.live_sites, boundaries)}});
   return {{"recorded", b.recorded},
           {"allocator", b.recorded ? json(b.allocator) : json(nullptr)},
           {"version", b.recorded ? json(b.version) : json(nullptr)},

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "render/report_parts.h"
 #include "reports/report.h"
 
 namespace cumemtrace {
@@ -17,6 +18,6 @@ void write_blocks_text(std::ostream& out, const Report& rep);
 void write_blocks_summary(std::ostream& out, const Report& rep);
 
 // docs/report-json.md, "blocks".
-nlohmann::ordered_json blocks_json(const Blocks& blocks);
+nlohmann::ordered_json blocks_json(const Blocks& blocks, const BoundaryListing& boundaries);
 
 }  // namespace cumemtrace

@@ -112,7 +112,7 @@ void write_pools_text(std::ostream& out, const Report& rep) {
         << " resizes, unregisters or names of no live region (the pool's calls disagree with each other)\n";
 }
 
-json pools_json(const Pools& pools) {
+json pools_json(const Pools& pools, const BoundaryListing& boundaries) {
   json heaps = json::array();
   for (const PoolHeap& h : pools.heaps) {
     json sites = json::array();
@@ -126,7 +126,7 @@ json pools_json(const Pools& pools) {
                        {"peak_count", s.peak_count},
                        {"end_bytes", s.end_bytes},
                        {"end_count", s.end_count},
-                       {"bytes_at_boundaries", s.bytes_at},
+                       {"bytes_at_boundaries", boundaries.listed(s.bytes_at)},
                        {"registered_within", s.registered_within},
                        {"growth_per_iteration", s.growth_per_iteration},
                        {"growth_min", s.growth_min},

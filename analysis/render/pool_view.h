@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "render/report_parts.h"
 #include "reports/report.h"
 
 namespace cumemtrace {
@@ -16,6 +17,6 @@ void write_pools_text(std::ostream& out, const Report& rep);
 void write_pools_summary(std::ostream& out, const Report& rep);
 
 // docs/report-json.md, "pools".
-nlohmann::ordered_json pools_json(const Pools& pools);
+nlohmann::ordered_json pools_json(const Pools& pools, const BoundaryListing& boundaries);
 
 }  // namespace cumemtrace

@@ -193,14 +193,23 @@ json frames_json(const std::vector<Frame>& fs) { return frames(fs); }
 json python_frames_json(const std::vector<Frame>& fs) { return python_frames(fs); }
 json fragmentation_json(const FragmentationFigures& f) { return frag(f); }
 
-json to_json(const Report& rep) { return json_escaped(report_json(rep)); }
+json BoundaryListing::listed(const std::vector<uint64_t>& at) const {
+  if (omitted() == 0 || at.size() != total) return at;
+  json out = json::array();
+  for (size_t k = 0; k < kHead; ++k) out.push_back(at[k]);
+  for (size_t k = total - kTail; k < total; ++k) out.push_back(at[k]);
+  return out;
+}
+
+json to_json(const Report& rep, const JsonOptions& opt) { return json_escaped(report_json(rep, opt)); }
 json to_json(const LiveReport& live) { return json_escaped(live_json(live)); }
 
-json report_json(const Report& rep) {
+json report_json(const Report& rep, const JsonOptions& opt) {
+  const BoundaryListing boundaries{rep.growth.boundaries_ns.size(), opt.all_boundaries};
   const auto since = [&](uint64_t t) { return t > rep.start_ns ? t - rep.start_ns : 0; };
   json j;
   j["format"] = "cumemtrace-report";
-  j["schema_version"] = 2;
+  j["schema_version"] = 3;
   j["trace"] = {{"path", rep.path},
                 {"complete", rep.complete},
                 {"exec_into", rep.exec_into ? json(*rep.exec_into) : json(nullptr)},
@@ -471,7 +480,7 @@ json report_json(const Report& rep) {
                             {"device", s.device},
                             {"kind", format::kind_name(s.kind)},
                             {"inside", s.inside.empty() ? json(nullptr) : json(s.inside)},
-                            {"bytes_at_boundaries", s.bytes_at},
+                            {"bytes_at_boundaries", boundaries.listed(s.bytes_at)},
                             {"growth_per_iteration", s.growth_per_iteration},
                             {"growth_min", s.growth_min},
                             {"growth_max", s.growth_max},
@@ -494,7 +503,9 @@ json report_json(const Report& rep) {
                           {"frames", merged_frames(rep.growth.loop_frames)}}},
       {"loop_search_skipped",
        rep.growth.loop_search_skipped.empty() ? json(nullptr) : json(rep.growth.loop_search_skipped)},
-      {"boundaries_ns", rep.growth.boundaries_ns},
+      {"boundaries_ns", boundaries.listed(rep.growth.boundaries_ns)},
+      {"boundaries_total", boundaries.total},
+      {"boundaries_omitted", boundaries.omitted()},
       {"iterations_complete", (rep.growth.by != IterationsBy::kRanges && rep.growth.by != IterationsBy::kMarks) ||
                                   rep.integrity.bounded_for("growth").empty()},
       {"sites", std::move(growth_sites)}};
@@ -504,10 +515,10 @@ json report_json(const Report& rep) {
   }
   if (rep.functions) j["by_function"] = functions_json(rep);
   if (!rep.pools.heaps.empty()) {
-    j["pools"] = pools_json(rep.pools);
+    j["pools"] = pools_json(rep.pools, boundaries);
     j["pools_complete"] = rep.integrity.bounded_for("pools").empty();
   }
-  if (rep.blocks.recorded || !rep.blocks.not_visible.empty()) j["blocks"] = blocks_json(rep.blocks);
+  if (rep.blocks.recorded || !rep.blocks.not_visible.empty()) j["blocks"] = blocks_json(rep.blocks, boundaries);
   return j;
 }
 

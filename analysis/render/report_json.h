@@ -10,13 +10,17 @@
 
 namespace cumemtrace {
 
+struct JsonOptions {
+  bool all_boundaries = false;  // `--all-boundaries`: every iteration boundary (report_parts.h, BoundaryListing)
+};
+
 // ordered_json: keys stay in the documented order, which a person reading the output
 // appreciates; programs do not care.
-nlohmann::ordered_json to_json(const Report& rep);
+nlohmann::ordered_json to_json(const Report& rep, const JsonOptions& opt = {});
 nlohmann::ordered_json to_json(const LiveReport& live);
 
 // The same before escaping (escape.h): strings exactly as the trace holds them.
-nlohmann::ordered_json report_json(const Report& rep);
+nlohmann::ordered_json report_json(const Report& rep, const JsonOptions& opt = {});
 nlohmann::ordered_json live_json(const LiveReport& live);
 
 }  // namespace cumemtrace

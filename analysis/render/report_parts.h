@@ -39,4 +39,18 @@ nlohmann::ordered_json fragmentation_json(const FragmentationFigures& f);
 nlohmann::ordered_json site_json(const std::vector<Frame>& native, const std::vector<Frame>& python,
                                  const CallerNames::Names& caller);
 
+// Which of growth's boundaries every JSON list of them names (docs/report-json.md, "Growth
+// across iterations"): a loop found from the allocations has one boundary per iteration,
+// and a list per site of them all would make the JSON grow as boundaries × sites. All of
+// them when asked (`--all-boundaries`) or when they are few; else the first kHead and the
+// last kTail, which are what the classes are read from by eye (the start and the steady end).
+struct BoundaryListing {
+  static constexpr size_t kHead = 8, kTail = 8;
+  size_t total = 0;  // growth.boundaries_ns.size()
+  bool all = false;
+  size_t omitted() const { return all || total <= kHead + kTail ? 0 : total - kHead - kTail; }
+  // `at`, one value per boundary, less the boundaries left out.
+  nlohmann::ordered_json listed(const std::vector<uint64_t>& at) const;
+};
+
 }  // namespace cumemtrace

@@ -30,6 +30,8 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <vector>
 
 #include "c10_stub.h"
@@ -62,8 +64,14 @@ struct Segment {
     unsigned long long pool;
 };
 
+// A free block as best_fit looks it up: the smallest of its pool and size class large
+// enough, the lowest address among equals (what a walk of every block in address order
+// chose, without walking the allocated ones: a job keeping many tensors stays fast).
+using FreeKey = std::tuple<unsigned long long, bool, size_t, uintptr_t>;  // pool, small, size, address
+
 struct Device {
     std::map<uintptr_t, Block> blocks;      // every block, by address
+    std::set<FreeKey> free;                 // the blocks with is_free(), as FreeKeys
     std::map<uintptr_t, Segment> segments;  // by start
     size_t allocated = 0, reserved = 0;
     double fraction = 0;  // 0: no limit set
@@ -115,6 +123,8 @@ using c10::CachingDeviceAllocator::TraceEntry;
 
 bool is_free(const Block &b) { return !b.allocated && !b.pending; }
 
+FreeKey free_key(uintptr_t at, const Block &b) { return {b.pool, b.small, b.size, at}; }
+
 // Gives back every segment of `d` with no allocated or pending block.
 void release_free_segments(Device &d, int device) {
     for (auto s = d.segments.begin(); s != d.segments.end();) {
@@ -123,6 +133,7 @@ void release_free_segments(Device &d, int device) {
             record_trace(TraceEntry::SEGMENT_FREE, device, s->first, s->second.size, 0, s->second.pool);
             cudaFree(reinterpret_cast<void *>(s->first));
             d.reserved -= s->second.size;
+            d.free.erase(free_key(b->first, b->second));
             d.blocks.erase(b);
             s = d.segments.erase(s);
         } else {
@@ -146,6 +157,7 @@ bool new_segment(Device &d, int device, size_t bytes, bool small, uintptr_t stre
     Block b{at, bytes, false, small};
     b.pool = pool, b.stream = stream;
     d.blocks[at] = b;
+    d.free.insert(free_key(at, b));
     d.reserved += bytes;
     record_trace(TraceEntry::SEGMENT_ALLOC, device, at, bytes, stream, pool);
     return true;
@@ -153,28 +165,30 @@ bool new_segment(Device &d, int device, size_t bytes, bool small, uintptr_t stre
 
 // The smallest free block of the pool large enough, or end().
 std::map<uintptr_t, Block>::iterator best_fit(Device &d, size_t size, bool small, unsigned long long pool) {
-    auto best = d.blocks.end();
-    for (auto it = d.blocks.begin(); it != d.blocks.end(); ++it)
-        if (is_free(it->second) && it->second.small == small && it->second.pool == pool && it->second.size >= size &&
-            (best == d.blocks.end() || it->second.size < best->second.size))
-            best = it;
-    return best;
+    const auto k = d.free.lower_bound({pool, small, size, 0});
+    if (k == d.free.end() || std::get<0>(*k) != pool || std::get<1>(*k) != small) return d.blocks.end();
+    return d.blocks.find(std::get<3>(*k));
 }
 
-// A block back in the cache merges with its free neighbours of the same segment.
+// A block back in the cache (free now, not yet in d.free) merges with its free neighbours
+// of the same segment.
 void merge_free(Device &d, std::map<uintptr_t, Block>::iterator it) {
     if (auto next = std::next(it);
         next != d.blocks.end() && is_free(next->second) && next->second.segment == it->second.segment) {
+        d.free.erase(free_key(next->first, next->second));
         it->second.size += next->second.size;
         d.blocks.erase(next);
     }
     if (it != d.blocks.begin()) {
         auto prev = std::prev(it);
         if (is_free(prev->second) && prev->second.segment == it->second.segment) {
+            d.free.erase(free_key(prev->first, prev->second));
             prev->second.size += it->second.size;
             d.blocks.erase(it);
+            it = prev;
         }
     }
+    d.free.insert(free_key(it->first, it->second));
 }
 
 }  // namespace
@@ -218,11 +232,13 @@ __attribute__((visibility("default"))) void *simtorch_malloc_in(size_t bytes, in
         it = best_fit(d, size, small, pool);
     }
     Block &b = it->second;
+    d.free.erase(free_key(it->first, b));
     const size_t rest = b.size - size;
     if (small ? rest >= kMinBlock : rest > kSmallSize) {
         Block r{b.segment, rest, false, small};
         r.pool = pool;
         d.blocks[it->first + size] = r;
+        d.free.insert(free_key(it->first + size, r));
         b.size = size;
     }
     b.allocated = true, b.stream = stream, b.requested = bytes, b.stream_used = false;

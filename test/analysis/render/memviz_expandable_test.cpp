@@ -2,12 +2,11 @@
 // (cuMemMap) and a block may span two of them; its snapshot shows one segment of the mapped
 // run, is_expandable. Worked out by hand from the addresses below.
 #include "export_fixtures.h"
+#include "sizes.h"
 
 using namespace cumemtrace::test::exports;
 
 namespace {
-
-constexpr uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 Event mapping(uint64_t t, fmt::Op op, uint64_t address, uint64_t size) {
   Event e;
@@ -30,7 +29,7 @@ TEST_CASE("memviz: adjacent mappings that hold blocks are one expandable segment
   t.events = {mapping(1000, fmt::Op::kMap, A, 2 * MiB), mapping(2000, fmt::Op::kMap, A + 2 * MiB, 2 * MiB),
               mapping(3000, fmt::Op::kMap, C, 2 * MiB)};
   // [A, A+512K) and [A+1M, A+3M), across the two mappings; C holds none (a library's).
-  t.block_events = {block(2500, fmt::BlockOp::kAlloc, A, 512 * KiB, 2),
+  t.block_events = {block(2500, fmt::BlockOp::kAlloc, A, MiB / 2, 2),
                     block(2600, fmt::BlockOp::kAlloc, A + 1 * MiB, 2 * MiB, 2)};
   const std::string path = tmp_path("expandable.pickle");
   {
@@ -48,11 +47,11 @@ TEST_CASE("memviz: adjacent mappings that hold blocks are one expandable segment
   CHECK(s["address"] == A);
   CHECK(s["total_size"] == 4 * MiB);
   CHECK(s["is_expandable"] == true);
-  CHECK(s["allocated_size"] == 2 * MiB + 512 * KiB);
+  CHECK(s["allocated_size"] == 2 * MiB + MiB / 2);
   std::vector<std::pair<uint64_t, std::string>> pieces;
   for (const json& blk : s["blocks"]) pieces.emplace_back(blk["size"].get<uint64_t>(), blk["state"].get<std::string>());
-  CHECK(pieces == std::vector<std::pair<uint64_t, std::string>>{{512 * KiB, "active_allocated"},
-                                                                {512 * KiB, "inactive"},
+  CHECK(pieces == std::vector<std::pair<uint64_t, std::string>>{{MiB / 2, "active_allocated"},
+                                                                {MiB / 2, "inactive"},
                                                                 {2 * MiB, "active_allocated"},
                                                                 {1 * MiB, "inactive"}});
   std::vector<std::string> actions;

@@ -313,10 +313,13 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
   std::map<int32_t, Json> failed_times;
   Json moments = Json::array();
   size_t spent = 0;
+  uint64_t first_event = UINT64_MAX, last_event = 0;
   Replayer r(trace.granule());
   events.scan([&](const Event& e, size_t i) {
     if ((i & 0xfff) == 0) progress("replaying", i, n);
     r.apply(e, i);
+    first_event = std::min(first_event, rel(e.time_ns));
+    last_event = std::max(last_event, rel(e.time_ns));
     bands.observe(e);
     auto dit = r.devices().find(e.device);
     if (dit != r.devices().end() && e.device >= 0) {
@@ -381,9 +384,20 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
   for (size_t i = 0; i < trace.marks.size() && i < opt.max_marks; ++i)
     marks.push_back(Json::array({rel(trace.marks[i].time_ns), printable(trace.marks[i].name)}));
 
+  // The time charts' one range: from the first memory event or mark to the last. A reading
+  // taken before or after (NVML's at exit) would stretch the axis and squeeze the run into
+  // one edge; a trace with neither keeps its whole duration.
+  uint64_t first = n ? first_event : UINT64_MAX, last = n ? last_event : 0;
+  for (const Mark& m : trace.marks) {
+    first = std::min(first, rel(m.time_ns));
+    last = std::max(last, rel(m.time_ns));
+  }
+  if (first > last) first = 0, last = rep.duration_ns;
+
   return Json{{"start_ns", start},
               {"duration_ns", rep.duration_ns},
               {"devices", devices},
+              {"time_range_ns", Json::array({first, last})},
               {"marks", marks},
               {"marks_omitted", trace.marks.size() > opt.max_marks ? trace.marks.size() - opt.max_marks : 0},
               {"moments", moments},

@@ -148,3 +148,49 @@ TEST_CASE("html: live bytes by call site, per device: one call site on two devic
     }
   }
 }
+
+TEST_CASE("html: the time range runs from the first memory event or mark to the last, not to NVML's exit reading") {
+  // Allocations at 10 and 20 ns, a mark at 30 ns, NVML's exit reading at 1,000,000 ns:
+  // the range is [10, 30] (ns since start), the reading is still in the data.
+  TraceBuilder b;
+  b.process().alloc(10, 0x10000000, 512).alloc(20, 0x10000200, 512).mark(30, "step");
+  b.snapshot(1000000, format::SnapshotReason::kExit, {{.device = 0, .device_bytes = 1024, .nvml_used = 4096}});
+  b.end(1000001);
+  const Json d = data_of(b);
+  CHECK(d.at("time_range_ns") == Json::array({10, 30}));
+  CHECK(d.at("devices").at(0).at("nvml").at("t") == Json::array({1000000}));
+
+  // Without the mark: to the last event, 20 ns; a mark before the first event starts it.
+  TraceBuilder unmarked;
+  unmarked.process().alloc(10, 0x10000000, 512).alloc(20, 0x10000200, 512);
+  unmarked.snapshot(1000000, format::SnapshotReason::kExit, {{.device = 0, .device_bytes = 1024, .nvml_used = 4096}});
+  CHECK(data_of(unmarked).at("time_range_ns") == Json::array({10, 20}));
+  TraceBuilder early;
+  early.process().mark(5, "start").alloc(10, 0x10000000, 512);
+  CHECK(data_of(early).at("time_range_ns") == Json::array({5, 10}));
+}
+
+TEST_CASE("html: 500 steps of 3 NVTX ranges keep every mark, each named, for the page to draw as bands") {
+  // A step every 1,000 ns: forward at +0, backward at +300, optimizer at +600, each with
+  // 1 MiB made and freed inside; 1,500 marks, 500 of each name, the last at 499,600 ns.
+  static const char* const names[] = {"forward", "backward", "optimizer"};
+  TraceBuilder b;
+  b.process();
+  for (uint64_t s = 0; s < 500; ++s)
+    for (uint64_t r = 0; r < 3; ++r) {
+      const uint64_t t = 1000 * s + 300 * r;
+      b.mark(t + 1, names[r], format::MarkSource::kNvtxPush).alloc(t + 2, 0x10000000, 1 << 20).free(t + 3, 0x10000000);
+      b.range_end(t + 4, names[r]);
+    }
+  const Json d = data_of(b);
+  const Json& marks = d.at("marks");
+  REQUIRE(marks.size() == 1500);
+  CHECK(d.at("marks_omitted") == 0);
+  std::map<std::string, size_t> count;
+  for (const auto& m : marks) ++count[m.at(1).get<std::string>()];
+  CHECK(count == std::map<std::string, size_t>{{"backward", 500}, {"forward", 500}, {"optimizer", 500}});
+  CHECK(marks.at(0) == Json::array({1, "forward"}));
+  CHECK(marks.at(1499) == Json::array({499601, "optimizer"}));
+  // From the first mark (1 ns) to the last event, optimizer's free at 499,603 ns.
+  CHECK(d.at("time_range_ns") == Json::array({1, 499603}));
+}

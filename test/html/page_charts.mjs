@@ -32,15 +32,17 @@ function check(ok, what, got) {
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'cumemtrace-charts-'));
+const traceOf = {};
 function page_of(name, args) {
   const sub = path.join(dir, name);
   mkdirSync(sub);
   execFileSync(cli, ['run', '-o', sub + '/t-%p.trace', '--', ...args], {
     env: { ...process.env, LD_LIBRARY_PATH: simDir }, stdio: 'ignore' });
-  const traces = readdirSync(sub).filter((f) => f.endsWith('.trace'));
-  if (traces.length !== 1) throw new Error(name + ': expected one trace, found ' + traces.length);
+  const found = readdirSync(sub).filter((f) => f.endsWith('.trace'));
+  if (found.length !== 1) throw new Error(name + ': expected one trace, found ' + found.length);
+  traceOf[name] = path.join(sub, found[0]);
   const out = path.join(sub, name + '.html');
-  execFileSync(cli, ['html', path.join(sub, traces[0]), '-o', out], { stdio: 'ignore' });
+  execFileSync(cli, ['html', traceOf[name], '-o', out], { stdio: 'ignore' });
   return out;
 }
 const stepsPage = page_of('steps', [stepsProg, '500']);
@@ -52,6 +54,16 @@ try {
   const { page, errors } = await watched_page(browser);
   // uPlot redraws after a change once the page's pending tasks ran: a frame later, all done.
   const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+  // The timeline zoomed to the time of mark a to that of mark b (null: the whole time range).
+  const zoom_to_marks = async (a, b) => {
+    await page.evaluate((a, b) => {
+      const v = window.cumemtraceView;
+      const pv = v.data.processes[0].view;
+      const [lo, hi] = a == null ? pv.time_range_ns : [pv.marks[a][0], pv.marks[b][0]];
+      v.plot.setScale('x', { min: lo / 1e9, max: hi / 1e9 });
+    }, a, b);
+    await settle();
+  };
   const open = async (file) => {
     await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
     if (!(await drawn(page, 10000))) throw new Error(file + ': the page never finished drawing\n' + errors.join('\n'));
@@ -110,12 +122,7 @@ try {
     'NVML\'s reading at exit lies outside the range: said, not drawn', range);
 
   // Zoomed to the first 10 marks: 10 rules, and the call-site chart zooms along.
-  await page.evaluate(() => {
-    const v = window.cumemtraceView;
-    const ms = v.data.processes[0].view.marks;
-    v.plot.setScale('x', { min: ms[0][0] / 1e9, max: ms[9][0] / 1e9 });
-  });
-  await settle();
+  await zoom_to_marks(0, 9);
   const zoom = await page.evaluate(() => {
     const v = window.cumemtraceView;
     const ms = v.data.processes[0].view.marks;
@@ -138,6 +145,45 @@ try {
     return [v.plot.scales.x.min, v.plot.scales.x.max, v.bands.plot.scales.x.min, v.bands.plot.scales.x.max];
   });
   check(reset.join() === [lo, hi, lo, hi].join(), 'a double-click on either chart resets both to the range', reset);
+
+  // ---- the flame graph over a time range ---------------------------------------------
+  // The whole range: its highest moment is the peak, by hand 16 MiB of weights + 1 MiB
+  // scratch + 499 × 4 KiB kept = 19,869,696 B, at the report's peak time.
+  const whole = await page.evaluate(() => {
+    const v = window.cumemtraceView;
+    const p = v.data.processes[0];
+    return { tracked: v.rangeFlame.tracked, t: v.rangeFlame.t, root: v.rangeFlameTree.value,
+      peakT: p.report.devices[0].peak.since_start_ns, says: document.getElementById('range-flame-says').textContent };
+  });
+  check(whole.tracked === 19869696 && whole.root === 19869696 && whole.t === whole.peakT,
+    'over the whole range the flame graph is of the peak, 19,869,696 B', whole);
+  check(whole.says.endsWith('18.9 MiB (19,869,696 B) tracked'), 'the page says the window\'s highest moment', whole.says);
+
+  // Zoomed to the first 10 marks (a brush on the timeline): the window widens to whole
+  // buckets and its highest moment is the timeline's highest sample there, or the state the
+  // window starts with (the timeline keeps each of its buckets' highest exactly); the flame
+  // graph's root is that many bytes; `export --format folded` of the same window agrees.
+  await zoom_to_marks(0, 9);
+  const part = await page.evaluate(() => {
+    const v = window.cumemtraceView;
+    const pv = v.data.processes[0].view;
+    const ms = pv.marks;
+    const h = v.rangeFlame;
+    const tl = pv.devices[0].timeline;
+    let before = 0, inside = 0;
+    tl.t.forEach((t, i) => { if (t < h.from) before = tl.tracked[i]; else if (t < h.to) inside = Math.max(inside, tl.tracked[i]); });
+    return { from: h.from, to: h.to, lo: ms[0][0], hi: ms[9][0], t: h.t, tracked: h.tracked, root: v.rangeFlameTree.value,
+      expected: Math.max(before, inside), input: +document.getElementById('range-from').value };
+  });
+  check(part.from <= part.lo && part.to >= part.hi && part.input === part.lo / 1e9,
+    'the brushed window is widened to whole buckets, the inputs follow the zoom', part);
+  check(part.tracked === part.expected && part.root === part.tracked,
+    'its flame graph is of the window\'s highest moment', part);
+  const folded = execFileSync(cli, ['export', '--format', 'folded', traceOf.steps, '--from', (part.from / 1e9).toFixed(9) + ' s',
+    '--to', ((part.to - 1) / 1e9).toFixed(9) + ' s']).toString();
+  const foldedBytes = folded.split('\n').filter((l) => l.startsWith('cuda:0;')).reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  check(foldedBytes === part.tracked, 'export --format folded of the same window gives the same bytes', { foldedBytes, part });
+  await zoom_to_marks(null, null);
 
   // ---- marker labels inside the plot: the peak is a few events from the right edge -------
   const labels = await page.evaluate(() => {

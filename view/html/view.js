@@ -22,6 +22,7 @@
     app.textContent = '';
     if (state.plot) { state.plot.destroy(); state.plot = null; }
     if (state.bandsPlot) { state.bandsPlot.destroy(); state.bandsPlot = null; }
+    state.rangeInputs = null;
     const r = report();
     app.append(el('h1', { text: 'cumemtrace: ' + (data.job ? 'a job of ' + data.processes.length + ' processes'
       : r.trace && r.trace.path ? r.trace.path : 'trace') }));
@@ -111,7 +112,12 @@
         { label: 'reserved by ' + dv.cache.allocator + "'s cache", stroke: '#d62728', dash: [4, 3], width: 1, paths: stepped, value: fmt, spanGaps: true },
       ] : []),
       hooks: {
-        setScale: [state.timeGroup.hook],
+        setScale: [state.timeGroup.hook, (uu, key) => {
+          if (key !== 'x' || !state.rangeInputs) return;
+          state.rangeInputs.from.value = uu.scales.x.min;
+          state.rangeInputs.to.value = uu.scales.x.max;
+          drawRangeFlame(uu.scales.x.min * 1e9, uu.scales.x.max * 1e9);
+        }],
         draw: [(u) => {
           // Marks in CSS px of the plot: a few as rules, many as a band per name (marks.js).
           const { min, max } = u.scales.x;
@@ -256,12 +262,58 @@
     app.append(el('h3', { id: 'flame-title' }));
     const all = el('input', { type: 'checkbox', id: 'all-frames' });
     all.checked = !!state.allFrames;
-    all.onchange = () => { state.allFrames = all.checked; drawMoment(); };
+    all.onchange = () => {
+      state.allFrames = all.checked;
+      drawMoment();
+      if (state.rangeInputs) drawRangeFlame(+state.rangeInputs.from.value * 1e9, +state.rangeInputs.to.value * 1e9);
+    };
     app.append(el('div', { class: 'controls' }, el('label', null, all,
       document.createTextNode(' show every frame (the interpreter\'s, framework dispatch\'s, allocators\', CUDA\'s, ' +
         'and Python frames of the standard library and installed packages are folded away by default)'))));
     app.append(el('div', { id: 'flame' }));
     drawMoment();
+    rangeFlameSection();
+  }
+
+  // ---- flame graph over a time range (range_flame.js) -----------------------------------
+  // The window follows the timeline's zoom (drag on the timeline to choose it) or the two
+  // inputs; the page snaps it outwards to its buckets and says so.
+  function rangeFlameSection() {
+    const rf = view().range_flame;
+    if (!rf) return;
+    app.append(el('h3', { id: 'range-flame-title', text: 'Flame graph over a time range, device ' + state.device +
+      ': the bytes live at the range\'s highest moment' }));
+    const from = el('input', { type: 'number', id: 'range-from', step: 'any', min: 0 });
+    const to = el('input', { type: 'number', id: 'range-to', step: 'any', min: 0 });
+    const go = () => drawRangeFlame(+from.value * 1e9, +to.value * 1e9);
+    from.onchange = go; to.onchange = go;
+    app.append(el('div', { class: 'controls' }, el('label', { text: 'from ' }, from), el('label', { text: 'to ' }, to),
+      el('span', { class: 'note', text: 'seconds since start; zooming the timeline sets them. The range is widened to whole ' +
+        'buckets of ' + secs(rf.bucket_ns) + ' (' + rf.buckets + ' in all); its highest moment is found from every event.' })));
+    app.append(el('p', { class: 'note', id: 'range-flame-says' }));
+    app.append(el('div', { id: 'range-flame' }));
+    state.rangeInputs = { from, to };
+    const [lo, hi] = view().time_range_ns;
+    from.value = lo / 1e9; to.value = hi / 1e9;
+    go();
+  }
+  function drawRangeFlame(fromNs, toNs) {
+    const RF = window.cumemtraceRangeFlame;
+    const box = document.getElementById('range-flame');
+    const says = document.getElementById('range-flame-says');
+    if (!box) return;
+    box.textContent = '';
+    const h = RF.highest(view().range_flame, state.device, fromNs, toNs);
+    exposed.rangeFlame = h;
+    if (!h || !h.tracked) {
+      says.textContent = 'No device memory live in ' + secs(h ? h.from : fromNs) + ' – ' + secs(h ? h.to : toNs) + '.';
+      return;
+    }
+    says.textContent = secs(h.from) + ' – ' + secs(h.to) + ': highest at ' + secs(h.t) + ', ' + exact(h.tracked) + ' tracked';
+    const folds = state.allFrames ? [] : view().label_folds || [];
+    const root = RF.node(view().range_flame.paths, h.live);
+    exposed.rangeFlameTree = RF.icicle(root, view().labels, folds, 'live at ' + secs(h.t));
+    RF.draw(box, exposed.rangeFlameTree, Math.max(600, app.clientWidth - 20));
   }
 
   function drawMoment() {
@@ -296,32 +348,9 @@
     const what = !m ? '' : m.kind.includes('end') ? 'leaks: live at the end' : m.kind.includes('failed') ? 'live at a failed allocation' : 'live bytes';
     title.textContent = 'Flame graph (icicle), ' + what + ', device ' + state.device + ' — click a frame to zoom';
     if (!md || !md.flame[1]) { box.append(el('p', { text: 'No live bytes.' })); return; }
-    const labels = view().labels;
+    const RF = window.cumemtraceRangeFlame;
     const folds = state.allFrames ? [] : view().label_folds || [];
-    // A folded frame (interpreter, dispatch, allocator, CUDA, not the user's Python) gives
-    // its children to its parent; children that then share a name are one node.
-    function merge(a, b) {
-      a.value += b.value;
-      for (const c of b.children) {
-        const same = a.children.find((x) => x.name === c.name);
-        if (same) merge(same, c); else a.children.push(c);
-      }
-    }
-    function tree(n) {
-      const out = { name: n[0] < 0 ? 'all live bytes' : labels[n[0]], value: n[1], children: [] };
-      const add = (c) => {
-        if (c[0] >= 0 && folds[c[0]]) { c[2].forEach(add); return; }
-        const t = tree(c);
-        const same = out.children.find((x) => x.name === t.name);
-        if (same) merge(same, t); else out.children.push(t);
-      };
-      n[2].forEach(add);
-      return out;
-    }
-    const make = window.flamegraph.default || window.flamegraph.flamegraph || window.flamegraph;
-    const chart = make().width(Math.max(600, app.clientWidth - 20)).cellHeight(18).inverted(true).minFrameSize(1)
-      .label((d) => d.data.name + ': ' + exact(d.value)).selfValue(false);
-    d3.select(box).datum(tree(md.flame)).call(chart);
+    const chart = RF.draw(box, RF.icicle(md.flame, view().labels, folds, 'all live bytes'), Math.max(600, app.clientWidth - 20));
     exposed.flame = chart;
   }
 

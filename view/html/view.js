@@ -1,6 +1,8 @@
 // cumemtrace html: draws the page from the JSON blob (docs/html-report.md). The timeline
-// is uPlot's, the icicle d3-flame-graph's; the address map is a canvas drawn here, since
-// no charting library draws arenas of granules.
+// is uPlot's, the icicles d3-flame-graph's; the parts before this one in the page's script
+// (view/html/CMakeLists.txt) give the shared pieces (lib.js), the marks (marks.js), the
+// one time range (time_range.js), the address map (address_map.js, a canvas: no charting
+// library draws arenas of granules) and the flame graphs' trees (range_flame.js).
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('cumemtrace-data').textContent);
@@ -8,8 +10,8 @@
   const state = { proc: 0, device: null, moment: null };
   const exposed = (window.cumemtraceView = { data, state });
 
-  const { units, iec, exact, secs, pct, hex, el, frameText, siteColor, showTip, hideTip,
-    secondsTicks, byteIncrs, bytesTicks, axisWidth } = window.cumemtraceLib;
+  const { exact, secs, pct, el, frameText, showTip, hideTip, secondsTicks, byteIncrs, bytesTicks, axisWidth } =
+    window.cumemtraceLib;
 
   const proc = () => data.processes[state.proc];
   const view = () => proc().view;

@@ -1,5 +1,6 @@
-# cmake -DOUT=file.cpp -DDIR=dir -DITEMS="name=relpath|..." -P embed_files.cmake
-# Writes html_asset() (view/html/html_page.h) over the bytes of each file, as char arrays.
+# cmake -DOUT=file.cpp -DDIR=dir -DITEMS="name=relpath[+relpath...]|..." -P embed_files.cmake
+# Writes html_asset() (view/html/html_page.h) over the bytes of each file, as char arrays;
+# an item of several files joined by '+' is their bytes one after the other.
 # An empty ITEMS writes the stub of a build without the view libraries.
 cmake_minimum_required(VERSION 3.25)
 string(REPLACE "|" ";" item_list "${ITEMS}")
@@ -9,7 +10,12 @@ set(i 0)
 foreach(item IN LISTS item_list)
   string(REGEX MATCH "^([^=]+)=(.*)$" _ "${item}")
   set(name "${CMAKE_MATCH_1}")
-  file(READ "${DIR}/${CMAKE_MATCH_2}" hex HEX)
+  string(REPLACE "+" ";" parts "${CMAKE_MATCH_2}")
+  set(hex "")
+  foreach(part IN LISTS parts)
+    file(READ "${DIR}/${part}" part_hex HEX)
+    string(APPEND hex "${part_hex}")
+  endforeach()
   string(LENGTH "${hex}" hexlen)
   math(EXPR size "${hexlen} / 2")
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "'\\\\x\\1'," bytes "${hex}")

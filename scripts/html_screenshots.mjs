@@ -1,7 +1,8 @@
 // Screenshots of a `cumemtrace html` page's views, for docs/ (docs/html-report.md):
 //   node scripts/html_screenshots.mjs PAGE.html OUTDIR [PREFIX]
-// writes PREFIX-timeline.png, PREFIX-address-map.png, PREFIX-flame.png and PREFIX-page.png
-// (the whole page). Uses test/html's puppeteer-core (scripts/html_assets.sh installs it)
+// writes PREFIX-summary.png, PREFIX-timeline.png, PREFIX-bands.png, PREFIX-address-map.png,
+// PREFIX-flame.png, PREFIX-range-flame.png (the flame graph over the whole time range) and
+// PREFIX-page.png (the whole page); a view the page does not have is left out. Uses test/html's puppeteer-core (scripts/html_assets.sh installs it)
 // and Debian's chromium (CHROMIUM overrides the path).
 import path from 'node:path';
 
@@ -22,13 +23,15 @@ try {
   await new Promise((done) => setTimeout(done, 1500));
   const shot = async (selector, name) => {
     const el = await page.$(selector);
-    if (!el) throw new Error(`${selector}: not on the page`);
-    await el.screenshot({ path: path.join(out_dir, `${prefix}-${name}.png`) });
+    if (el) await el.screenshot({ path: path.join(out_dir, `${prefix}-${name}.png`) });
+    else console.error(`${selector}: not on the page, no ${prefix}-${name}.png`);
   };
+  await shot('#summary', 'summary');
   await shot('#timeline', 'timeline');
   await shot('#bands', 'bands');
   await shot('#map', 'address-map');
   await shot('#flame', 'flame');
+  await shot('#range-flame', 'range-flame');
   await page.screenshot({ path: path.join(out_dir, `${prefix}-page.png`), fullPage: true });
 } finally {
   await browser.close();

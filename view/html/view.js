@@ -1,6 +1,8 @@
 // cumemtrace html: draws the page from the JSON blob (docs/html-report.md). The timeline
-// is uPlot's, the icicle d3-flame-graph's; the address map is a canvas drawn here, since
-// no charting library draws arenas of granules.
+// is uPlot's, the icicles d3-flame-graph's; the parts before this one in the page's script
+// (view/html/CMakeLists.txt) give the shared pieces (lib.js), the marks (marks.js), the
+// one time range (time_range.js), the address map (address_map.js, a canvas: no charting
+// library draws arenas of granules) and the flame graphs' trees (range_flame.js).
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('cumemtrace-data').textContent);
@@ -8,39 +10,8 @@
   const state = { proc: 0, device: null, moment: null };
   const exposed = (window.cumemtraceView = { data, state });
 
-  // ---- formatting ------------------------------------------------------------------
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  function iec(b) {
-    if (b == null) return '—';
-    let v = b, u = 0;
-    while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
-    return (u ? v.toFixed(v < 10 ? 2 : 1) : String(v)) + ' ' + units[u];
-  }
-  const exact = (b) => (b == null ? '—' : iec(b) + ' (' + b.toLocaleString('en-US') + ' B)');
-  const secs = (ns) => (ns / 1e9).toFixed(6) + ' s';
-  const pct = (x) => (100 * x).toFixed(2) + ' %';
-  const hex = (v) => '0x' + v.toString(16);
-  function el(tag, attrs, ...kids) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === 'text') e.textContent = v; else if (k === 'class') e.className = v; else e.setAttribute(k, v);
-    }
-    for (const k of kids) if (k != null) e.append(k);
-    return e;
-  }
-  function frameText(f) {
-    if (f.function !== undefined && f.ip === undefined) return f.function + ' (' + f.file + ':' + (f.line || '?') + ')';
-    return (f.function || f.ip) + (f.file ? ' at ' + f.file + ':' + f.line : '') + ' (' + (f.module || '?') + ')';
-  }
-  function siteColor(i) {
-    if (i < 0) return '#999';
-    const h = (i * 137.508) % 360;
-    return 'hsl(' + h.toFixed(0) + ',60%,' + (50 + (i % 3) * 8) + '%)';
-  }
-  const tip = el('div', { class: 'tip', id: 'tip' });
-  document.body.append(tip);
-  function showTip(ev, text) { tip.textContent = text; tip.style.display = 'block'; tip.style.left = ev.clientX + 14 + 'px'; tip.style.top = ev.clientY + 14 + 'px'; }
-  function hideTip() { tip.style.display = 'none'; }
+  const { exact, secs, pct, el, frameText, showTip, hideTip, secondsTicks, byteIncrs, bytesTicks, axisWidth } =
+    window.cumemtraceLib;
 
   const proc = () => data.processes[state.proc];
   const view = () => proc().view;
@@ -53,6 +24,7 @@
     app.textContent = '';
     if (state.plot) { state.plot.destroy(); state.plot = null; }
     if (state.bandsPlot) { state.bandsPlot.destroy(); state.bandsPlot = null; }
+    state.rangeInputs = null;
     const r = report();
     app.append(el('h1', { text: 'cumemtrace: ' + (data.job ? 'a job of ' + data.processes.length + ' processes'
       : r.trace && r.trace.path ? r.trace.path : 'trace') }));
@@ -92,45 +64,6 @@
   }
 
 
-  // ---- axes --------------------------------------------------------------------------
-  // Tick labels that differ from one another: as many decimals as the spacing of the ticks
-  // needs (a 6 ms trace had thirteen ticks all reading "0.006").
-  function decimalsFor(step) {
-    if (!(step > 0)) return 0;
-    return Math.min(9, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9)));
-  }
-  function secondsTicks(u, vs) {
-    const d = decimalsFor(vs.length > 1 ? Math.abs(vs[1] - vs[0]) : 1);
-    return vs.map((v) => (v == null ? '' : v.toFixed(d)));
-  }
-  // Byte ticks 1, 2 or 5 × a power of ten of one binary unit apart (200 MiB, 500 MiB,
-  // 1 GiB): uPlot's own steps are decimal bytes, which read 0, 191, 381, 572 MiB.
-  const byteIncrs = [];
-  for (let k = 0; k < units.length; k++) for (const m of [1, 2, 5, 10, 20, 50, 100, 200, 500]) byteIncrs.push(m * 1024 ** k);
-  // Bytes in the unit of the ticks' spacing (so that 500 MiB steps read 0, 500, 1000 MiB),
-  // or of the largest tick when there is one tick only.
-  function bytesTicks(u, vs) {
-    const step = vs.length > 1 ? Math.abs(vs[1] - vs[0]) : Math.max(...vs.map((v) => Math.abs(v || 0)));
-    let k = 0;
-    while (step >= 1024 ** (k + 1) && k < units.length - 1) k++;
-    const scale = 1024 ** k;
-    const d = k ? decimalsFor(vs.length > 1 ? step / scale : 1) : 0;
-    return vs.map((v) => (v == null ? '' : (v / scale).toFixed(d) + ' ' + units[k]));
-  }
-  // An axis as wide as its longest label (uPlot asks again until the size settles; after two
-  // rounds the last size stands), so that no label is cut at the canvas's edge.
-  function axisWidth(u, values, axisIdx, cycleNum) {
-    const axis = u.axes[axisIdx];
-    if (cycleNum > 1) return axis._size;
-    let longest = 0;
-    if (values && values.length) {
-      u.ctx.save();
-      u.ctx.font = axis.font[0];
-      for (const v of values) longest = Math.max(longest, u.ctx.measureText(String(v)).width / devicePixelRatio);
-      u.ctx.restore();
-    }
-    return Math.ceil(longest + axis.ticks.size + axis.gap + 8);
-  }
 
   // ---- timeline --------------------------------------------------------------------
   function timeline() {
@@ -152,9 +85,17 @@
     const fmt = (u, v) => (v == null ? '—' : exact(v));
     const stepped = uPlot.paths.stepped({ align: 1 });
     const marks = view().marks;
+    const TR = window.cumemtraceTimeRange, M = window.cumemtraceMarks;
+    const range = view().time_range_ns;
+    const past = dv.nvml.t.filter((t) => t < range[0] || t > range[1]).length;
+    if (past) app.append(el('p', { class: 'note', id: 'past-range', text: past + ' NVML reading' + (past > 1 ? 's' : '') +
+      ' before the first or after the last memory event or mark (at exit) ' + (past > 1 ? 'lie' : 'lies') +
+      ' outside the time range, not drawn.' }));
+    state.timeGroup = TR.group();
     const opts = {
       width: Math.max(600, app.clientWidth - 20), height: 300,
-      scales: { x: { time: false } },
+      scales: { x: { time: false, range: TR.clamp(range, joined[0][0], joined[0][joined[0].length - 1]) } },
+      cursor: { sync: { key: 'time' } },
       axes: [
         { label: 'seconds since start', values: secondsTicks },
         { values: bytesTicks, incrs: byteIncrs, size: axisWidth, label: 'tracked' },
@@ -173,17 +114,19 @@
         { label: 'reserved by ' + dv.cache.allocator + "'s cache", stroke: '#d62728', dash: [4, 3], width: 1, paths: stepped, value: fmt, spanGaps: true },
       ] : []),
       hooks: {
+        setScale: [state.timeGroup.hook, (uu, key) => {
+          if (key !== 'x' || !state.rangeInputs) return;
+          state.rangeInputs.from.value = uu.scales.x.min;
+          state.rangeInputs.to.value = uu.scales.x.max;
+          drawRangeFlame(uu.scales.x.min * 1e9, uu.scales.x.max * 1e9);
+        }],
         draw: [(u) => {
-          const ctx = u.ctx;
-          ctx.save();
-          ctx.strokeStyle = '#8888';
-          ctx.lineWidth = 1;
-          for (const [t] of marks) {
-            const x = Math.round(u.valToPos(t / 1e9, 'x', true));
-            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
-            ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
-          }
-          ctx.restore();
+          // Marks in CSS px of the plot: a few as rules, many as a band per name (marks.js).
+          const { min, max } = u.scales.x;
+          const w = u.bbox.width / devicePixelRatio;
+          const lay = M.layout(marks, (t) => (t / 1e9 < min || t / 1e9 > max ? null : ((t / 1e9 - min) / (max - min)) * w));
+          M.draw(u.ctx, lay, u.bbox, devicePixelRatio);
+          exposed.markLayout = lay;
           placeMarkers(u);
         }],
       },
@@ -191,6 +134,7 @@
     const u = new uPlot(opts, joined, box);
     state.plot = u;
     exposed.plot = u;
+    state.timeGroup.add(u);
     // Markers as elements over the plot: a test (and a person's inspector) can find them.
     const markers = [];
     if (rd && rd.peak && rd.peak.time_ns != null) {
@@ -202,11 +146,21 @@
       markers.push([el('div', { class: 'marker failed', 'data-t-ns': t, title: 'failed allocation at ' + secs(t) }, el('span', { text: '✕' })), t]);
     });
     for (const [m] of markers) u.over.append(m);
+    u.over.addEventListener('mousemove', (ev) => {
+      const near = M.under(exposed.markLayout, ev.offsetX, ev.offsetY);
+      if (near.length) showTip(ev, M.describe(near, secs)); else hideTip();
+    });
+    u.over.addEventListener('mouseleave', hideTip);
+    // A marker's label reads to the right of its rule, or to the left where it would pass
+    // the plot's right edge; failures' labels sit a row below the peak's.
     function placeMarkers(uu) {
+      const w = uu.over.clientWidth;
       for (const [m, t] of markers) {
         const x = uu.valToPos(t / 1e9, 'x');
-        m.style.display = x < 0 || x > uu.over.clientWidth ? 'none' : '';
+        m.style.display = x < 0 || x > w ? 'none' : '';
         m.style.left = x + 'px';
+        const label = m.firstChild;
+        label.classList.toggle('left', x + 4 + label.offsetWidth > w);
       }
     }
     placeMarkers(u);
@@ -262,7 +216,10 @@
     const own = (k, i) => (tl.bands[k][i] == null ? null : tl.bands[k][i]);
     const opts = {
       width: Math.max(600, app.clientWidth - 20), height: 260,
-      scales: { x: { time: false } },
+      // The timeline's range and zoom (time_range.js), its hover too.
+      scales: { x: { time: false, range: window.cumemtraceTimeRange.clamp(view().time_range_ns, tl.t[0] / 1e9, tl.t[tl.t.length - 1] / 1e9) } },
+      cursor: { sync: { key: 'time' } },
+      hooks: { setScale: [state.timeGroup.hook] },
       axes: [{ label: 'seconds since start', values: secondsTicks }, { values: bytesTicks, incrs: byteIncrs, size: axisWidth }],
       series: [{ label: 'time', value: (u, v) => (v == null ? '—' : v.toFixed(6) + ' s') }].concat(order.map((k) => ({
         label: names[k],
@@ -275,6 +232,7 @@
     };
     const u = new uPlot(opts, [tl.t.map((t) => t / 1e9)].concat(order.map((k) => cum[k])), box);
     state.bandsPlot = u;
+    state.timeGroup.add(u);
     exposed.bands = { plot: u, names, own: tl.bands, tracked: tl.tracked, sites };
     u.over.addEventListener('click', (ev) => {
       const i = u.posToIdx(ev.offsetX);
@@ -306,12 +264,58 @@
     app.append(el('h3', { id: 'flame-title' }));
     const all = el('input', { type: 'checkbox', id: 'all-frames' });
     all.checked = !!state.allFrames;
-    all.onchange = () => { state.allFrames = all.checked; drawMoment(); };
+    all.onchange = () => {
+      state.allFrames = all.checked;
+      drawMoment();
+      if (state.rangeInputs) drawRangeFlame(+state.rangeInputs.from.value * 1e9, +state.rangeInputs.to.value * 1e9);
+    };
     app.append(el('div', { class: 'controls' }, el('label', null, all,
       document.createTextNode(' show every frame (the interpreter\'s, framework dispatch\'s, allocators\', CUDA\'s, ' +
         'and Python frames of the standard library and installed packages are folded away by default)'))));
     app.append(el('div', { id: 'flame' }));
     drawMoment();
+    rangeFlameSection();
+  }
+
+  // ---- flame graph over a time range (range_flame.js) -----------------------------------
+  // The window follows the timeline's zoom (drag on the timeline to choose it) or the two
+  // inputs; the page snaps it outwards to its buckets and says so.
+  function rangeFlameSection() {
+    const rf = view().range_flame;
+    if (!rf) return;
+    app.append(el('h3', { id: 'range-flame-title', text: 'Flame graph over a time range, device ' + state.device +
+      ': the bytes live at the range\'s highest moment' }));
+    const from = el('input', { type: 'number', id: 'range-from', step: 'any', min: 0 });
+    const to = el('input', { type: 'number', id: 'range-to', step: 'any', min: 0 });
+    const go = () => drawRangeFlame(+from.value * 1e9, +to.value * 1e9);
+    from.onchange = go; to.onchange = go;
+    app.append(el('div', { class: 'controls' }, el('label', { text: 'from ' }, from), el('label', { text: 'to ' }, to),
+      el('span', { class: 'note', text: 'seconds since start; zooming the timeline sets them. The range is widened to whole ' +
+        'buckets of ' + secs(rf.bucket_ns) + ' (' + rf.buckets + ' in all); its highest moment is found from every event.' })));
+    app.append(el('p', { class: 'note', id: 'range-flame-says' }));
+    app.append(el('div', { id: 'range-flame' }));
+    state.rangeInputs = { from, to };
+    const [lo, hi] = view().time_range_ns;
+    from.value = lo / 1e9; to.value = hi / 1e9;
+    go();
+  }
+  function drawRangeFlame(fromNs, toNs) {
+    const RF = window.cumemtraceRangeFlame;
+    const box = document.getElementById('range-flame');
+    const says = document.getElementById('range-flame-says');
+    if (!box) return;
+    box.textContent = '';
+    const h = RF.highest(view().range_flame, state.device, fromNs, toNs);
+    exposed.rangeFlame = h;
+    if (!h || !h.tracked) {
+      says.textContent = 'No device memory live in ' + secs(h ? h.from : fromNs) + ' – ' + secs(h ? h.to : toNs) + '.';
+      return;
+    }
+    says.textContent = secs(h.from) + ' – ' + secs(h.to) + ': highest at ' + secs(h.t) + ', ' + exact(h.tracked) + ' tracked';
+    const folds = state.allFrames ? [] : view().label_folds || [];
+    const root = RF.node(view().range_flame.paths, h.live);
+    exposed.rangeFlameTree = RF.icicle(root, view().labels, folds, 'live at ' + secs(h.t));
+    RF.draw(box, exposed.rangeFlameTree, Math.max(600, app.clientWidth - 20));
   }
 
   function drawMoment() {
@@ -322,11 +326,10 @@
   }
 
   function drawMap(m, md) {
-    const box = document.getElementById('map');
     const figs = document.getElementById('map-figures');
-    box.textContent = ''; figs.textContent = '';
-    exposed.mapRects = [];
-    if (!md) { box.append(el('p', { text: 'Nothing live on this device at this moment.' })); return; }
+    figs.textContent = '';
+    exposed.mapRects = window.cumemtraceAddressMap.draw(document.getElementById('map'), m, md, view());
+    if (!md) return;
     const add = (k, v, id) => { figs.append(el('dt', { text: k }), el('dd', id ? { id, text: v } : { text: v })); };
     add('moment', momentLabel(m, state.moment));
     add('tracked device bytes', exact(md.tracked));
@@ -338,56 +341,6 @@
     add('gap ratio', pct(md.gap_ratio));
     add('external fragmentation', pct(md.external_fragmentation));
     add('granule', exact(md.granule));
-    const W = 720, rowH = 18, maxRows = 400;
-    const rows = md.arenas.slice(0, maxRows);
-    const canvas = el('canvas', { id: 'map-canvas', width: W, height: Math.max(rowH, rows.length * rowH) });
-    box.append(canvas);
-    if (md.arenas.length > maxRows) box.append(el('p', { class: 'note', text: (md.arenas.length - maxRows) + ' more arenas not drawn' }));
-    const ctx = canvas.getContext('2d');
-    const a = md.allocs;
-    let j = 0;
-    const lg = md.largest_gap_at;
-    rows.forEach(([start, end], r) => {
-      const y = r * rowH;
-      const scale = W / (end - start);
-      const X = (addr) => (addr - start) * scale;
-      ctx.fillStyle = '#eee';  // gaps: what no allocation covers
-      ctx.fillRect(0, y + 1, W, rowH - 2);
-      for (; j < a.length && a[j] < end; j += 4) {
-        const x0 = X(a[j]), w = Math.max(1, a[j + 1] * scale);
-        ctx.fillStyle = siteColor(a[j + 2]);
-        ctx.fillRect(x0, y + 2, w, rowH - 4);
-        exposed.mapRects.push({ x: x0, y: y + 2, w, h: rowH - 4, i: j / 4, row: r });
-      }
-      const granules = (end - start) / md.granule;
-      if (granules <= W / 4) {
-        ctx.strokeStyle = '#fff';
-        for (let g = 1; g < granules; g++) { const x = Math.round(g * md.granule * scale) + 0.5; ctx.beginPath(); ctx.moveTo(x, y + 1); ctx.lineTo(x, y + rowH - 1); ctx.stroke(); }
-      }
-      if (lg && lg[0] >= start && lg[0] < end) {
-        ctx.strokeStyle = '#d62728'; ctx.lineWidth = 2;
-        ctx.strokeRect(X(lg[0]), y + 1, Math.max(2, lg[1] * scale), rowH - 2);
-        ctx.lineWidth = 1;
-      }
-    });
-    canvas.addEventListener('mousemove', (ev) => {
-      const rc = canvas.getBoundingClientRect();
-      const x = ev.clientX - rc.left, y = ev.clientY - rc.top;
-      const hit = exposed.mapRects.find((q) => x >= q.x && x <= q.x + q.w && y >= q.y && y <= q.y + q.h);
-      if (!hit) {
-        const r = Math.floor(y / rowH);
-        if (rows[r]) showTip(ev, 'arena ' + hex(rows[r][0]) + '–' + hex(rows[r][1]) + ', ' + exact(rows[r][1] - rows[r][0]) + '\n(gap or granule padding here)');
-        else hideTip();
-        return;
-      }
-      const k = hit.i * 4;
-      const site = a[k + 2] >= 0 ? view().sites[a[k + 2]] : null;
-      const frames = !site ? '  (a VMM mapping: its handle was made apart)'
-        : site.frames.length ? site.frames.map((f) => '  ' + view().labels[f]).join('\n') : '  (no stack recorded)';
-      showTip(ev, 'allocation ' + hex(a[k]) + ', ' + exact(a[k + 1]) + '\nage ' + secs(m.t - a[k + 3]) +
-        (site ? '\ncall site (' + site.library + '):\n' : '\n') + frames);
-    });
-    canvas.addEventListener('mouseleave', hideTip);
   }
 
   function drawFlame(m, md) {
@@ -397,32 +350,9 @@
     const what = !m ? '' : m.kind.includes('end') ? 'leaks: live at the end' : m.kind.includes('failed') ? 'live at a failed allocation' : 'live bytes';
     title.textContent = 'Flame graph (icicle), ' + what + ', device ' + state.device + ' — click a frame to zoom';
     if (!md || !md.flame[1]) { box.append(el('p', { text: 'No live bytes.' })); return; }
-    const labels = view().labels;
+    const RF = window.cumemtraceRangeFlame;
     const folds = state.allFrames ? [] : view().label_folds || [];
-    // A folded frame (interpreter, dispatch, allocator, CUDA, not the user's Python) gives
-    // its children to its parent; children that then share a name are one node.
-    function merge(a, b) {
-      a.value += b.value;
-      for (const c of b.children) {
-        const same = a.children.find((x) => x.name === c.name);
-        if (same) merge(same, c); else a.children.push(c);
-      }
-    }
-    function tree(n) {
-      const out = { name: n[0] < 0 ? 'all live bytes' : labels[n[0]], value: n[1], children: [] };
-      const add = (c) => {
-        if (c[0] >= 0 && folds[c[0]]) { c[2].forEach(add); return; }
-        const t = tree(c);
-        const same = out.children.find((x) => x.name === t.name);
-        if (same) merge(same, t); else out.children.push(t);
-      };
-      n[2].forEach(add);
-      return out;
-    }
-    const make = window.flamegraph.default || window.flamegraph.flamegraph || window.flamegraph;
-    const chart = make().width(Math.max(600, app.clientWidth - 20)).cellHeight(18).inverted(true).minFrameSize(1)
-      .label((d) => d.data.name + ': ' + exact(d.value)).selfValue(false);
-    d3.select(box).datum(tree(md.flame)).call(chart);
+    const chart = RF.draw(box, RF.icicle(md.flame, view().labels, folds, 'all live bytes'), Math.max(600, app.clientWidth - 20));
     exposed.flame = chart;
   }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "render/page/range_flame.h"
 #include "render/page/site_bands.h"
 #include "stacks/call_site_rule.h"
 #include "base/escape.h"
@@ -25,6 +26,7 @@ struct Sample {
   uint64_t footprint = 0;
   uint64_t context = 0;
   SiteBands::Values bands{};  // live bytes by call site (site_bands.h)
+  size_t event = 0;           // just after this event
 };
 
 // Per device, per time bucket: the minimum, maximum and last sample, emitted in time
@@ -33,6 +35,10 @@ class Timeline {
  public:
   Timeline(uint64_t duration, size_t buckets)
       : width_(std::max<uint64_t>(1, duration / std::max<size_t>(buckets, 1) + 1)) {}
+
+  uint64_t width() const { return width_; }
+  // Each bucket's highest and last moment (range_flame.h), once json() closed the last.
+  const std::vector<TimeBucket>& buckets() const { return buckets_; }
 
   void add(const Sample& s) {
     const uint64_t b = s.t / width_;
@@ -65,6 +71,8 @@ class Timeline {
 
  private:
   void flush() {
+    auto moment = [](const Sample& x) { return BucketMoment{x.t, x.tracked, x.event}; };
+    buckets_.push_back(TimeBucket{bucket_, moment(max_), moment(last_)});
     Sample s[3] = {min_, max_, last_};
     std::sort(std::begin(s), std::end(s), [](const Sample& a, const Sample& b) { return a.t < b.t; });
     for (const Sample& x : s)
@@ -77,6 +85,7 @@ class Timeline {
   uint64_t bucket_ = 0;
   Sample min_, max_, last_;
   std::vector<Sample> out_;
+  std::vector<TimeBucket> buckets_;
 };
 
 // Frames the page's flame graph folds away unless asked to show every frame: CUDA's and
@@ -313,17 +322,20 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
   std::map<int32_t, Json> failed_times;
   Json moments = Json::array();
   size_t spent = 0;
+  uint64_t first_event = UINT64_MAX, last_event = 0;
   Replayer r(trace.granule());
   events.scan([&](const Event& e, size_t i) {
     if ((i & 0xfff) == 0) progress("replaying", i, n);
     r.apply(e, i);
+    first_event = std::min(first_event, rel(e.time_ns));
+    last_event = std::max(last_event, rel(e.time_ns));
     bands.observe(e);
     auto dit = r.devices().find(e.device);
     if (dit != r.devices().end() && e.device >= 0) {
       const DeviceState& s = dit->second;
       auto [tl, fresh] = timelines.try_emplace(e.device, rep.duration_ns, opt.buckets);
       tl->second.add(Sample{rel(e.time_ns), s.device_bytes, s.frag.figures().arena_bytes, s.context_bytes,
-                            bands.values(e.device, s.device_bytes)});
+                            bands.values(e.device, s.device_bytes), i});
     }
     if (e.op == format::Op::kAlloc && e.result != 0) failed_times[e.device].push_back(rel(e.time_ns));
     auto st = stops.find(i);
@@ -381,12 +393,36 @@ Json html_data(const Trace& trace, const EventSource& events, const Report& rep,
   for (size_t i = 0; i < trace.marks.size() && i < opt.max_marks; ++i)
     marks.push_back(Json::array({rel(trace.marks[i].time_ns), printable(trace.marks[i].name)}));
 
+  // The time charts' one range: from the first memory event or mark to the last. A reading
+  // taken before or after (NVML's at exit) would stretch the axis and squeeze the run into
+  // one edge; a trace with neither keeps its whole duration.
+  uint64_t first = n ? first_event : UINT64_MAX, last = n ? last_event : 0;
+  for (const Mark& m : trace.marks) {
+    first = std::min(first, rel(m.time_ns));
+    last = std::max(last, rel(m.time_ns));
+  }
+  if (first > last) first = 0, last = rep.duration_ns;
+
+  // The flame graph over a time range (range_flame.h): each bucket's highest moment from
+  // the timelines, then the live bytes by stack there from one more replay.
+  RangeFlame flames(Timeline(rep.duration_ns, opt.buckets).width(), first, last);
+  for (const auto& [d, tl] : timelines) flames.add_device(d, tl.buckets());
+  const std::vector<size_t> flame_stops = flames.stops();
+  const RangeFlame::PathOf path_of = [&](uint32_t stack_id, uint32_t python_stack_id) -> const std::vector<uint32_t>& {
+    return names.path(stack_id, python_stack_id);
+  };
+  if (!flame_stops.empty())
+    replay_to_stops(events, trace.granule(), flame_stops,
+                    [&](size_t k, const Replayer& at) { flames.at(flame_stops[k], at, path_of); });
+
   return Json{{"start_ns", start},
               {"duration_ns", rep.duration_ns},
               {"devices", devices},
+              {"time_range_ns", Json::array({first, last})},
               {"marks", marks},
               {"marks_omitted", trace.marks.size() > opt.max_marks ? trace.marks.size() - opt.max_marks : 0},
               {"moments", moments},
+              {"range_flame", flames.json()},
               {"labels", names.labels()},
               {"label_folds", names.label_folds()},
               {"sites", names.sites()}};

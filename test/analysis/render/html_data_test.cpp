@@ -148,3 +148,92 @@ TEST_CASE("html: live bytes by call site, per device: one call site on two devic
     }
   }
 }
+
+TEST_CASE("html: the time range runs from the first memory event or mark to the last, not to NVML's exit reading") {
+  // Allocations at 10 and 20 ns, a mark at 30 ns, NVML's exit reading at 1,000,000 ns:
+  // the range is [10, 30] (ns since start), the reading is still in the data.
+  TraceBuilder b;
+  b.process().alloc(10, 0x10000000, 512).alloc(20, 0x10000200, 512).mark(30, "step");
+  b.snapshot(1000000, format::SnapshotReason::kExit, {{.device = 0, .device_bytes = 1024, .nvml_used = 4096}});
+  b.end(1000001);
+  const Json d = data_of(b);
+  CHECK(d.at("time_range_ns") == Json::array({10, 30}));
+  CHECK(d.at("devices").at(0).at("nvml").at("t") == Json::array({1000000}));
+
+  // Without the mark: to the last event, 20 ns; a mark before the first event starts it.
+  TraceBuilder unmarked;
+  unmarked.process().alloc(10, 0x10000000, 512).alloc(20, 0x10000200, 512);
+  unmarked.snapshot(1000000, format::SnapshotReason::kExit, {{.device = 0, .device_bytes = 1024, .nvml_used = 4096}});
+  CHECK(data_of(unmarked).at("time_range_ns") == Json::array({10, 20}));
+  TraceBuilder early;
+  early.process().mark(5, "start").alloc(10, 0x10000000, 512);
+  CHECK(data_of(early).at("time_range_ns") == Json::array({5, 10}));
+}
+
+TEST_CASE("html: 500 steps of 3 NVTX ranges keep every mark, each named, for the page to draw as bands") {
+  // A step every 1,000 ns: forward at +0, backward at +300, optimizer at +600, each with
+  // 1 MiB made and freed inside; 1,500 marks, 500 of each name, the last at 499,600 ns.
+  static const char* const names[] = {"forward", "backward", "optimizer"};
+  TraceBuilder b;
+  b.process();
+  for (uint64_t s = 0; s < 500; ++s)
+    for (uint64_t r = 0; r < 3; ++r) {
+      const uint64_t t = 1000 * s + 300 * r;
+      b.mark(t + 1, names[r], format::MarkSource::kNvtxPush).alloc(t + 2, 0x10000000, 1 << 20).free(t + 3, 0x10000000);
+      b.range_end(t + 4, names[r]);
+    }
+  const Json d = data_of(b);
+  const Json& marks = d.at("marks");
+  REQUIRE(marks.size() == 1500);
+  CHECK(d.at("marks_omitted") == 0);
+  std::map<std::string, size_t> count;
+  for (const auto& m : marks) ++count[m.at(1).get<std::string>()];
+  CHECK(count == std::map<std::string, size_t>{{"backward", 500}, {"forward", 500}, {"optimizer", 500}});
+  CHECK(marks.at(0) == Json::array({1, "forward"}));
+  CHECK(marks.at(1499) == Json::array({499601, "optimizer"}));
+  // From the first mark (1 ns) to the last event, optimizer's free at 499,603 ns.
+  CHECK(d.at("time_range_ns") == Json::array({1, 499603}));
+}
+
+TEST_CASE("html: the flame graph over a time range keeps each bucket's highest moment, a bucket's start included") {
+  // Stack 1 makes A (4 MiB) at 100 ns, stack 2 B (8 MiB) at 200, B is freed at 300,
+  // stack 2 makes C (2 MiB) at 600, A is freed at 900; the trace ends at 1,000. With ten
+  // timeline buckets of 1,000 / 10 + 1 = 101 ns, the range [100, 900] is buckets 0 to 8,
+  // one flame bucket each (fewer than 200). Each bucket's highest, by hand:
+  //   0: A made (100 ns), 4 MiB        1: B made (200), 12 MiB
+  //   2: its start (202), still 12 MiB: B is freed only at 300
+  //   3, 4: their starts, 4 MiB       5: C made (600), 6 MiB
+  //   6, 7, 8: their starts, 6 MiB (A's free at 900 only lowers it)
+  // Paths are numbered as first met: stack 1's 0, stack 2's 1.
+  constexpr uint64_t MiB = 1 << 20;
+  TraceBuilder b;
+  b.process().stack(1, 0, 0x1000).stack(2, 0, 0x2000);
+  b.alloc(100, 0x7f0000000000, 4 * MiB, 1).alloc(200, 0x7f0000400000, 8 * MiB, 2).free(300, 0x7f0000400000);
+  b.alloc(600, 0x7f0000400000, 2 * MiB, 2).free(900, 0x7f0000000000).end(1000);
+  HtmlDataOptions opt;
+  opt.buckets = 10;
+  const Json d = data_of(b, opt);
+  REQUIRE(d.at("duration_ns") == 1000);
+  REQUIRE(d.at("time_range_ns") == Json::array({100, 900}));
+  const Json& rf = d.at("range_flame");
+  CHECK(rf.at("start_ns") == 0);
+  CHECK(rf.at("bucket_ns") == 101);
+  CHECK(rf.at("buckets") == 9);
+  REQUIRE(rf.at("paths").size() == 2);
+  CHECK(rf.at("paths").at(0) != rf.at("paths").at(1));
+  const Json none = Json::array();
+  const Json want = Json::array({
+      Json::array({0, 100, 4 * MiB, Json::array({0, 4 * MiB})}),
+      Json::array({1, 200, 12 * MiB, Json::array({1, 8 * MiB})}),
+      Json::array({2, 202, 12 * MiB, none}),
+      Json::array({3, 303, 4 * MiB, Json::array({1, 0})}),
+      Json::array({4, 404, 4 * MiB, none}),
+      Json::array({5, 600, 6 * MiB, Json::array({1, 2 * MiB})}),
+      Json::array({6, 606, 6 * MiB, none}),
+      Json::array({7, 707, 6 * MiB, none}),
+      Json::array({8, 808, 6 * MiB, none}),
+  });
+  REQUIRE(rf.at("devices").size() == 1);
+  CHECK(rf.at("devices").at(0).at("device") == 0);
+  CHECK(rf.at("devices").at(0).at("buckets") == want);
+}

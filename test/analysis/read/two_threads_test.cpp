@@ -12,7 +12,7 @@
 #include "catch.h"
 #include "parse_built.h"
 #include "read/event_source.h"
-#include "read/trace_check.h"
+#include "read/damage/trace_check.h"
 #include "render/report_json.h"
 #include "render/report_text.h"
 #include "reports/report.h"

@@ -50,7 +50,8 @@ uint32_t RangeFlame::path_id(const std::vector<uint32_t>& labels) {
 }
 
 void RangeFlame::at(size_t event, const Replayer& r, const PathOf& path_of) {
-  for (auto& [d, buckets] : devices_) {
+  for (auto& [device, buckets] : devices_) {
+    const int32_t d = device;  // a structured binding no lambda may capture (clang, C++20)
     std::map<uint32_t, uint64_t>* live = nullptr;
     for (Bucket& b : buckets)
       if (b.moment.event == event) {

@@ -588,9 +588,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   for (size_t i : firsts)
     at_failures.push_back(
         {final.failed()[i].event_index, final.failed()[i].event.device, final.failed()[i].event.time_ns});
-  const auto block_segments = segments_in_use_at(trace, all, at_failures);
-  const std::string block_allocator =
-      trace.block_sources.empty() ? "" : std::string(format::block_allocator_name(trace.block_sources[0].allocator));
+  const SegmentsInUse block_segments = segments_in_use_at(trace, all, at_failures);
   for (size_t k = 0; k < rep.failed.size(); ++k) {
     FailedRow& row = rep.failed[k];
     attach_snapshot(trace, row);
@@ -609,7 +607,8 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
     facts.contexts = context_bytes_until(pass.contexts, row.device, row.time_ns);
     facts.graph_pool = row.snapshot_graph_reserved;
     if (row.allocator_map) facts.allocator_map = &*row.allocator_map;
-    if (!block_segments[k].empty()) facts.block_segments = &block_segments[k], facts.block_allocator = block_allocator;
+    if (!block_segments.at[k].empty())
+      facts.block_segments = &block_segments.at[k], facts.block_allocator = block_segments.allocator;
     facts.live = sets.take(failure_sets[k]);
     row.diagnosis = diagnose(facts, stacks);
     row.sites_at_failure = group_sites(facts.live, stacks);

@@ -99,14 +99,15 @@ std::vector<std::pair<uint64_t, bool>> CacheLayout::segments_in_use(int32_t devi
   return out;
 }
 
-std::vector<std::vector<std::pair<uint64_t, bool>>> segments_in_use_at(const Trace& trace, const EventSource& events,
-                                                                       const std::vector<SegmentsAt>& at) {
-  std::vector<std::vector<std::pair<uint64_t, bool>>> out(at.size());
+SegmentsInUse segments_in_use_at(const Trace& trace, const EventSource& events, const std::vector<SegmentsAt>& at) {
+  SegmentsInUse out;
+  out.at.resize(at.size());
   // When block records (usage reports) were on: from the first `on` to the first `off`.
   uint64_t on = format::kUnknown64, off = format::kUnknown64;
   for (const BlockSource& s : trace.block_sources) {
     if (!(s.flags & format::kBlockSourceUsageReports)) continue;
-    if (s.state == format::BlockSourceState::kOn) on = std::min(on, s.time_ns);
+    if (s.state == format::BlockSourceState::kOn && s.time_ns < on)
+      on = s.time_ns, out.allocator = std::string(format::block_allocator_name(s.allocator));
     if (s.state == format::BlockSourceState::kOff) off = std::min(off, s.time_ns);
   }
   std::multimap<size_t, size_t> wanted;  // event index -> position in `at`
@@ -118,7 +119,7 @@ std::vector<std::vector<std::pair<uint64_t, bool>>> segments_in_use_at(const Tra
   in_file_order(trace, events, [&](const Event* e, const BlockEvent* b, size_t) {
     if (b) return layout.apply(*b);
     for (auto [it, end] = wanted.equal_range(index++); it != end; ++it)
-      out[it->second] = layout.segments_in_use(at[it->second].device);
+      out.at[it->second] = layout.segments_in_use(at[it->second].device);
     layout.apply(*e);
   });
   return out;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -62,13 +63,17 @@ class CacheLayout {
 
 // CacheLayout::segments_in_use just before each event asked for, as (event index, device),
 // in one scan of the events; none where the trace's block records were not on at that
-// event's time (nothing recorded, or turned off before it).
+// event's time (nothing recorded, or turned off before it). `allocator`: the display name
+// of the allocator whose `on` record began them ("" when none did).
 struct SegmentsAt {
   size_t event_index = 0;
   int32_t device = -1;
   uint64_t time_ns = 0;
 };
-std::vector<std::vector<std::pair<uint64_t, bool>>> segments_in_use_at(const Trace& trace, const EventSource& events,
-                                                                       const std::vector<SegmentsAt>& at);
+struct SegmentsInUse {
+  std::string allocator;
+  std::vector<std::vector<std::pair<uint64_t, bool>>> at;  // one per SegmentsAt
+};
+SegmentsInUse segments_in_use_at(const Trace& trace, const EventSource& events, const std::vector<SegmentsAt>& at);
 
 }  // namespace cumemtrace

@@ -16,6 +16,7 @@
 #include "stacks/python_walk.h"
 #include "probe/sampler.h"
 #include "stacks/stack.h"
+#include "stacks/walk_stats.h"
 #include "base/thread_state.h"
 #include "base/trace_start.h"
 #include "track/tracker.h"
@@ -79,7 +80,10 @@ __attribute__((constructor)) void on_load() {
 // A preloaded library is finalized after the libraries loaded later (CUDA, PyTorch)
 // and after the program's atexit handlers, so most frees made at exit are seen before
 // this runs. Later ones are forwarded and not recorded.
-__attribute__((destructor)) void on_unload() { finish_trace(); }
+__attribute__((destructor)) void on_unload() {
+  walk_stats_report();
+  finish_trace();
+}
 
 }  // namespace
 

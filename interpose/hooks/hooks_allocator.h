@@ -21,6 +21,7 @@
 #include "hook_ids.h"
 #include "hooks/torch_trace_entries.h"
 #include "resolve/framework_version.h"
+#include "stacks/walk_stats.h"
 #include "track/call.h"
 #include "track/tracker.h"
 
@@ -56,6 +57,7 @@ inline const BlockSourceFacts& torch_source(const void* real) {
 
 void on_torch_memory_usage(HookId, auto real, void* ptr, int64_t size, size_t allocated, size_t reserved,
                            TorchDevice device) {
+  const PartTimer timer(HookPart::kUsageReport);
   if (real) real(ptr, size, allocated, reserved, device);
   if (device.type != kTorchCuda || size == 0 || !ptr || !config().blocks) return;
   BlockDraft d;

@@ -13,6 +13,7 @@
 #include "base/errno_guard.h"
 #include "base/loader_lock.h"
 #include "resolve/resolve.h"
+#include "stacks/walk_stats.h"
 
 namespace cumemtrace::interpose {
 
@@ -91,6 +92,7 @@ BlockDraft draft_of(const unsigned char* e, format::BlockOp op) {
 void refuse(const char* why) { refuse_block_trace_entries(*g_source, why); }
 
 void on_trace_entry(const TorchTraceEntry& entry) {
+  const PartTimer timer(HookPart::kTraceEntry);
   if (block_trace_entries_off()) return;
   const ErrnoGuard keep_errno;
   const auto* e = reinterpret_cast<const unsigned char*>(&entry);

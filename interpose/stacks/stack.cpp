@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <link.h>
+#include <x86intrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +13,7 @@
 #include "base/log.h"
 #include "base/thread_state.h"
 #include "resolve/object_range.h"
+#include "stacks/walk_stats.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -32,22 +34,51 @@ AddressRange own_range() {
 
 constexpr uint32_t kOwnFramesMax = 16;  // room for our own frames, dropped below
 
-int backtrace_ips(void** ips, int max) {
-#if defined(__SANITIZE_THREAD__)
-  // unw_backtrace keeps a per-thread frame cache whose pthread-key destructor runs after
-  // ThreadSanitizer has finished the exiting thread, and crashes there (a mutex lock
-  // through TSan's interceptor). The TSan build walks frame by frame instead: slower,
-  // the same stacks, no such cache.
-  unw_context_t context;
+#if !defined(__SANITIZE_THREAD__)
+// unw_backtrace's two parts (libunwind 1.6's mi/backtrace.c, built by scripts/setup.sh),
+// called one by one so that CUMEMTRACE_STACK_STATS can tell which of them walked.
+extern "C" int _Ux86_64_getcontext_trace(unw_context_t*);
+extern "C" int _ULx86_64_tdep_trace(unw_cursor_t*, void**, int*);
+#endif
+
+int dwarf_steps(void** ips, int max, unw_context_t& context) {
   unw_cursor_t cursor;
-  if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return 0;
+  if (unw_init_local(&cursor, &context) != 0) return 0;
   int n = 0;
   unw_word_t ip;
   while (n < max && unw_step(&cursor) > 0 && unw_get_reg(&cursor, UNW_REG_IP, &ip) == 0)
     ips[n++] = reinterpret_cast<void*>(ip);
   return n;
+}
+
+// What unw_backtrace does: the fast trace, and where it gives up, the whole stack again by
+// DWARF steps. Never inlined, so that its frame is the first dropped as ours whatever the
+// caller.
+__attribute__((noinline)) int backtrace_ips(void** ips, int max) {
+  unw_context_t context;
+#if defined(__SANITIZE_THREAD__)
+  // unw_backtrace keeps a per-thread frame cache whose pthread-key destructor runs after
+  // ThreadSanitizer has finished the exiting thread, and crashes there (a mutex lock
+  // through TSan's interceptor). The TSan build walks frame by frame instead: slower,
+  // the same stacks, no such cache.
+  if (unw_getcontext(&context) != 0) return 0;
+  return dwarf_steps(ips, max, context);
 #else
-  return unw_backtrace(ips, max);
+  const bool stats = walk_stats_on();
+  const uint64_t t0 = stats ? __rdtsc() : 0;
+  _Ux86_64_getcontext_trace(&context);
+  unw_cursor_t cursor;
+  if (unw_init_local(&cursor, &context) != 0) return 0;
+  int n = max;
+  if (_ULx86_64_tdep_trace(&cursor, ips, &n) >= 0) {
+    if (stats) walk_stats_add(__rdtsc() - t0, uint32_t(n), false, 0);
+    return n;
+  }
+  const uint64_t stop = n > 0 ? reinterpret_cast<uint64_t>(ips[n - 1]) : 0;
+  unw_getcontext(&context);
+  n = dwarf_steps(ips, max, context);
+  if (stats) walk_stats_add(__rdtsc() - t0, uint32_t(n), true, stop);
+  return n;
 #endif
 }
 

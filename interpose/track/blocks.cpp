@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <x86intrin.h>
 #include <string>
 
 #include "base/config.h"
@@ -12,6 +13,7 @@
 #include "base/errno_guard.h"
 #include "base/log.h"
 #include "base/thread_state.h"
+#include "stacks/walk_stats.h"
 #include "track/event_stacks.h"
 #include "track/tracker_state.h"
 
@@ -98,6 +100,8 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
   if (trace_entry && !(d.flags & format::kBlockUsageReport) && g_trace_entries_off.load(std::memory_order_relaxed))
     return;
   const ErrnoGuard keep_errno;
+  const bool stats = walk_stats_on();
+  const uint64_t t0 = stats ? __rdtsc() : 0;
   RawStack stack;
   PyRawStack python;
   stack.count = 0;
@@ -106,10 +110,16 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
   const uint32_t tid = thread_state().tid;
   char refused[220] = "";
   bool entries_refused = false;
+  const uint64_t t1 = stats ? __rdtsc() : 0;
   {
     State& s = state();
     std::lock_guard lock(s.mu);
+    const uint64_t t_locked = stats ? __rdtsc() : 0;
     const uint64_t time = now_ns();  // under the lock, as an event's
+    if (stats) {
+      hook_part_add(HookPart::kLockWait, t_locked - t1);
+      hook_part_add(HookPart::kClock, __rdtsc() - t_locked);
+    }
     if (s.ended || g_blocks_off.load(std::memory_order_relaxed)) return;
     if (s.pending.size() >= config().buffer_limit_bytes) {
       ++s.records_dropped;
@@ -144,6 +154,11 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
       r.device = int16_t(d.device), r.op = uint8_t(d.op), r.allocator = uint8_t(src.allocator), r.flags = flags;
       put_record(s.pending, format::RecordType::kBlockEvent, r);
     }
+  }
+  if (stats) {
+    const uint64_t t2 = __rdtsc();
+    hook_part_add(HookPart::kBlockLocked, t2 - t1);
+    hook_part_add(HookPart::kBlockWhole, t2 - t0);
   }
   if (*refused && entries_refused) log_warn("PyTorch's trace entries off: {}", refused);
   if (*refused && !entries_refused) log_warn("block events off: {}", refused);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <x86intrin.h>
 
 #include "base/config.h"
 #include "base/log.h"
+#include "stacks/walk_stats.h"
 
 namespace cumemtrace::interpose {
 namespace {
@@ -34,11 +36,19 @@ void check_native_walk(const RawStack& stack, uint32_t depth) {
 }  // namespace
 
 void walk_stacks(RawStack& stack, PyRawStack& python, bool block) {
+  const bool stats = walk_stats_on();
+  const uint64_t t0 = stats ? __rdtsc() : 0;
   walk_python(python);
+  const uint64_t t1 = stats ? __rdtsc() : 0;
   const uint32_t depth = !python.count ? config().stack_depth
                          : block       ? config().block_native_depth
                                        : config().python_native_depth;
   walk_stack(stack, depth);
+  if (stats) {
+    const uint64_t t2 = __rdtsc();
+    hook_part_add(HookPart::kPythonWalk, t1 - t0);
+    hook_part_add(HookPart::kNativeWalk, t2 - t1);
+  }
   if (config().check_stacks) check_native_walk(stack, depth);
 }
 

@@ -58,3 +58,32 @@ TEST_CASE("a tensor's block event with Python frames keeps 4 native frames, or a
     CHECK(depths[1] > 10);
   }
 }
+
+TEST_CASE("CUMEMTRACE_STACK_STATS=1 counts the walks and a block event's parts on stderr at exit") {
+  TempDir dir;
+  const Result r = traced(dir, {"/usr/bin/python3", kBlockScript, kBlockC10}, {{"CUMEMTRACE_STACK_STATS", "1"}});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "kept\n");
+  // Events with stacks: the context's creation, the stand-in's two segments (cudaMalloc)
+  // and its two tensors, 5 walks of each kind. Block events: the two tensors' allocations,
+  // the second segment's trace entry and the freed tensor's free (the first segment came
+  // before the allocator's trace entries were read: block_depth.py's dump).
+  CHECK(r.err.find("stack stats: 5 Python walks: ") != std::string::npos);
+  CHECK(r.err.find("stack stats: 5 native walks (all): ") != std::string::npos);
+  CHECK(r.err.find("stack stats: 4 block events, whole (stacks, lock, record): ") != std::string::npos);
+  // The stand-in's stacks have no frame the fast trace cannot step over.
+  CHECK(r.err.find("again by DWARF steps") == std::string::npos);
+  const std::regex walks(R"(stack stats: (\d+) walks by the fast trace)");
+  int total = 0;
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), walks); it != std::sregex_iterator(); ++it)
+    total += std::stoi((*it)[1]);
+  CHECK(total == 5);
+}
+
+TEST_CASE("without CUMEMTRACE_STACK_STATS nothing about the walks is said") {
+  TempDir dir;
+  const Result r = traced(dir, {"/usr/bin/python3", kBlockScript, kBlockC10});
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("stack stats") == std::string::npos);
+}

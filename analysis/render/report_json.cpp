@@ -240,6 +240,9 @@ json report_json(const Report& rep, const JsonOptions& opt) {
     nlohmann::ordered_json launcher = nlohmann::ordered_json::object();
     for (const auto& [k, v] : p.launcher) launcher[k] = v;
     j["process"]["launcher"] = std::move(launcher);
+    nlohmann::ordered_json environment = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : p.environment) environment[k] = v;
+    j["process"]["environment"] = std::move(environment);
   } else {
     j["process"] = nullptr;
   }
@@ -422,6 +425,14 @@ json report_json(const Report& rep, const JsonOptions& opt) {
   j["failed_allocations_total"] = rep.failed_total;
   j["failed_allocations_recovered"] = rep.failed_recovered;
   j["failed_allocations_omitted"] = rep.failed_omitted;
+  j["exit_status"] = rep.exit_status >= 0 ? json(rep.exit_status) : json(nullptr);
+  if (const auto& l = rep.framework_limit)
+    j["framework_limit"] = {{"framework", l->framework},     {"device", l->device},
+                            {"peak_bytes", l->peak_bytes},   {"limit_bytes", l->limit_bytes},
+                            {"total_bytes", l->total_bytes}, {"fraction", l->fraction},
+                            {"setting", l->setting},         {"preallocated", l->preallocated},
+                            {"message", l->message}};
+  else j["framework_limit"] = nullptr;
   json frees = json::array();
   for (const auto& f : rep.failed_frees)
     frees.push_back({{"count", f.count},

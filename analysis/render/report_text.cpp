@@ -407,6 +407,9 @@ void summary(std::ostream& out, const Report& rep) {
   }
   if (rep.failed.empty()) {
     out << "  failed allocations: none\n";
+    if (const auto& l = rep.framework_limit)
+      out << "  framework limit reached on " << device_label(l->device) << ": " << l->message << "; exit status "
+          << l->exit_status << (l->preallocated ? ", the limit preallocated at start" : "") << "\n";
   } else if (const FailedRow* fatal = last_unrecovered(rep)) {
     // The failure the program did not get past is the answer; those it recovered from are not.
     const FailedRow& f = *fatal;

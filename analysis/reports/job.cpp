@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "base/plural.h"
 #include "base/units.h"
@@ -107,6 +109,36 @@ void live_together(JobGpu& gpu, const std::vector<JobProcess>& processes) {
   }
 }
 
+// Each import paired with the export of its handle's identity among the traces (job.h); an
+// export still open at both clean ends moves out of its exporter's leaked or cache bytes.
+void pair_ipc(Job& job, const std::vector<Report>& reports, const std::vector<size_t>& order) {
+  std::unordered_map<uint64_t, std::pair<size_t, const IpcExport*>> exports;  // by identity
+  for (size_t pi = 0; pi < job.processes.size(); ++pi)
+    for (const IpcExport& x : reports[order[pi]].ipc.exports)
+      if (x.id) exports.try_emplace(x.id, pi, &x);
+  std::set<const IpcExport*> counted;  // an export held open by two importers counts once
+  for (size_t pi = 0; pi < job.processes.size(); ++pi) {
+    const Report& rep = reports[order[pi]];
+    for (const IpcImport& m : rep.ipc.imports) {
+      JobIpcLink l;
+      l.importer = pi, l.id = m.id, l.bytes = m.size, l.device = m.device, l.exporter_pid = m.legacy_pid;
+      l.open_at_end = rep.complete && m.open_at_end;
+      if (const auto x = m.id ? exports.find(m.id) : exports.end(); x != exports.end()) {
+        const auto [ex, made] = x->second;
+        JobProcess& e = job.processes[ex];
+        l.exporter = ex, l.exporter_pid = e.pid;
+        l.still_open = l.open_at_end && made->live_at_end && e.leaked_bytes.has_value();
+        if (l.still_open && counted.insert(made).second) {
+          e.exported_open_bytes += made->size;
+          uint64_t& from = made->held_by_cache ? *e.held_by_cache_bytes : *e.leaked_bytes;
+          from -= std::min(from, made->size);
+        }
+      }
+      job.ipc.push_back(l);
+    }
+  }
+}
+
 std::string process_label(const JobProcess& p) {
   std::string s = p.rank >= 0 ? "rank " + std::to_string(p.rank) + " (" : "(";
   return s + p.host + " pid " + std::to_string(p.pid) + ")";
@@ -190,6 +222,8 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
         if (gp.process == pi && gp.ordinal == ordinal) return g;
     return size_t(0);
   };
+
+  pair_ipc(job, reports, order);
 
   // foreign-device
   for (size_t pi = 0; pi < job.processes.size(); ++pi) {

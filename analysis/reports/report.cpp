@@ -141,6 +141,7 @@ struct FirstPass {
   std::optional<FunctionScan> functions;  // --by function
   CachingAllocators owners;
   FailedFrees failed_frees;
+  IpcScan ipc;
   std::set<std::string> caches;                            // caching allocators that took device memory (blocks.h)
   std::set<std::pair<uint32_t, uint32_t>> allocated_from;  // (stack, Python stack) of every allocation
   size_t kept = 0;                                         // events replayed (all but the impossible ones)
@@ -156,6 +157,7 @@ struct FirstPass {
     growth.observe(e, k);
     graph_calls.observe(e);
     failed_frees.observe(e);
+    ipc.observe(e);
     if (e.op == Op::kAlloc || e.op == Op::kFree) {
       // Calls by the API the program used, so a user can check each allocation was seen
       // once. Counted by API id, named once per id after (naming each event was most of the time).
@@ -356,8 +358,11 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
   std::map<std::string, Group> by_cache;
   std::map<int32_t, uint64_t> held;
   const UserSites users(stacks);
-  std::set<std::string> handle_owners;                   // the names in by_cache that are libraries' handles
-  std::unordered_map<uint32_t, std::string> handles_of;  // per stack: many live allocations share one
+  std::set<std::string> handle_owners;                             // the names in by_cache that are libraries' handles
+  std::unordered_map<uint32_t, std::string> handles_of;            // per stack: many live allocations share one
+  std::unordered_map<uint64_t, std::vector<IpcExport*>> exported;  // live at the end, by address
+  for (IpcExport& x : rep.ipc.exports)
+    if (x.live_at_end) exported[x.address].push_back(&x);
   end.for_each_live([&](const LiveAlloc& a) {
     std::string cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
     if (cache.empty() && format::holds_device_memory(a.kind)) {
@@ -370,6 +375,8 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
     if (!cache.empty() && !leaking.count({site.key, site.from_python, a.device, int(a.kind)})) {
       by_cache.try_emplace(cache, stacks).first->second.add(a);
       held[a.device] += a.size;
+      if (auto x = exported.find(a.address); x != exported.end())
+        for (IpcExport* e : x->second) e->held_by_cache = true;
     } else {
       by_kind.try_emplace({leak_rank(a.kind), int(a.kind)}, stacks).first->second.add(a);
     }
@@ -428,6 +435,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
   if (trace.end && trace.end->exec) rep.exec_into = trace.end->exec_into;
+  if (trace.end) rep.exit_status = trace.end->exit_status;
   rep.error = trace.error;
   rep.events = all.size() + trace.set_aside.size();  // those the reader set aside were read too
   rep.unknown_records = trace.unknown_records;
@@ -636,7 +644,9 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),
   // apart from possible leaks (the rest), each grouped.
+  rep.ipc = std::move(pass.ipc).finish();
   split_at_exit(end, rep, stacks, opt, names);
+  rep.framework_limit = framework_limit(trace, rep);
   return rep;
 }
 

@@ -152,6 +152,20 @@ json job_to_json(const Job& job) {
   return j;
 }
 
+void write_exports_still_open(std::ostream& out, const Report& rep) {
+  bool first = true;
+  for (const IpcExport& x : rep.ipc.exports) {
+    if (!x.still_open_in) continue;
+    if (first)
+      out << "\nExported to other processes, still open there at exit (the job view paired them: neither leaks nor "
+             "cache)\n";
+    first = false;
+    out << "  exported to pid " << x.still_open_in << ", still open: " << iec_exact(x.size) << " on device " << x.device
+        << " (" << (x.held_by_cache ? "else held by " + x.cache + "'s cache" : std::string("else a possible leak"))
+        << ")\n";
+  }
+}
+
 void write_job_text(std::ostream& out, const Job& job) {
   out << "Job: " << count_of(job.processes.size(), "process");
   for (const auto& id : job.job_ids) out << (id.empty() ? "" : ", " + id);

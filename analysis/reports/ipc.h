@@ -21,6 +21,14 @@ struct IpcExport {
   uint64_t time_ns = 0;        // the export
   bool live_at_end = false;    // not freed before the trace's end
   bool held_by_cache = false;  // live at the end and counted as a cache's (else a possible leak)
+  // Live at the end, where the report counted it: the group (LeakGroup::allocator of
+  // held_by_cache, else the leaks' group of `kind`) and the site row in it (SiteRow's key).
+  std::string cache;
+  format::Kind kind{};
+  uint32_t site_node = 0, python_stack = 0;
+  // Set by the job view (job.h, set_aside_exports): the pid of an importer that still had it
+  // open at both clean ends; the report then counts it apart, neither leak nor cache.
+  uint32_t still_open_in = 0;
 };
 
 struct IpcImport {

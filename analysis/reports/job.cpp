@@ -139,6 +139,23 @@ void pair_ipc(Job& job, const std::vector<Report>& reports, const std::vector<si
   }
 }
 
+// One export out of the group and site row that counted it (ipc.h: IpcExport::cache, site).
+void take_out(std::vector<LeakGroup>& groups, const IpcExport& x, bool by_cache) {
+  for (auto g = groups.begin(); g != groups.end(); ++g) {
+    if (by_cache ? g->allocator != x.cache : g->kind != x.kind) continue;
+    g->bytes -= std::min(g->bytes, x.size), g->count -= std::min<uint64_t>(g->count, 1);
+    for (auto s = g->sites.begin(); s != g->sites.end(); ++s) {
+      if (s->node != x.site_node || s->python_stack != x.python_stack || s->device != x.device || s->kind != x.kind)
+        continue;
+      s->bytes -= std::min(s->bytes, x.size), s->count -= std::min<uint64_t>(s->count, 1);
+      if (s->count == 0) g->sites.erase(s);
+      break;
+    }
+    if (g->count == 0) groups.erase(g);
+    return;
+  }
+}
+
 std::string process_label(const JobProcess& p) {
   std::string s = p.rank >= 0 ? "rank " + std::to_string(p.rank) + " (" : "(";
   return s + p.host + " pid " + std::to_string(p.pid) + ")";
@@ -153,6 +170,24 @@ std::string_view finding_kind_name(JobFinding::Kind k) {
     case JobFinding::Kind::kDeviceOversubscribed: return "device-oversubscribed";
   }
   return "unknown";
+}
+
+void set_aside_exports(const Job& job, std::vector<Report>& reports) {
+  for (const JobIpcLink& l : job.ipc) {
+    if (!l.still_open) continue;
+    Report& rep = reports[job.processes[*l.exporter].report];
+    for (IpcExport& x : rep.ipc.exports) {
+      if (x.id != l.id || !x.live_at_end || x.still_open_in) continue;  // one importer's pid is enough
+      x.still_open_in = job.processes[l.importer].pid;
+      for (DeviceReport& d : rep.devices) {
+        if (d.device != x.device) continue;
+        uint64_t& from = x.held_by_cache ? d.end_held_by_cache_bytes : d.end_possible_leak_bytes;
+        const uint64_t moved = std::min(from, x.size);
+        from -= moved, d.end_exported_open_bytes += moved;
+      }
+      take_out(x.held_by_cache ? rep.held_by_cache : rep.leaks, x, x.held_by_cache);
+    }
+  }
 }
 
 std::string job_id_of(const ProcessInfo& p) {
@@ -175,6 +210,7 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
   for (size_t i = 0; i < reports.size(); ++i) {
     job.processes.push_back(
         process_row(reports[i], i < trace_devices.size() ? trace_devices[i] : std::vector<DeviceInfo>{}));
+    job.processes.back().report = i;
     order[i] = i;
   }
   // Rows by job id, rank (unranked last), host, pid; `order` keeps each row's report.

@@ -47,6 +47,7 @@ struct JobProcessDevice {
 };
 
 struct JobProcess {
+  size_t report = 0;  // index into the reports build_job was given
   std::string path;
   std::string host;
   uint32_t pid = 0;
@@ -147,5 +148,10 @@ std::string job_id_of(const ProcessInfo& p);
 // DeviceInfo lists (for UUIDs), index for index. `tolerance_percent`: rank-imbalance's.
 Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<DeviceInfo>>& trace_devices,
               double tolerance_percent, size_t top_sites = 5);
+
+// The same reports, as the job view tells them apart (JobIpcLink::still_open): each export
+// still open in an importer leaves its exporter's possible leaks or cache at exit, its group
+// and its site row, for DeviceReport::end_exported_open_bytes and IpcExport::still_open_in.
+void set_aside_exports(const Job& job, std::vector<Report>& reports);
 
 }  // namespace cumemtrace

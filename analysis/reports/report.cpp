@@ -375,11 +375,14 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
     if (!cache.empty() && !leaking.count({site.key, site.from_python, a.device, int(a.kind)})) {
       by_cache.try_emplace(cache, stacks).first->second.add(a);
       held[a.device] += a.size;
-      if (auto x = exported.find(a.address); x != exported.end())
-        for (IpcExport* e : x->second) e->held_by_cache = true;
     } else {
       by_kind.try_emplace({leak_rank(a.kind), int(a.kind)}, stacks).first->second.add(a);
+      cache.clear();
     }
+    if (auto x = exported.find(a.address); x != exported.end())  // where it was counted: job.h may move it
+      for (IpcExport* e : x->second)
+        e->held_by_cache = !cache.empty(), e->cache = cache, e->kind = a.kind,
+        e->site_node = users.of(a.stack_id, a.python_stack_id).node, e->python_stack = a.python_stack_id;
   });
   const auto group = [&](Group& sums, Kind kind, std::string allocator) {
     LeakGroup g;

@@ -131,6 +131,9 @@ struct DeviceReport {
   // growth classifies `leak`); the two sum to end_device_bytes.
   uint64_t end_held_by_cache_bytes = 0;
   uint64_t end_possible_leak_bytes = 0;
+  // With several traces (the job view, job.h): exports still open in an importer at both
+  // clean ends, taken out of the two above (then the three sum to end_device_bytes).
+  uint64_t end_exported_open_bytes = 0;
   // The library's own figures at exit (the last exit snapshot): exact even when events
   // were dropped or damaged, unlike the replayed ones above.
   std::optional<DeviceSnapshot> exit_snapshot;

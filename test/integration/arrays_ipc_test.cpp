@@ -151,7 +151,19 @@ TEST_CASE("an IPC pair: the job names the exporter and the export still open is 
   CHECK(row.at("leaked_bytes") == 0);
   CHECK(row.at("exported_still_open_bytes") == 16777216);
 
+  // The exporter's own report, given with the importer's, counts the 16 MiB apart.
+  const auto traces = nlohmann::json::parse(both.out).at("traces");
+  REQUIRE(traces.size() == 2);
+  const auto& exported = traces.at(1).at("process").at("pid") == exporter_pid ? traces.at(1) : traces.at(0);
+  CHECK(device(exported, 0).at("end").at("possible_leak_bytes") == 0);
+  CHECK(device(exported, 0).at("end").at("exported_still_open_bytes") == 16777216);
+  const uint32_t importer_pid = job.at("ipc").at(0).at("importer_pid");
+
   const Result text = run({cli(), "report", importer, exporter});
   REQUIRE(text.exit_code == 0);
-  CHECK(has(text.out, "imported 16.00 MiB from pid " + std::to_string(exporter_pid) + ": exported to pid "));
+  CHECK(has(text.out, "  pid " + std::to_string(importer_pid) + " imported 16.00 MiB from pid " +
+                          std::to_string(exporter_pid) + ": exported to pid " + std::to_string(importer_pid) +
+                          ", still open (neither leaked nor cache in pid " + std::to_string(exporter_pid) + ")\n"));
+  CHECK(has(text.out, "  exported to pid " + std::to_string(importer_pid) +
+                          ", still open: 16.00 MiB (16,777,216 B) on device 0 (else a possible leak)\n"));
 }

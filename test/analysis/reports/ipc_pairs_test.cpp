@@ -7,6 +7,8 @@
 #include "catch.h"
 #include "cumemtrace/rules/ipc_id.h"
 #include "render/job_view.h"
+#include "render/report_json.h"
+#include "render/report_text.h"
 #include "reports/job.h"
 #include "reports/report.h"
 #include "report_both.h"
@@ -164,6 +166,50 @@ TEST_CASE("ipc: the job pairs imports with exports by identity, and what is stil
   CHECK(first.at("still_open") == true);
   CHECK(json.at("ipc").at(3).at("exporter").is_null());
   CHECK(json.at("ipc").at(3).at("exporter_pid").is_null());
+}
+
+TEST_CASE("ipc: with the job, the exporter's own report counts what is still open apart") {
+  std::vector<Report> reports = {pair_report(pair_importer(), 200), pair_report(pair_exporter(), 100)};
+  const Job j = pair_job(reports);
+  set_aside_exports(j, reports);
+  const Report& e = reports[1];
+  const DeviceReport& d = e.devices.at(0);
+  // 26 MiB live at its end: A (16 MiB, PyTorch's cache) and D (8 MiB, a possible leak) are
+  // still open in pid 200; C (2 MiB) stays a possible leak.
+  CHECK(d.end_device_bytes == 26 * MiB);
+  CHECK(d.end_exported_open_bytes == 24 * MiB);
+  CHECK(d.end_held_by_cache_bytes == 0);
+  CHECK(d.end_possible_leak_bytes == 2 * MiB);
+  CHECK(e.held_by_cache.empty());  // A was the cache's only allocation
+  REQUIRE(e.leaks.size() == 1);
+  CHECK(e.leaks[0].bytes == 2 * MiB);
+  CHECK(e.leaks[0].count == 1);
+  REQUIRE(e.leaks[0].sites.size() == 1);  // D and C were one row (stack 3): C is left
+  CHECK(e.leaks[0].sites[0].bytes == 2 * MiB);
+  CHECK(e.leaks[0].sites[0].count == 1);
+  CHECK(e.ipc.exports[0].still_open_in == 200);
+  CHECK(e.ipc.exports[1].still_open_in == 200);
+  CHECK(e.ipc.exports[2].still_open_in == 0);  // B: freed
+  std::ostringstream text;
+  write_text(text, e);
+  CHECK(text.str().find("  at exit on device 0: possible leaks 2.00 MiB (2,097,152 B), exported and still open "
+                        "elsewhere 24.00 MiB (25,165,824 B)\n") != std::string::npos);
+  CHECK(text.str().find("\nExported to other processes, still open there at exit (the job view paired them: neither "
+                        "leaks nor cache)\n"
+                        "  exported to pid 200, still open: 16.00 MiB (16,777,216 B) on device 0 (else held by "
+                        "PyTorch's cache)\n"
+                        "  exported to pid 200, still open: 8.00 MiB (8,388,608 B) on device 0 (else a possible "
+                        "leak)\n") != std::string::npos);
+  const auto json = to_json(e);
+  CHECK(json.at("devices").at(0).at("end").at("exported_still_open_bytes") == 24 * MiB);
+  CHECK(json.at("devices").at(0).at("end").at("possible_leak_bytes") == 2 * MiB);
+  REQUIRE(json.at("exported_still_open").size() == 2);
+  CHECK(json.at("exported_still_open").at(0).at("pid") == 200);
+  CHECK(json.at("exported_still_open").at(0).at("address") == 0x7f0000000000);
+  CHECK(json.at("exported_still_open").at(0).at("bytes") == 16 * MiB);
+  // The importer's report has nothing of its own set aside; one trace alone neither.
+  CHECK(reports[0].devices.at(0).end_exported_open_bytes == 0);
+  CHECK(to_json(pair_report(pair_exporter(), 100)).at("exported_still_open").empty());
 }
 
 TEST_CASE("ipc: an export held open by two importers leaves the exporter's figures once") {

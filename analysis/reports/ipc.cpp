@@ -29,8 +29,19 @@ void IpcScan::observe(const Event& e) {
 Ipc IpcScan::finish() && {
   for (const auto& [address, at] : live_exports_)
     for (size_t i : at) ipc_.exports[i].live_at_end = true;
+  ipc_.live_at_end = std::move(live_exports_);
   for (const auto& [address, i] : open_imports_) ipc_.imports[i].open_at_end = true;
   return std::move(ipc_);
+}
+
+void Ipc::counted_at_end(const LiveAlloc& a, const std::string& cache, uint32_t site_node) {
+  const auto at = live_at_end.find(a.address);
+  if (at == live_at_end.end()) return;
+  for (size_t i : at->second) {
+    IpcExport& x = exports[i];
+    x.held_by_cache = !cache.empty(), x.cache = cache, x.kind = a.kind;
+    x.site_node = site_node, x.python_stack = a.python_stack_id;
+  }
 }
 
 }  // namespace cumemtrace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "read/event_log.h"
+#include "replay/replay.h"
 
 namespace cumemtrace {
 
@@ -43,6 +44,12 @@ struct IpcImport {
 struct Ipc {
   std::vector<IpcExport> exports;  // in the order made; one per allocation and identity
   std::vector<IpcImport> imports;  // in the order opened
+  // The exports live at the end, by address (IpcScan::finish).
+  std::unordered_map<uint64_t, std::vector<size_t>> live_at_end;
+
+  // Says where the report counted the allocation `a` live at the end, if it was exported:
+  // in `cache`'s group ("" for the possible leaks), at the site row of `site_node`.
+  void counted_at_end(const LiveAlloc& a, const std::string& cache, uint32_t site_node);
 };
 
 // Fed every event in file order; finish() says what was live at the end.

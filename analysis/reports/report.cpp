@@ -358,11 +358,8 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
   std::map<std::string, Group> by_cache;
   std::map<int32_t, uint64_t> held;
   const UserSites users(stacks);
-  std::set<std::string> handle_owners;                             // the names in by_cache that are libraries' handles
-  std::unordered_map<uint32_t, std::string> handles_of;            // per stack: many live allocations share one
-  std::unordered_map<uint64_t, std::vector<IpcExport*>> exported;  // live at the end, by address
-  for (IpcExport& x : rep.ipc.exports)
-    if (x.live_at_end) exported[x.address].push_back(&x);
+  std::set<std::string> handle_owners;                   // the names in by_cache that are libraries' handles
+  std::unordered_map<uint32_t, std::string> handles_of;  // per stack: many live allocations share one
   end.for_each_live([&](const LiveAlloc& a) {
     std::string cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
     if (cache.empty() && format::holds_device_memory(a.kind)) {
@@ -379,10 +376,8 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
       by_kind.try_emplace({leak_rank(a.kind), int(a.kind)}, stacks).first->second.add(a);
       cache.clear();
     }
-    if (auto x = exported.find(a.address); x != exported.end())  // where it was counted: job.h may move it
-      for (IpcExport* e : x->second)
-        e->held_by_cache = !cache.empty(), e->cache = cache, e->kind = a.kind,
-        e->site_node = users.of(a.stack_id, a.python_stack_id).node, e->python_stack = a.python_stack_id;
+    if (rep.ipc.live_at_end.count(a.address))  // where an export was counted: job.h may move it
+      rep.ipc.counted_at_end(a, cache, users.of(a.stack_id, a.python_stack_id).node);
   });
   const auto group = [&](Group& sums, Kind kind, std::string allocator) {
     LeakGroup g;

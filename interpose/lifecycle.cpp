@@ -91,6 +91,9 @@ __attribute__((destructor)) void on_unload() {
 // user whose NVTX calls go to another tool is told so.
 void on_trace_start() {
   arm_fatal_signals();
+  // exit()'s status reaches on_exit handlers only. Registered now, after main's start
+  // registered the loader's finalizer, it runs before that finalizer runs our destructor.
+  on_exit([](int status, void*) { note_exit_status(status); }, nullptr);
   warn_if_nvtx_elsewhere();
 }
 

@@ -76,6 +76,15 @@ int cmd_report(const std::vector<std::string>& args, bool json, const JsonOption
   std::vector<std::vector<DeviceInfo>> devices;
   std::ostringstream per_trace;
   bool first = true;
+  const auto render = [&](const Report& rep) {
+    if (json) {
+      all.push_back(to_json(rep, json_opt));
+    } else {
+      if (!first) per_trace << "\n" << std::string(78, '=') << "\n\n";
+      write_text(per_trace, rep);
+    }
+    first = false;
+  };
   // One trace: progress on stderr when it takes long; several: read and analysed in
   // parallel, silently, then printed in the order given.
   std::optional<ProgressScope> progress;
@@ -88,22 +97,22 @@ int cmd_report(const std::vector<std::string>& args, bool json, const JsonOption
       rc = 1;
       continue;
     }
-    if (json) {
-      all.push_back(to_json(*rep, json_opt));
-    } else {
-      if (!first) per_trace << "\n" << std::string(78, '=') << "\n\n";
-      write_text(per_trace, *rep);
-    }
-    first = false;
     if (paths.size() > 1) {
       devices.push_back(std::move(devs));
       reports.push_back(std::move(*rep));
+    } else {
+      render(*rep);
     }
     rep.reset();  // printed (or kept for the job view): this copy can go
   }
-  // Several traces: the job view first (job.h), then one report per trace.
+  // Several traces: the job view first (job.h), then one report per trace, each as the job
+  // tells it (its exports still open in another process apart).
   std::optional<Job> job;
-  if (paths.size() > 1) job = build_job(reports, devices, rank_tolerance);
+  if (paths.size() > 1) {
+    job = build_job(reports, devices, rank_tolerance);
+    set_aside_exports(*job, reports);
+    for (const Report& rep : reports) render(rep);
+  }
   if (json) {
     // One trace: one object; several: {"job": ..., "traces": [one object each]} (docs/report-json.md).
     if (job) {

@@ -60,6 +60,13 @@ struct ProcessInfo {
       if (k == name) return &v;
     return nullptr;
   }
+  // 1.15: format::kFrameworkVariables that were set, in that order: (name, value).
+  std::vector<std::pair<std::string, std::string>> environment;
+  const std::string* environment_value(std::string_view name) const {
+    for (const auto& [k, v] : environment)
+      if (k == name) return &v;
+    return nullptr;
+  }
 };
 
 struct DeviceInfo {
@@ -226,8 +233,9 @@ struct EndInfo {
   uint64_t time_ns = 0;
   uint64_t events_written = 0;
   uint64_t events_dropped = 0;
-  bool exec = false;      // the process exec'd (format::EndReason::kExec) ...
-  std::string exec_into;  // ... into this program (as the exec call named it)
+  bool exec = false;         // the process exec'd (format::EndReason::kExec) ...
+  std::string exec_into;     // ... into this program (as the exec call named it)
+  int32_t exit_status = -1;  // 1.15: the status exit() or _exit() was given (0-255); -1 unknown
 };
 
 // What the tracer did not keep past one of its bounds (format::BoundedWhat, 1.14).

@@ -55,6 +55,14 @@ std::string Parser::decode_Process(Cursor& c) {
       if (eq != std::string::npos) p.launcher.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
     }
   }
+  if (c.left() > 0) {  // 1.15
+    std::string environment;
+    if (!c.string(environment)) return "bad string length";
+    for (const std::string& entry : split_argv(environment)) {
+      const auto eq = entry.find('=');
+      if (eq != std::string::npos) p.environment.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+    }
+  }
   t_.process = std::move(p);
   return {};
 }
@@ -148,6 +156,7 @@ std::string Parser::decode_End(Cursor& c) {
   c.fixed(reason);
   t_.end->exec = reason == uint32_t(format::EndReason::kExec);
   if (!c.string(t_.end->exec_into)) return "bad string length";
+  if (c.left() >= sizeof(int32_t)) c.fixed(t_.end->exit_status);  // 1.15
   return {};
 }
 

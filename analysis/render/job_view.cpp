@@ -1,6 +1,7 @@
 #include "render/job_view.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iomanip>
 
 #include "base/escape.h"
@@ -58,6 +59,39 @@ json finding_json(const Job& job, const JobFinding& f) {
   return j;
 }
 
+// 16 hex digits: a JSON number past 2^53 is not read exactly by every reader.
+std::string hex_id(uint64_t id) {
+  char s[20];
+  std::snprintf(s, sizeof s, "%016llx", static_cast<unsigned long long>(id));
+  return s;
+}
+
+json ipc_json(const Job& job, const JobIpcLink& l) {
+  return {{"importer", l.importer},
+          {"importer_pid", job.processes[l.importer].pid},
+          {"exporter", l.exporter ? json(*l.exporter) : json(nullptr)},
+          {"exporter_pid", l.exporter_pid ? json(l.exporter_pid) : json(nullptr)},
+          {"id", l.id ? json(hex_id(l.id)) : json(nullptr)},
+          {"bytes", l.bytes},
+          {"device", l.device},
+          {"open_at_end", l.open_at_end},
+          {"still_open", l.still_open}};
+}
+
+// One import: from whom, and whether it was still open when the importer ended.
+void write_ipc_line(std::ostream& out, const Job& job, const JobIpcLink& l) {
+  out << "  pid " << job.processes[l.importer].pid << " imported " << iec(l.bytes) << " from ";
+  if (l.exporter) out << "pid " << l.exporter_pid;
+  else if (l.exporter_pid) out << "pid " << l.exporter_pid << " (its trace is not among those given)";
+  else out << "unknown (the exporter's trace is not among those given)";
+  if (l.still_open)
+    out << ": exported to pid " << job.processes[l.importer].pid << ", still open (neither leaked nor cache in pid "
+        << l.exporter_pid << ")";
+  else if (l.open_at_end) out << ": still open at its end";
+  else out << ": closed";
+  out << "\n";
+}
+
 }  // namespace
 
 json job_to_json(const Job& job) {
@@ -86,6 +120,7 @@ json job_to_json(const Job& job) {
          {"devices", std::move(devs)},
          {"leaked_bytes", p.leaked_bytes ? json(*p.leaked_bytes) : json(nullptr)},
          {"held_by_cache_at_exit_bytes", p.held_by_cache_bytes ? json(*p.held_by_cache_bytes) : json(nullptr)},
+         {"exported_still_open_bytes", p.exported_open_bytes},
          {"failed", p.failed}});
   }
   j["processes"] = std::move(procs);
@@ -111,7 +146,24 @@ json job_to_json(const Job& job) {
   json findings = json::array();
   for (const auto& f : job.findings) findings.push_back(finding_json(job, f));
   j["findings"] = std::move(findings);
+  json ipc = json::array();
+  for (const auto& l : job.ipc) ipc.push_back(ipc_json(job, l));
+  j["ipc"] = std::move(ipc);
   return j;
+}
+
+void write_exports_still_open(std::ostream& out, const Report& rep) {
+  bool first = true;
+  for (const IpcExport& x : rep.ipc.exports) {
+    if (!x.still_open_in) continue;
+    if (first)
+      out << "\nExported to other processes, still open there at exit (the job view paired them: neither leaks nor "
+             "cache)\n";
+    first = false;
+    out << "  exported to pid " << x.still_open_in << ", still open: " << iec_exact(x.size) << " on device " << x.device
+        << " (" << (x.held_by_cache ? "else held by " + x.cache + "'s cache" : std::string("else a possible leak"))
+        << ")\n";
+  }
 }
 
 void write_job_text(std::ostream& out, const Job& job) {
@@ -166,6 +218,9 @@ void write_job_text(std::ostream& out, const Job& job) {
       out << "      " << printable(s.site) << ": " << iec(s.bytes) << " here, " << iec(s.median_bytes)
           << " in the median rank\n";
   }
+  if (job.ipc.empty()) return;
+  out << "\nCUDA IPC imports (paired with their exports by the handle's identity):\n";
+  for (const auto& l : job.ipc) write_ipc_line(out, job, l);
 }
 
 }  // namespace cumemtrace

@@ -12,5 +12,8 @@ namespace cumemtrace {
 
 void write_job_text(std::ostream& out, const Job& job);
 nlohmann::ordered_json job_to_json(const Job& job);
+// In a trace's report given with others: its exports the job view found still open in
+// another process (set_aside_exports), one line each; nothing when none.
+void write_exports_still_open(std::ostream& out, const Report& rep);
 
 }  // namespace cumemtrace

@@ -240,6 +240,9 @@ json report_json(const Report& rep, const JsonOptions& opt) {
     nlohmann::ordered_json launcher = nlohmann::ordered_json::object();
     for (const auto& [k, v] : p.launcher) launcher[k] = v;
     j["process"]["launcher"] = std::move(launcher);
+    nlohmann::ordered_json environment = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : p.environment) environment[k] = v;
+    j["process"]["environment"] = std::move(environment);
   } else {
     j["process"] = nullptr;
   }
@@ -265,7 +268,8 @@ json report_json(const Report& rep, const JsonOptions& opt) {
                 {"live_count", by_kind(d.end_live_count)},
                 {"fragmentation", frag(d.frag_at_end)},
                 {"held_by_cache_at_exit_bytes", d.end_held_by_cache_bytes},
-                {"possible_leak_bytes", d.end_possible_leak_bytes}};
+                {"possible_leak_bytes", d.end_possible_leak_bytes},
+                {"exported_still_open_bytes", d.end_exported_open_bytes}};
     o["peak_pinned"] = {{"bytes", d.peak_pinned_bytes},
                         {"time_ns", d.peak_pinned_bytes ? json(d.peak_pinned_time_ns) : json(nullptr)}};
     o["counts"] = counts(d.counts);
@@ -422,6 +426,19 @@ json report_json(const Report& rep, const JsonOptions& opt) {
   j["failed_allocations_total"] = rep.failed_total;
   j["failed_allocations_recovered"] = rep.failed_recovered;
   j["failed_allocations_omitted"] = rep.failed_omitted;
+  json still_open = json::array();
+  for (const IpcExport& x : rep.ipc.exports)
+    if (x.still_open_in)
+      still_open.push_back({{"pid", x.still_open_in}, {"device", x.device}, {"address", x.address}, {"bytes", x.size}});
+  j["exported_still_open"] = std::move(still_open);
+  j["exit_status"] = rep.exit_status >= 0 ? json(rep.exit_status) : json(nullptr);
+  if (const auto& l = rep.framework_limit)
+    j["framework_limit"] = {{"framework", l->framework},     {"device", l->device},
+                            {"peak_bytes", l->peak_bytes},   {"limit_bytes", l->limit_bytes},
+                            {"total_bytes", l->total_bytes}, {"fraction", l->fraction},
+                            {"setting", l->setting},         {"preallocated", l->preallocated},
+                            {"message", l->message}};
+  else j["framework_limit"] = nullptr;
   json frees = json::array();
   for (const auto& f : rep.failed_frees)
     frees.push_back({{"count", f.count},

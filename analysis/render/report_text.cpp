@@ -12,6 +12,7 @@
 #include "read/result_names.h"
 #include "base/units.h"
 #include "render/category_view.h"
+#include "render/job_view.h"
 #include "render/block_view.h"
 #include "render/pool_view.h"
 #include "render/range_view.h"
@@ -407,6 +408,9 @@ void summary(std::ostream& out, const Report& rep) {
   }
   if (rep.failed.empty()) {
     out << "  failed allocations: none\n";
+    if (const auto& l = rep.framework_limit)
+      out << "  framework limit reached on " << device_label(l->device) << ": " << l->message << "; exit status "
+          << l->exit_status << (l->preallocated ? ", the limit preallocated at start" : "") << "\n";
   } else if (const FailedRow* fatal = last_unrecovered(rep)) {
     // The failure the program did not get past is the answer; those it recovered from are not.
     const FailedRow& f = *fatal;
@@ -461,6 +465,8 @@ void summary(std::ostream& out, const Report& rep) {
     out << "possible leaks " << iec_exact(d.end_possible_leak_bytes);
     if (d.end_held_by_cache_bytes)
       out << ", held by caches and libraries' handles " << iec_exact(d.end_held_by_cache_bytes);
+    if (d.end_exported_open_bytes)
+      out << ", exported and still open elsewhere " << iec_exact(d.end_exported_open_bytes);
     out << "\n";
   }
 }
@@ -501,6 +507,7 @@ void write_text(std::ostream& out, const Report& rep) {
       sites(out, g.sites, g.sites_omitted, rep.frames);
     }
   }
+  write_exports_still_open(out, rep);
   out << "\nPossible leaks (live at end of trace, unless the process was killed; caches and libraries' handles apart, "
          "except at call sites that leak each iteration)\n";
   if (rep.leaks.empty()) out << "  nothing\n";

@@ -95,8 +95,9 @@ void Replayer::count(DeviceState& s, const Event& e, const ledger::Outcome& o, s
         ++s.counts.allocs;
         if (e.kind != Kind::kIpcImport) break;
         ++s.counts.imports;
-        // The exporter's pid, when the trace knows it (trace_format.h: EventRecord::handle).
-        if (e.address && e.handle &&
+        // The exporter's pid, when the trace knows it (trace_format.h: EventRecord::handle);
+        // a handle's identity (kEventIpcId) names no process.
+        if (e.address && e.handle && !(e.flags & format::kEventIpcId) &&
             std::find(s.import_pids.begin(), s.import_pids.end(), e.handle) == s.import_pids.end())
           s.import_pids.push_back(uint32_t(e.handle));
       }

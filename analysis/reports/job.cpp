@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "base/plural.h"
 #include "base/units.h"
@@ -107,6 +109,53 @@ void live_together(JobGpu& gpu, const std::vector<JobProcess>& processes) {
   }
 }
 
+// Each import paired with the export of its handle's identity among the traces (job.h); an
+// export still open at both clean ends moves out of its exporter's leaked or cache bytes.
+void pair_ipc(Job& job, const std::vector<Report>& reports, const std::vector<size_t>& order) {
+  std::unordered_map<uint64_t, std::pair<size_t, const IpcExport*>> exports;  // by identity
+  for (size_t pi = 0; pi < job.processes.size(); ++pi)
+    for (const IpcExport& x : reports[order[pi]].ipc.exports)
+      if (x.id) exports.try_emplace(x.id, pi, &x);
+  std::set<const IpcExport*> counted;  // an export held open by two importers counts once
+  for (size_t pi = 0; pi < job.processes.size(); ++pi) {
+    const Report& rep = reports[order[pi]];
+    for (const IpcImport& m : rep.ipc.imports) {
+      JobIpcLink l;
+      l.importer = pi, l.id = m.id, l.bytes = m.size, l.device = m.device, l.exporter_pid = m.legacy_pid;
+      l.open_at_end = rep.complete && m.open_at_end;
+      if (const auto x = m.id ? exports.find(m.id) : exports.end(); x != exports.end()) {
+        const auto [ex, made] = x->second;
+        JobProcess& e = job.processes[ex];
+        l.exporter = ex, l.exporter_pid = e.pid;
+        l.still_open = l.open_at_end && made->live_at_end && e.leaked_bytes.has_value();
+        if (l.still_open && counted.insert(made).second) {
+          e.exported_open_bytes += made->size;
+          uint64_t& from = made->held_by_cache ? *e.held_by_cache_bytes : *e.leaked_bytes;
+          from -= std::min(from, made->size);
+        }
+      }
+      job.ipc.push_back(l);
+    }
+  }
+}
+
+// One export out of the group and site row that counted it (ipc.h: IpcExport::cache, site).
+void take_out(std::vector<LeakGroup>& groups, const IpcExport& x, bool by_cache) {
+  for (auto g = groups.begin(); g != groups.end(); ++g) {
+    if (by_cache ? g->allocator != x.cache : g->kind != x.kind) continue;
+    g->bytes -= std::min(g->bytes, x.size), g->count -= std::min<uint64_t>(g->count, 1);
+    for (auto s = g->sites.begin(); s != g->sites.end(); ++s) {
+      if (s->node != x.site_node || s->python_stack != x.python_stack || s->device != x.device || s->kind != x.kind)
+        continue;
+      s->bytes -= std::min(s->bytes, x.size), s->count -= std::min<uint64_t>(s->count, 1);
+      if (s->count == 0) g->sites.erase(s);
+      break;
+    }
+    if (g->count == 0) groups.erase(g);
+    return;
+  }
+}
+
 std::string process_label(const JobProcess& p) {
   std::string s = p.rank >= 0 ? "rank " + std::to_string(p.rank) + " (" : "(";
   return s + p.host + " pid " + std::to_string(p.pid) + ")";
@@ -121,6 +170,24 @@ std::string_view finding_kind_name(JobFinding::Kind k) {
     case JobFinding::Kind::kDeviceOversubscribed: return "device-oversubscribed";
   }
   return "unknown";
+}
+
+void set_aside_exports(const Job& job, std::vector<Report>& reports) {
+  for (const JobIpcLink& l : job.ipc) {
+    if (!l.still_open) continue;
+    Report& rep = reports[job.processes[*l.exporter].report];
+    for (IpcExport& x : rep.ipc.exports) {
+      if (x.id != l.id || !x.live_at_end || x.still_open_in) continue;  // one importer's pid is enough
+      x.still_open_in = job.processes[l.importer].pid;
+      for (DeviceReport& d : rep.devices) {
+        if (d.device != x.device) continue;
+        uint64_t& from = x.held_by_cache ? d.end_held_by_cache_bytes : d.end_possible_leak_bytes;
+        const uint64_t moved = std::min(from, x.size);
+        from -= moved, d.end_exported_open_bytes += moved;
+      }
+      take_out(x.held_by_cache ? rep.held_by_cache : rep.leaks, x, x.held_by_cache);
+    }
+  }
 }
 
 std::string job_id_of(const ProcessInfo& p) {
@@ -143,6 +210,7 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
   for (size_t i = 0; i < reports.size(); ++i) {
     job.processes.push_back(
         process_row(reports[i], i < trace_devices.size() ? trace_devices[i] : std::vector<DeviceInfo>{}));
+    job.processes.back().report = i;
     order[i] = i;
   }
   // Rows by job id, rank (unranked last), host, pid; `order` keeps each row's report.
@@ -190,6 +258,8 @@ Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<
         if (gp.process == pi && gp.ordinal == ordinal) return g;
     return size_t(0);
   };
+
+  pair_ipc(job, reports, order);
 
   // foreign-device
   for (size_t pi = 0; pi < job.processes.size(); ++pi) {

@@ -20,6 +20,11 @@
 //     whose lifetimes never overlapped never add up. Peaks within one lifetime may still
 //     come at different times, so the sum is an upper bound of what was ever used at once:
 //     the finding says the job could not be sure to fit, not that it failed.
+//
+// CUDA IPC (JobIpcLink): each import is paired with the export of the same handle
+// identity (trace 1.15, ipc.h) among the traces given. An exporter's allocation live at
+// its clean end that an importer still had open at the importer's clean end is "exported
+// to pid N, still open": neither leaked nor held by a cache in the exporter's row.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +47,7 @@ struct JobProcessDevice {
 };
 
 struct JobProcess {
+  size_t report = 0;  // index into the reports build_job was given
   std::string path;
   std::string host;
   uint32_t pid = 0;
@@ -57,6 +63,9 @@ struct JobProcess {
   // unknown if cut short. What the caches held then is held_by_cache_bytes.
   std::optional<uint64_t> leaked_bytes;
   std::optional<uint64_t> held_by_cache_bytes;
+  // Of what was live at its clean end, the exports an importer still had open at its own
+  // clean end (JobIpcLink::still_open): left out of the two figures above.
+  uint64_t exported_open_bytes = 0;
   uint64_t failed = 0;  // failed allocations
   // Its lifetime in the host's monotonic clock, [start_ns, end_ns); 0 and UINT64_MAX when
   // its start is not recorded (then it is taken as live all the time).
@@ -103,6 +112,20 @@ struct JobFinding {
 };
 std::string_view finding_kind_name(JobFinding::Kind k);  // "foreign-device", ...
 
+// One CUDA IPC import of a process, and its exporter when the traces tell it.
+struct JobIpcLink {
+  size_t importer = 0;             // index into Job::processes
+  std::optional<size_t> exporter;  // none: the exporter's trace is not among those given
+  uint32_t exporter_pid = 0;       // the exporter's pid (a trace before 1.15 may name it alone); 0 unknown
+  uint64_t id = 0;                 // the handle's identity; 0: not recorded (a trace before 1.15)
+  uint64_t bytes = 0;              // the import's size
+  int32_t device = -1;             // the importer's ordinal
+  bool open_at_end = false;        // the importer had it open at its clean end
+  // ... and the exporter's allocation was live at its clean end: "exported to pid N, still
+  // open", counted in the exporter's exported_open_bytes (once, whichever importers hold it)
+  bool still_open = false;
+};
+
 struct Job {
   std::vector<std::string> job_ids;   // distinct, sorted; "" (no id) included when some had none
   std::vector<JobProcess> processes;  // by job id, rank (unranked last), host, pid
@@ -112,6 +135,7 @@ struct Job {
   size_t compared_ranks = 0;          // of those, with device memory of their own: compared when >= 2
   double tolerance_percent = 0;
   std::vector<JobFinding> findings;  // foreign-device, then rank-imbalance, then oversubscribed
+  std::vector<JobIpcLink> ipc;       // by importer (row order), then the order opened
   double max_imbalance_percent = 0;  // the largest |peak - median| / median × 100
 };
 
@@ -124,5 +148,10 @@ std::string job_id_of(const ProcessInfo& p);
 // DeviceInfo lists (for UUIDs), index for index. `tolerance_percent`: rank-imbalance's.
 Job build_job(const std::vector<Report>& reports, const std::vector<std::vector<DeviceInfo>>& trace_devices,
               double tolerance_percent, size_t top_sites = 5);
+
+// The same reports, as the job view tells them apart (JobIpcLink::still_open): each export
+// still open in an importer leaves its exporter's possible leaks or cache at exit, its group
+// and its site row, for DeviceReport::end_exported_open_bytes and IpcExport::still_open_in.
+void set_aside_exports(const Job& job, std::vector<Report>& reports);
 
 }  // namespace cumemtrace

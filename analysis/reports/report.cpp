@@ -141,6 +141,7 @@ struct FirstPass {
   std::optional<FunctionScan> functions;  // --by function
   CachingAllocators owners;
   FailedFrees failed_frees;
+  IpcScan ipc;
   std::set<std::string> caches;                            // caching allocators that took device memory (blocks.h)
   std::set<std::pair<uint32_t, uint32_t>> allocated_from;  // (stack, Python stack) of every allocation
   size_t kept = 0;                                         // events replayed (all but the impossible ones)
@@ -156,6 +157,7 @@ struct FirstPass {
     growth.observe(e, k);
     graph_calls.observe(e);
     failed_frees.observe(e);
+    ipc.observe(e);
     if (e.op == Op::kAlloc || e.op == Op::kFree) {
       // Calls by the API the program used, so a user can check each allocation was seen
       // once. Counted by API id, named once per id after (naming each event was most of the time).
@@ -372,7 +374,10 @@ void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const
       held[a.device] += a.size;
     } else {
       by_kind.try_emplace({leak_rank(a.kind), int(a.kind)}, stacks).first->second.add(a);
+      cache.clear();
     }
+    if (rep.ipc.live_at_end.count(a.address))  // where an export was counted: job.h may move it
+      rep.ipc.counted_at_end(a, cache, users.of(a.stack_id, a.python_stack_id).node);
   });
   const auto group = [&](Group& sums, Kind kind, std::string allocator) {
     LeakGroup g;
@@ -428,6 +433,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   rep.process = trace.process;
   rep.complete = trace.end.has_value();
   if (trace.end && trace.end->exec) rep.exec_into = trace.end->exec_into;
+  if (trace.end) rep.exit_status = trace.end->exit_status;
   rep.error = trace.error;
   rep.events = all.size() + trace.set_aside.size();  // those the reader set aside were read too
   rep.unknown_records = trace.unknown_records;
@@ -636,7 +642,9 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   if (pass.functions) rep.functions = pass.functions->finish();
   // Live at the end: what a caching allocator's cache holds (kept until exit by design),
   // apart from possible leaks (the rest), each grouped.
+  rep.ipc = std::move(pass.ipc).finish();
   split_at_exit(end, rep, stacks, opt, names);
+  rep.framework_limit = framework_limit(trace, rep);
   return rep;
 }
 

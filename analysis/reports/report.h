@@ -21,7 +21,9 @@
 #include "reports/oom/diagnosis.h"
 #include "read/event_source.h"
 #include "reports/graph_pool.h"
+#include "reports/framework_limit.h"
 #include "reports/growth/growth.h"
+#include "reports/ipc.h"
 #include "read/damage/integrity.h"
 #include "replay/replay.h"
 #include "stacks/call_site_rule.h"
@@ -129,6 +131,9 @@ struct DeviceReport {
   // growth classifies `leak`); the two sum to end_device_bytes.
   uint64_t end_held_by_cache_bytes = 0;
   uint64_t end_possible_leak_bytes = 0;
+  // With several traces (the job view, job.h): exports still open in an importer at both
+  // clean ends, taken out of the two above (then the three sum to end_device_bytes).
+  uint64_t end_exported_open_bytes = 0;
   // The library's own figures at exit (the last exit snapshot): exact even when events
   // were dropped or damaged, unlike the replayed ones above.
   std::optional<DeviceSnapshot> exit_snapshot;
@@ -249,6 +254,7 @@ struct Report {
   std::optional<ProcessInfo> process;
   bool complete = false;                 // an EndRecord was found
   std::optional<std::string> exec_into;  // the trace ended at an exec of this program
+  int32_t exit_status = -1;              // the End record's (1.15); -1 unknown
   std::optional<ReadError> error;
   Integrity integrity;       // damage, count mismatch, drops, impossible events
   uint64_t start_ns = 0;     // monotonic start of the process
@@ -275,6 +281,8 @@ struct Report {
   std::optional<std::vector<FunctionRow>> functions;  // with ReportOptions::by_function (functions.h)
   Pools pools;                                        // inside pools that told NVTX (pools.h); 1.12
   Blocks blocks;                                      // inside a caching allocator (blocks.h); 1.13
+  Ipc ipc;                                            // CUDA IPC exports and imports (ipc.h)
+  std::optional<FrameworkLimit> framework_limit;      // a framework's own limit reached (framework_limit.h)
   // Where the first pass's replay found each device's peak and each failed allocation, by
   // event index in file order: the page (render/page/html_data.h) takes its moments there
   // without a replay of its own to find them. Not printed.

@@ -27,7 +27,7 @@ namespace cumemtrace::format {
 
 inline constexpr char kMagic[8] = {'C', 'U', 'M', 'E', 'M', 'T', 'R', 'C'};
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 14;  // 1.1: DeviceSnapshot::pool_reserved_bytes
+inline constexpr uint16_t kVersionMinor = 15;  // 1.1: DeviceSnapshot::pool_reserved_bytes
                                                // 1.2: ChecksumRecord after every flush; capture
                                                //      flags (events, snapshots)
                                                // 1.3: snapshots of one moment, sampled peaks,
@@ -49,6 +49,10 @@ inline constexpr uint16_t kVersionMinor = 14;  // 1.1: DeviceSnapshot::pool_rese
                                                // 1.13: inside a caching allocator (BlockSource,
                                                //       BlockEvent)
                                                // 1.14: what the tracer bounded (Bounded)
+                                               // 1.15: CUDA IPC handles' identity in share
+                                               //       and ipc-import events (kEventIpcId);
+                                               //       the framework variables (Process);
+                                               //       the exit status (End)
 
 #pragma pack(push, 1)
 
@@ -295,6 +299,8 @@ struct ProcessRecord {
   int32_t rank;                 // from RANK, else LOCAL_RANK; -1 when neither is set
   // then: string hostname, string command_line, string tool_version
   // then (1.8): ProcessLineage, string launcher
+  // then (1.15): string environment: "NAME=value" entries joined with '\0', for each
+  // variable of kFrameworkVariables (framework_variables.h) that is set, in that order
 };
 
 // 1.8: after ProcessRecord's three strings, what the launcher (torchrun, srun, a
@@ -430,6 +436,9 @@ enum EventFlags : uint32_t {
                                    // by a stream capture
   kEventSizeUnknown = 1u << 7,     // 1.9: an ipc-import whose size the driver could not be
                                    // asked (a stream capture was open): `size` is 0
+  kEventIpcId = 1u << 8,           // 1.15: on a share of an address and an ipc-import of one:
+                                   // `handle` is the CUDA IPC handle's identity (rules/ipc_id.h),
+                                   // the same in the exporter's and the importer's trace
 };
 
 struct EventRecord {
@@ -440,7 +449,8 @@ struct EventRecord {
   uint64_t handle;    // VMM: CUmemGenericAllocationHandle; pools: CUmemoryPool;
                       // contexts: CUcontext; 1.9: a cuIpcOpenMemHandle ipc-import: the
                       // exporter's pid, 0 when unknown (a real driver's handle is opaque);
-                      // else 0
+                      // 1.15, with kEventIpcId: the IPC handle's identity, on the share
+                      // and the import alike; else 0
   uint32_t tid;       // gettid()
   int32_t device;     // device ordinal; -1 for host memory or when unknown
   uint32_t stack_id;  // StackNodeRecord id of the innermost frame; 0: none
@@ -615,7 +625,8 @@ struct EndRecord {
   uint64_t events_written;
   uint64_t events_dropped;
   // then (since 1.10; older readers skip it, older writers leave it out, read as
-  // kExit): u32 EndReason, string exec target (empty unless kExec)
+  // kExit): u32 EndReason, string exec target (empty unless kExec); then (1.15, an exit's
+  // End) i32 exit status: what exit() or _exit() was given, 0-255; -1 unknown
 };
 enum class EndReason : uint32_t {
   kExit = 0,  // exit, _exit, quick_exit, a return from main

@@ -7,6 +7,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "cumemtrace/rules/ipc_id.h"
 #include "hooks/array_size.h"
 #include "track/call.h"
 #include "probe/driver_api.h"
@@ -56,11 +57,17 @@ CUresult on_array_destroy(HookId id, auto real, auto handle) {
   return r;
 }
 
+// An IPC export or import carries the handle's identity (rules/ipc_id.h): the importer's
+// trace cannot name the exporter, so a reader of both traces pairs them by it.
+inline EventDraft export_of(int32_t result, uint64_t address, uint64_t id) {
+  return {.op = Op::kShare, .result = result, .address = address, .handle = id, .flags = format::kEventIpcId};
+}
+
 // Export: marks the allocation at `dptr` as shared with other processes.
 CUresult on_ipc_get_mem_handle(HookId id, auto real, CUipcMemHandle* out_handle, CUdeviceptr dptr) {
   DriverCall call(id);
   const CUresult r = real(out_handle, dptr);
-  if (r == CUDA_SUCCESS) call.record({.op = Op::kShare, .result = r, .address = dptr});
+  if (r == CUDA_SUCCESS) call.record(export_of(r, dptr, format::ipc_id(out_handle->reserved)));
   return r;
 }
 
@@ -75,8 +82,8 @@ CUresult on_mem_export_shareable(HookId id, auto real, void* shareable, CUmemGen
 
 // Import: the driver maps the exporter's allocation here. Its size is the exported
 // allocation's, asked of the driver (its range at the mapped address) unless a capture
-// is open; then 0, flagged. The exporter's pid: the handle is opaque, so 0 (unknown).
-inline EventDraft import_of(int32_t result, uint64_t address) {
+// is open; then 0, flagged. The exporter is named by the handle's identity only.
+inline EventDraft import_of(int32_t result, uint64_t address, uint64_t id) {
   const uint64_t asked = address ? range_size_of(address) : 0;
   const uint64_t size = asked == format::kUnknown64 ? 0 : asked;
   return {.op = Op::kAlloc,
@@ -84,13 +91,14 @@ inline EventDraft import_of(int32_t result, uint64_t address) {
           .result = result,
           .address = address,
           .size = size,
-          .flags = result == 0 ? size_flags(size) : 0u};
+          .handle = id,
+          .flags = uint32_t(format::kEventIpcId) | (result == 0 ? size_flags(size) : 0u)};
 }
 
 CUresult on_ipc_open_mem_handle(HookId id, auto real, CUdeviceptr* dptr, CUipcMemHandle handle, unsigned flags) {
   DriverCall call(id);
   const CUresult r = real(dptr, handle, flags);
-  call.record(import_of(r, out(r, dptr)));
+  call.record(import_of(r, out(r, dptr), format::ipc_id(handle.reserved)));
   return r;
 }
 
@@ -176,14 +184,14 @@ cudaError_t on_cuda_free_handle(HookId id, auto real, auto p) {
 cudaError_t on_cuda_ipc_get_mem_handle(HookId id, auto real, cudaIpcMemHandle_t* h, void* p) {
   RuntimeCall call(id);
   const cudaError_t r = real(h, p);
-  if (r == cudaSuccess) call.fallback({.op = Op::kShare, .result = r, .address = bits(p)});
+  if (r == cudaSuccess) call.fallback(export_of(r, bits(p), format::ipc_id(h->reserved)));
   return r;
 }
 
 cudaError_t on_cuda_ipc_open_mem_handle(HookId id, auto real, void** p, cudaIpcMemHandle_t h, unsigned flags) {
   RuntimeCall call(id);
   const cudaError_t r = real(p, h, flags);
-  call.fallback(import_of(r, out(r, p)));
+  call.fallback(import_of(r, out(r, p), format::ipc_id(h.reserved)));
   return r;
 }
 

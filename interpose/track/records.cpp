@@ -13,6 +13,7 @@
 #include "base/thread_state.h"
 #include "track/event_stacks.h"
 #include "track/tracker_state.h"
+#include "track/writer_thread.h"
 
 namespace cumemtrace::interpose {
 
@@ -96,23 +97,36 @@ void bounded_after_fork_child() {
   for (auto& n : g_bounded) n.store(0, std::memory_order_relaxed);
 }
 
-void append_end() {
-  State& s = state();
-  std::lock_guard lock(s.mu);
-  if (s.ended) return;
-  put_bounded_counts(s);
-  put_record(s.pending, format::RecordType::kEnd, format::EndRecord{now_ns(), s.events_written, s.dropped()});
-  s.ended = true;
-}
-
 namespace {
 #pragma pack(push, 1)
 struct EndWithReason {
   format::EndRecord end;
   uint32_t reason;  // format::EndReason; its string follows
 };
+// 1.15, an exit's End: its exec target is the empty string, then the exit status.
+struct EndOfExit {
+  EndWithReason head;
+  uint32_t target_bytes;  // 0: the empty string
+  int32_t exit_status;    // what exit() or _exit() was given, 0-255; -1 unknown
+};
 #pragma pack(pop)
+
+std::atomic<int32_t> g_exit_status{-1};
 }  // namespace
+
+void note_exit_status(int status) { g_exit_status.store(status & 0xff, std::memory_order_relaxed); }
+
+void append_end() {
+  State& s = state();
+  std::lock_guard lock(s.mu);
+  if (s.ended) return;
+  put_bounded_counts(s);
+  const EndOfExit rec{{{now_ns(), s.events_written, s.dropped()}, uint32_t(format::EndReason::kExit)},
+                      0,
+                      g_exit_status.load(std::memory_order_relaxed)};
+  put_record(s.pending, format::RecordType::kEnd, rec);
+  s.ended = true;
+}
 
 void append_exec_end(std::string_view target) {
   State& s = state();

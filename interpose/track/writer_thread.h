@@ -12,6 +12,9 @@ void start_writer_thread();  // from the first tracked event (tracker_state.cpp:
 void wake_writer_thread();   // flush soon (after a failed allocation)
 
 void finish_trace();  // at exit: exit snapshot, end record, final flush; bounded wait
+// The status the process is exiting with (exit's, through an on_exit handler; _exit's), for
+// the EndRecord (1.15); until noted it reads unknown.
+void note_exit_status(int status);
 // Before an exec replaces the image (no destructor runs then): appends an End record that
 // says the process exec'd into `target` (trace_format.h: EndReason::kExec) and writes what
 // is pending, so the trace ends whole at the exec. If the exec fails, tracing simply goes

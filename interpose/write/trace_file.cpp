@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "cumemtrace/framework_variables.h"
 #include "cumemtrace/rules/manifest_line.h"
 #include "cumemtrace/rules/no_follow.h"
 #include "cumemtrace/rules/output_pattern.h"
@@ -47,10 +48,12 @@ int32_t number_from_env(const char* name) {
   return *end == '\0' && n >= 0 && n <= INT32_MAX ? static_cast<int32_t>(n) : -1;
 }
 
-// ProcessLineage's launcher string: the kLauncherVariables that are set.
-std::string launcher_facts() {
+// "NAME=value" of each of `names` that is set, joined with '\0': ProcessLineage's launcher
+// string (kLauncherVariables) and, since 1.15, the framework variables after it.
+template <size_t N>
+std::string environment_facts(const std::string_view (&names)[N]) {
   std::string out;
-  for (const std::string_view name : format::kLauncherVariables) {
+  for (const std::string_view name : names) {
     const char* v = std::getenv(std::string(name).c_str());
     if (!v) continue;
     if (!out.empty()) out += '\0';
@@ -197,7 +200,8 @@ std::string trace_preamble(const TraceStart& start, uint64_t trace_id) {
   put_bytes(payload, &p, sizeof p);
   for (const std::string& s : {host_name(), command_line(), std::string(CUMEMTRACE_VERSION)}) put_string(payload, s);
   put_bytes(payload, &lineage, sizeof lineage);
-  put_string(payload, launcher_facts());
+  put_string(payload, environment_facts(format::kLauncherVariables));
+  put_string(payload, environment_facts(format::kFrameworkVariables));
   const format::RecordHeader process_header{static_cast<uint16_t>(format::RecordType::kProcess), 0,
                                             static_cast<uint32_t>(payload.size())};
   put_bytes(out, &process_header, sizeof process_header);

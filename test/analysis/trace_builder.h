@@ -72,6 +72,18 @@ class TraceBuilder {
     return record(fmt::RecordType::kProcess, p);
   }
 
+  // 1.15: a Process record with no launcher entries and these framework variables
+  // ("NAME=value" entries).
+  TraceBuilder& process_with_environment(const std::vector<std::string>& environment) {
+    std::string p = process_payload(2ull << 20, {"python", "train.py"}, -1);
+    p += pod(fmt::ProcessLineage{-1, -1});
+    str(p, "");
+    std::string joined;
+    for (size_t i = 0; i < environment.size(); ++i) joined += (i ? std::string(1, '\0') : "") + environment[i];
+    str(p, joined);
+    return record(fmt::RecordType::kProcess, p);
+  }
+
   static std::string process_payload(uint64_t granule, const std::vector<std::string>& argv, int32_t rank,
                                      const std::string& hostname = "host1") {
     fmt::ProcessRecord r{};
@@ -229,6 +241,15 @@ class TraceBuilder {
   }
 
   // `written` defaults to the events written so far, as the library counts them.
+  // 1.15: the End record of an exit with `status`.
+  TraceBuilder& exit_end(uint64_t t, int32_t status) {
+    std::string p = pod(fmt::EndRecord{kStart + t, events_, 0});
+    p += pod(uint32_t(fmt::EndReason::kExit));
+    str(p, "");
+    p += pod(status);
+    return record(fmt::RecordType::kEnd, p);
+  }
+
   TraceBuilder& end(uint64_t t, std::optional<uint64_t> written = {}, uint64_t dropped = 0) {
     return record(fmt::RecordType::kEnd, pod(fmt::EndRecord{kStart + t, written.value_or(events_), dropped}));
   }

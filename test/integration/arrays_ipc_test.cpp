@@ -111,3 +111,59 @@ TEST_CASE("exports take arrays, imports and shares: jsonl names them, memviz, ch
   for (const char* format : {"chrome", "folded"})
     CHECK(run({cli(), "export", "--format", format, trace, "-o", dir.path + "/x." + format}).exit_code == 0);
 }
+
+// Two processes (ipc_pair.c): the exporter ends with its 16 MiB (16,777,216 B) live and
+// exported, the importer with it open. Each trace alone says nothing of the other; both
+// given, the job pairs them by the handle's identity and the 16 MiB leave the exporter's
+// leaked bytes.
+TEST_CASE("an IPC pair: the job names the exporter and the export still open is no leak") {
+  TempDir out, exporter_dir, importer_dir;
+  const std::string handle = out.path + "/handle";
+  const Result e = traced(exporter_dir, {here("ipc_pair"), "export", handle});
+  REQUIRE(e.exit_code == 0);
+  CHECK(e.out == "exported\n");
+  const Result i = traced(importer_dir, {here("ipc_pair"), "import", handle});
+  REQUIRE(i.exit_code == 0);
+  CHECK(i.out == "imported\n");
+  const std::string exporter = only_trace(exporter_dir), importer = only_trace(importer_dir);
+  // Each side's event carries the handle's identity (flag ipc-id, 256) and nothing else flagged.
+  CHECK(dump_events(exporter, " share device ") == 1);
+  CHECK(dump_events(exporter, "flags=256") == 1);
+  CHECK(dump_events(importer, " alloc ipc-import ") == 1);
+  CHECK(dump_events(importer, "flags=256") == 1);
+
+  const auto alone = report(exporter);
+  CHECK(device(alone, 0).at("end").at("possible_leak_bytes") == 16777216);
+  const uint32_t exporter_pid = alone.at("process").at("pid");
+  CHECK(device(report(importer), 0).at("imports").at("exporter_pids").empty());
+
+  const Result both = run({cli(), "report", "--json", importer, exporter});
+  REQUIRE(both.exit_code == 0);
+  const auto job = nlohmann::json::parse(both.out).at("job");
+  REQUIRE(job.at("ipc").size() == 1);
+  const auto& link = job.at("ipc").at(0);
+  CHECK(link.at("exporter_pid") == exporter_pid);
+  CHECK(link.at("bytes") == 16777216);
+  CHECK(link.at("open_at_end") == true);
+  CHECK(link.at("still_open") == true);
+  const auto& row = job.at("processes").at(link.at("exporter").get<size_t>());
+  CHECK(row.at("pid") == exporter_pid);
+  CHECK(row.at("leaked_bytes") == 0);
+  CHECK(row.at("exported_still_open_bytes") == 16777216);
+
+  // The exporter's own report, given with the importer's, counts the 16 MiB apart.
+  const auto traces = nlohmann::json::parse(both.out).at("traces");
+  REQUIRE(traces.size() == 2);
+  const auto& exported = traces.at(1).at("process").at("pid") == exporter_pid ? traces.at(1) : traces.at(0);
+  CHECK(device(exported, 0).at("end").at("possible_leak_bytes") == 0);
+  CHECK(device(exported, 0).at("end").at("exported_still_open_bytes") == 16777216);
+  const uint32_t importer_pid = job.at("ipc").at(0).at("importer_pid");
+
+  const Result text = run({cli(), "report", importer, exporter});
+  REQUIRE(text.exit_code == 0);
+  CHECK(has(text.out, "  pid " + std::to_string(importer_pid) + " imported 16.00 MiB from pid " +
+                          std::to_string(exporter_pid) + ": exported to pid " + std::to_string(importer_pid) +
+                          ", still open (neither leaked nor cache in pid " + std::to_string(exporter_pid) + ")\n"));
+  CHECK(has(text.out, "  exported to pid " + std::to_string(importer_pid) +
+                          ", still open: 16.00 MiB (16,777,216 B) on device 0 (else a possible leak)\n"));
+}

@@ -54,6 +54,26 @@ TEST_CASE("a SIGSEGV handler the program installs after its first CUDA call stil
   check_trace(dir, 1, true);  // the handler's _exit finished the trace
 }
 
+// The End record's exit status (trace 1.15): a return from main reaches the library's
+// on_exit handler (exit_early returns 9 for a word it does not know), a program's _exit(3)
+// its _exit hook. Only the framework variables of the environment are kept.
+TEST_CASE("the trace keeps the exit status and, of the environment, the framework variables alone") {
+  TempDir dir;
+  const Result t = traced(dir, {here("exit_early"), "return"},
+                          {{"XLA_PYTHON_CLIENT_MEM_FRACTION", "0.5"}, {"CUMEMTRACE_TEST_SECRET", "not kept"}});
+  CHECK(t.exit_code == 9);
+  const auto r = report(only_trace(dir));
+  CHECK(r.at("exit_status") == 9);
+  CHECK(r.at("process").at("environment") == nlohmann::json{{"XLA_PYTHON_CLIENT_MEM_FRACTION", "0.5"}});
+
+  TempDir handled;
+  REQUIRE(traced(handled, {here("exit_early"), "handler"}).exit_code == 3);
+  CHECK(report(only_trace(handled)).at("exit_status") == 3);
+  TempDir quick;
+  REQUIRE(traced(quick, {here("exit_early"), "_exit"}).exit_code == 0);
+  CHECK(report(only_trace(quick)).at("exit_status") == 0);
+}
+
 TEST_CASE("a vfork child's _exit after a failed exec leaves the parent's trace alone") {
   TempDir dir;
   const Result t = traced(dir, {here("exit_early"), "vfork"});

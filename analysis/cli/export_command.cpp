@@ -163,8 +163,8 @@ int cmd_export(const ExportOptions& opt) {
 
   if (opt.format == "jsonl") return export_jsonl(opt);
 
-  std::unique_ptr<Trace> whole;  // memviz: the trace held whole
-  std::vector<FoldedAt> folded;  // folded: each trace's moment
+  std::unique_ptr<TraceFile> memviz;  // memviz: the trace, read in passes when large
+  std::vector<FoldedAt> folded;       // folded: each trace's moment
   std::vector<FileStamp> checked;
   if (opt.format == "chrome" || at_a_moment) {
     auto stamps = all_readable(opt.paths);
@@ -175,8 +175,8 @@ int cmd_export(const ExportOptions& opt) {
     std::string error;
     if (const int rc = folded_moments(opt, checked, folded, error); rc) return rc == 2 ? usage(error) : rc;
   } else if (opt.format == "memviz") {
-    whole = std::make_unique<Trace>(read_trace(opt.paths.front()));
-    if (!check_trace(*whole)) return 1;
+    memviz = std::make_unique<TraceFile>(opt.paths.front());
+    if (!check_trace(memviz->trace())) return 1;
   }
 
   std::unique_ptr<OutputFile> file;
@@ -193,7 +193,11 @@ int cmd_export(const ExportOptions& opt) {
   std::string said;
 
   if (opt.format == "memviz") {
-    const MemvizCounts c = write_memviz(out, *whole);
+    const MemvizCounts c = write_memviz(out, memviz->trace(), memviz->events());
+    if (memviz->changed()) {  // a file is not put in place; stdout has what was written
+      std::cerr << "cumemtrace export: " << memviz->changed_message() << "\n";
+      return 1;
+    }
     said = std::to_string(c.events) + " trace entries, " + std::to_string(c.segments) + " segments live at the end";
   } else if (opt.format == "chrome") {
     ChromeWriter w(out);

@@ -10,17 +10,13 @@
 
 namespace cumemtrace {
 
-// Calls each(event, nullptr, 0) for an event and each(nullptr, block, index) for the block
-// record trace.block_events[index], in file order; one scan of `events`.
+// Calls each(event, nullptr, 0) for an event and each(nullptr, block, index) for the
+// trace's block record of that index, in file order; one scan (EventSource::scan_in_file_order).
 template <class Each>
 void in_file_order(const Trace& trace, const EventSource& events, Each&& each) {
-  size_t b = 0;
-  events.scan([&](const Event& e, size_t i) {
-    for (; b < trace.block_events.size() && trace.block_events[b].events_before <= i; ++b)
-      each(static_cast<const Event*>(nullptr), &trace.block_events[b], b);
-    each(&e, static_cast<const BlockEvent*>(nullptr), size_t(0));
-  });
-  for (; b < trace.block_events.size(); ++b) each(static_cast<const Event*>(nullptr), &trace.block_events[b], b);
+  events.scan_in_file_order(
+      trace, [&](const Event& e, size_t) { each(&e, static_cast<const BlockEvent*>(nullptr), size_t(0)); },
+      [&](const BlockEvent& b, size_t i) { each(static_cast<const Event*>(nullptr), &b, i); });
 }
 
 }  // namespace cumemtrace

@@ -71,6 +71,7 @@ class Parser {
   std::vector<ChunkEnd>* chunk_ends = nullptr;
   const ChunkCallback* on_chunk = nullptr;  // parse_trace_streaming
   const EventCallback* on_event = nullptr;  // parse_trace_events
+  const BlockCallback* on_block = nullptr;  // parse_trace_events, its block records too
   const MappedFile* mapped = nullptr;       // where b_ is mapped from: pages behind are given back
   bool quiet = false;                       // no "reading" progress: the caller's pass says its own
   uint64_t resume_at = 0;

@@ -60,9 +60,10 @@ Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, co
 }
 
 Trace parse_trace_events(std::span<const uint8_t> bytes, std::string path, const EventCallback& on_event, bool quiet,
-                         const MappedFile* mapped) {
+                         const MappedFile* mapped, const BlockCallback* on_block) {
   return parse_verified(bytes, std::move(path), [&](Parser& p) {
-    p.on_event = &on_event;
+    p.on_event = on_event ? &on_event : nullptr;
+    p.on_block = on_block;
     p.quiet = quiet;
     p.mapped = mapped;
   });

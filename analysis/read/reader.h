@@ -288,9 +288,11 @@ struct Trace {
   std::vector<Mark> range_ends;                          // RangeEnd records, in file order (1.10)
   std::vector<NvtxMemEvent> nvtx_mem;                    // NvtxMem records, in file order (1.12)
   std::vector<BlockSource> block_sources;                // BlockSource records, in file order (1.13)
-  std::vector<BlockEvent> block_events;                  // BlockEvent records, in file order (1.13)
-  std::unordered_map<uint64_t, Symbol> symbols;          // by ip
-  std::map<uint32_t, BoundedCount> bounded;              // by format::BoundedWhat: the last count (1.14)
+  // BlockEvent records, in file order (1.13); none in a trace read in passes, whose source
+  // reads them again at each scan (event_source.h: EventSource::scan_blocks)
+  std::vector<BlockEvent> block_events;
+  std::unordered_map<uint64_t, Symbol> symbols;  // by ip
+  std::map<uint32_t, BoundedCount> bounded;      // by format::BoundedWhat: the last count (1.14)
   std::optional<EndInfo> end;
 
   uint64_t records_end = 0;      // byte offset just past the last record read whole

@@ -39,11 +39,15 @@ Trace parse_trace_streaming(std::span<const uint8_t> bytes, std::string path, co
 // readable records). `quiet`: no "reading" progress (progress.h), for a pass whose
 // callback says its own. `mapped`: the file `bytes` are mapped from, whose
 // pages behind each sealed chunk read are given back (MappedFile::release_before), so
-// that reading a trace of any length holds a bounded part of it.
+// that reading a trace of any length holds a bounded part of it. `on_block`, when given,
+// gets the block records (1.13) likewise, in file order, and the Trace keeps none of them;
+// an empty `on_event` keeps the events in the Trace, as parse_trace does.
 class MappedFile;
 using EventCallback = std::function<void(const Event& e)>;
+using BlockCallback = std::function<void(const BlockEvent& b)>;
 Trace parse_trace_events(std::span<const uint8_t> bytes, std::string path, const EventCallback& on_event,
-                         bool quiet = false, const MappedFile* mapped = nullptr);
+                         bool quiet = false, const MappedFile* mapped = nullptr,
+                         const BlockCallback* on_block = nullptr);
 
 // The events of a sealed trace from `offset` (a ChunkEnd::byte_offset of the same bytes)
 // on, and whatever other records follow it, until the end of the file or the first chunk

@@ -248,8 +248,9 @@ std::string Parser::decode_BlockEvent(Cursor& c) {
                BlockOp(r.op),
                BlockAllocator(r.allocator),
                r.flags,
-               t_.events.size()};
-  t_.block_events.push_back(b);
+               dropped_ + t_.events.size()};
+  if (on_block) (*on_block)(b);
+  else t_.block_events.push_back(b);
   return {};
 }
 

@@ -178,6 +178,12 @@ struct FirstPass {
       contexts.push_back(e);
     }
   }
+  // A block record (trace format 1.13), in file order with the events: its allocation's
+  // site is named alike in every table; the loop search looks among the blocks first.
+  void observe_block(const BlockEvent& b) {
+    if (b.op == format::BlockOp::kAlloc) allocated_from.insert({b.stack_id, b.python_stack_id});
+    growth.observe_block(b);
+  }
 };
 
 uint64_t context_bytes_until(const std::vector<Event>& contexts, int32_t device, uint64_t until_ns) {
@@ -452,10 +458,13 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   // First pass: replayed and gathered (FirstPass). Impossible events never get here: the
   // reader set them aside (plausible.h), and check_records said them.
   FirstPass pass(trace, stacks, opt);
-  all.scan([&](const Event& e, size_t i) {
-    if ((i & 0xfff) == 0) progress("replaying", i, all.size());
-    pass.observe(e);
-  });
+  all.scan_in_file_order(
+      trace,
+      [&](const Event& e, size_t i) {
+        if ((i & 0xfff) == 0) progress("replaying", i, all.size());
+        pass.observe(e);
+      },
+      [&](const BlockEvent& b, size_t) { pass.observe_block(b); });
   // One replay's live set at a time: the second pass goes on to the end and says what is
   // live there, so the first forgets its own (its figures stay) before the second starts.
   std::map<int32_t, FragmentationFigures> frag_at_end;
@@ -466,8 +475,6 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   // pools' regions and a cache's blocks among them: a site is named alike in every table.
   for (const NvtxMemEvent& m : trace.nvtx_mem)
     if (m.op == format::NvtxMemOp::kRegionRegister) pass.allocated_from.insert({m.stack_id, m.python_stack_id});
-  for (const BlockEvent& b : trace.block_events)
-    if (b.op == format::BlockOp::kAlloc) pass.allocated_from.insert({b.stack_id, b.python_stack_id});
   const UserSites users(stacks);
   const CallerNames names(users, pass.allocated_from);
   const uint64_t last = last_time(trace, pass);

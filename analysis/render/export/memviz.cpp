@@ -114,14 +114,119 @@ uint64_t device_free_after(const Trace& trace, int32_t device, uint64_t t) {
   return 0;
 }
 
-}  // namespace
+// The segments and blocks live as the events and block records go (the scans after the
+// first), and the highest device.
+struct SegmentsLive {
+  std::map<uint64_t, Live> live;    // by address
+  std::map<uint64_t, Live> blocks;  // live blocks, by address
+  int32_t max_device = -1;
+};
 
-MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
+// One scan: `st` from empty to the end, each device trace entry handed to `emit` with its
+// device as it is made (memory holds no entry: a PyTorch job's trace has one per tensor
+// allocated or freed; docs/performance.md, "Block events in bounded memory").
+template <class Emit>
+void replay_segments(const Trace& trace, const EventSource& events, const std::vector<bool>& held_blocks,
+                     SegmentsLive& st, Emit&& emit) {
   const uint64_t mono0 = trace.process ? trace.process->start_monotonic_ns : 0;
   const uint64_t real0 = trace.process ? trace.process->start_realtime_ns : 0;
   const auto time_us = [&](uint64_t t) { return (real0 + (t >= mono0 ? t - mono0 : 0)) / 1000; };
+  std::map<uint64_t, Live>& live = st.live;
+  std::map<uint64_t, Live>& blocks = st.blocks;
+  int32_t& max_device = st.max_device;
+  size_t made = 0;
+  for (const auto& d : trace.devices) max_device = std::max(max_device, d.ordinal);
+  in_file_order(trace, events, [&](const Event* ep, const BlockEvent* b, size_t) {
+    if (b) {
+      const uint64_t us = time_us(b->time_ns);
+      const int32_t device = b->device;
+      const bool entry = b->flags & format::kBlockTraceEntry;
+      if (b->op == format::BlockOp::kAlloc) {
+        auto seg = segment_of(live, b->address, b->size);
+        if (seg == live.end() || !seg->second.holds_blocks) return;  // not in a segment shown with blocks
+        const uint64_t stream = entry ? b->stream : seg->second.stream;
+        const uint64_t requested = entry ? b->requested : b->size;
+        blocks[b->address] = {b->size, stream, b->device, b->stack_id, b->python_stack_id, false, requested};
+        emit(device, {"alloc", b->address, requested, stream, us, b->stack_id, b->python_stack_id});
+      } else if (b->op == format::BlockOp::kFree || b->op == format::BlockOp::kFreeCompleted) {
+        auto it = blocks.find(b->address);
+        if (it == blocks.end()) return;
+        // A free that waits on other streams is requested now and completed at its own record.
+        const bool waits = b->op == format::BlockOp::kFree && (b->flags & format::kBlockPendingFree);
+        if (b->op == format::BlockOp::kFreeCompleted && !it->second.pending) return;
+        const Live& bl = it->second;
+        if (b->op == format::BlockOp::kFree)
+          emit(device, {"free_requested", b->address, bl.requested, bl.stream, us, bl.stack_id, bl.python_stack_id});
+        if (waits) {
+          it->second.pending = true;
+          return;
+        }
+        emit(device, {"free_completed", b->address, bl.requested, bl.stream, us, bl.stack_id, bl.python_stack_id});
+        blocks.erase(it);
+      }
+      return;
+    }
+    const Event& e = *ep;
+    if (is_mapping(e) && e.device >= 0 && !(e.flags & format::kEventCaptured) && e.result == 0) {
+      const uint64_t us = time_us(e.time_ns);
+      if (e.op == Op::kMap && e.address != 0 && !live.count(e.address)) {
+        const bool with_blocks = made < held_blocks.size() && held_blocks[made];
+        ++made;
+        if (!with_blocks) return;  // not the cache's: no mapping of a library is a segment
+        max_device = std::max(max_device, e.device);
+        Live m{e.size, e.stream, e.device, e.stack_id, e.python_stack_id, true};
+        m.mapping = true;
+        live[e.address] = m;
+        emit(e.device, {"segment_map", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
+      } else if (e.op == Op::kUnmap) {
+        auto it = live.find(e.address);
+        if (it == live.end() || !it->second.mapping) return;
+        const Live a = it->second;
+        live.erase(it);
+        for (auto bl = blocks.lower_bound(e.address); bl != blocks.end() && bl->first < e.address + a.size;)
+          bl = blocks.erase(bl);
+        emit(a.device, {"segment_unmap", e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
+      }
+      return;
+    }
+    if (!is_segment_kind(e.kind) || e.device < 0 || (e.flags & format::kEventCaptured)) return;
+    const uint64_t us = time_us(e.time_ns);
+    if (e.op == Op::kAlloc && e.result != 0) {
+      max_device = std::max(max_device, e.device);
+      emit(e.device,
+           {"oom", device_free_after(trace, e.device, e.time_ns), e.size, e.stream, us, e.stack_id, e.python_stack_id});
+    } else if (e.op == Op::kAlloc && e.address != 0 && !live.count(e.address)) {
+      max_device = std::max(max_device, e.device);
+      const bool with_blocks = made < held_blocks.size() && held_blocks[made];
+      ++made;
+      live[e.address] = {e.size, e.stream, e.device, e.stack_id, e.python_stack_id, with_blocks};
+      emit(e.device, {"segment_alloc", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
+      if (!with_blocks) emit(e.device, {"alloc", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
+    } else if (e.op == Op::kFree && e.result == 0) {
+      auto it = live.find(e.address);
+      if (it == live.end()) return;
+      const Live a = it->second;
+      live.erase(it);
+      if (a.holds_blocks) {
+        // Blocks still live in it go with it (the allocator's frees of them were not reported).
+        for (auto bl = blocks.lower_bound(e.address); bl != blocks.end() && bl->first < e.address + a.size;)
+          bl = blocks.erase(bl);
+        emit(a.device, {"segment_free", e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
+      } else {
+        for (const char* action : {"free_requested", "free_completed", "segment_free"})
+          emit(a.device, {action, e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
+      }
+    }
+  });
+}
 
-  const MemoryEvents events(trace.events);
+}  // namespace
+
+MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
+  return write_memviz(out, trace, MemoryEvents(trace.events));
+}
+
+MemvizCounts write_memviz(std::ostream& out, const Trace& trace, const EventSource& events) {
   // Which allocations held blocks: a caching allocator's segments, whose blocks (trace
   // 1.13) are then the allocations memory_viz shows, as in PyTorch's own snapshot.
   std::vector<bool> held_blocks;  // per allocation, in the order made
@@ -156,96 +261,14 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
     });
   }
 
-  std::map<uint64_t, Live> live;    // by address
-  std::map<uint64_t, Live> blocks;  // live blocks, by address
-  std::map<int32_t, std::vector<Entry>> traces;
-  int32_t max_device = -1;
-  for (const auto& d : trace.devices) max_device = std::max(max_device, d.ordinal);
-  size_t made = 0;
-  in_file_order(trace, events, [&](const Event* ep, const BlockEvent* b, size_t) {
-    if (b) {
-      const uint64_t us = time_us(b->time_ns);
-      auto& tr = traces[b->device];
-      const bool entry = b->flags & format::kBlockTraceEntry;
-      if (b->op == format::BlockOp::kAlloc) {
-        auto seg = segment_of(live, b->address, b->size);
-        if (seg == live.end() || !seg->second.holds_blocks) return;  // not in a segment shown with blocks
-        const uint64_t stream = entry ? b->stream : seg->second.stream;
-        const uint64_t requested = entry ? b->requested : b->size;
-        blocks[b->address] = {b->size, stream, b->device, b->stack_id, b->python_stack_id, false, requested};
-        tr.push_back({"alloc", b->address, requested, stream, us, b->stack_id, b->python_stack_id});
-      } else if (b->op == format::BlockOp::kFree || b->op == format::BlockOp::kFreeCompleted) {
-        auto it = blocks.find(b->address);
-        if (it == blocks.end()) return;
-        // A free that waits on other streams is requested now and completed at its own record.
-        const bool waits = b->op == format::BlockOp::kFree && (b->flags & format::kBlockPendingFree);
-        if (b->op == format::BlockOp::kFreeCompleted && !it->second.pending) return;
-        const Live& bl = it->second;
-        if (b->op == format::BlockOp::kFree)
-          tr.push_back({"free_requested", b->address, bl.requested, bl.stream, us, bl.stack_id, bl.python_stack_id});
-        if (waits) {
-          it->second.pending = true;
-          return;
-        }
-        tr.push_back({"free_completed", b->address, bl.requested, bl.stream, us, bl.stack_id, bl.python_stack_id});
-        blocks.erase(it);
-      }
-      return;
-    }
-    const Event& e = *ep;
-    if (is_mapping(e) && e.device >= 0 && !(e.flags & format::kEventCaptured) && e.result == 0) {
-      const uint64_t us = time_us(e.time_ns);
-      if (e.op == Op::kMap && e.address != 0 && !live.count(e.address)) {
-        const bool with_blocks = made < held_blocks.size() && held_blocks[made];
-        ++made;
-        if (!with_blocks) return;  // not the cache's: no mapping of a library is a segment
-        max_device = std::max(max_device, e.device);
-        Live m{e.size, e.stream, e.device, e.stack_id, e.python_stack_id, true};
-        m.mapping = true;
-        live[e.address] = m;
-        traces[e.device].push_back({"segment_map", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
-      } else if (e.op == Op::kUnmap) {
-        auto it = live.find(e.address);
-        if (it == live.end() || !it->second.mapping) return;
-        const Live a = it->second;
-        live.erase(it);
-        for (auto bl = blocks.lower_bound(e.address); bl != blocks.end() && bl->first < e.address + a.size;)
-          bl = blocks.erase(bl);
-        traces[a.device].push_back({"segment_unmap", e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
-      }
-      return;
-    }
-    if (!is_segment_kind(e.kind) || e.device < 0 || (e.flags & format::kEventCaptured)) return;
-    const uint64_t us = time_us(e.time_ns);
-    if (e.op == Op::kAlloc && e.result != 0) {
-      max_device = std::max(max_device, e.device);
-      traces[e.device].push_back(
-          {"oom", device_free_after(trace, e.device, e.time_ns), e.size, e.stream, us, e.stack_id, e.python_stack_id});
-    } else if (e.op == Op::kAlloc && e.address != 0 && !live.count(e.address)) {
-      max_device = std::max(max_device, e.device);
-      const bool with_blocks = made < held_blocks.size() && held_blocks[made];
-      ++made;
-      live[e.address] = {e.size, e.stream, e.device, e.stack_id, e.python_stack_id, with_blocks};
-      auto& tr = traces[e.device];
-      tr.push_back({"segment_alloc", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
-      if (!with_blocks) tr.push_back({"alloc", e.address, e.size, e.stream, us, e.stack_id, e.python_stack_id});
-    } else if (e.op == Op::kFree && e.result == 0) {
-      auto it = live.find(e.address);
-      if (it == live.end()) return;
-      const Live a = it->second;
-      live.erase(it);
-      auto& tr = traces[a.device];
-      if (a.holds_blocks) {
-        // Blocks still live in it go with it (the allocator's frees of them were not reported).
-        for (auto bl = blocks.lower_bound(e.address); bl != blocks.end() && bl->first < e.address + a.size;)
-          bl = blocks.erase(bl);
-        tr.push_back({"segment_free", e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
-      } else {
-        for (const char* action : {"free_requested", "free_completed", "segment_free"})
-          tr.push_back({action, e.address, a.size, a.stream, us, e.stack_id, e.python_stack_id});
-      }
-    }
-  });
+  // The end first (the segments), then each device's entries, written as a scan makes
+  // them: one scan per device that has any.
+  SegmentsLive end;
+  std::map<int32_t, size_t> entries;  // per device
+  replay_segments(trace, events, held_blocks, end, [&](int32_t device, const Entry&) { ++entries[device]; });
+  const std::map<uint64_t, Live>& live = end.live;
+  const std::map<uint64_t, Live>& blocks = end.blocks;
+  const int32_t max_device = end.max_device;
 
   ExportFrames frames(trace);
   PickleWriter w(out);
@@ -338,24 +361,26 @@ MemvizCounts write_memviz(std::ostream& out, const Trace& trace) {
 
   w.string("device_traces");
   w.begin_list();
-  static const std::vector<Entry> kNone;
   for (int32_t d = 0; d <= max_device; ++d) {
     w.begin_list();
-    const auto it = traces.find(d);
-    for (const Entry& en : it == traces.end() ? kNone : it->second) {
-      const bool oom = std::string_view(en.action) == "oom";
-      w.begin_dict();
-      key_str(w, "action", en.action);
-      key_int(w, oom ? "device_free" : "addr", en.addr);
-      key_int(w, "size", en.size);
-      key_int(w, "stream", en.stream);
-      key_int(w, "time_us", en.time_us);
-      w.string("frames");
-      write_frames(w, counts, frames.of(en.stack_id, en.python_stack_id), en.stack_id, en.python_stack_id);
-      w.item();
-      w.end();
-      w.item();
-      ++counts.events;
+    if (entries.count(d)) {
+      SegmentsLive again;
+      replay_segments(trace, events, held_blocks, again, [&](int32_t device, const Entry& en) {
+        if (device != d) return;
+        const bool oom = std::string_view(en.action) == "oom";
+        w.begin_dict();
+        key_str(w, "action", en.action);
+        key_int(w, oom ? "device_free" : "addr", en.addr);
+        key_int(w, "size", en.size);
+        key_int(w, "stream", en.stream);
+        key_int(w, "time_us", en.time_us);
+        w.string("frames");
+        write_frames(w, counts, frames.of(en.stack_id, en.python_stack_id), en.stack_id, en.python_stack_id);
+        w.item();
+        w.end();
+        w.item();
+        ++counts.events;
+      });
     }
     w.end();
     w.item();

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <ostream>
 
+#include "read/event_source.h"
 #include "read/reader.h"
 
 namespace cumemtrace {
@@ -44,7 +45,11 @@ struct MemvizCounts {
   uint64_t frames = 0;       // distinct frames written out
 };
 
-// Writes the snapshot as a protocol-4 pickle.
+// Writes the snapshot as a protocol-4 pickle: the trace's events and block records read
+// in scans of `events` (event_source.h), three for one device: which segments held blocks,
+// the end, each device's entries.
+MemvizCounts write_memviz(std::ostream& out, const Trace& trace, const EventSource& events);
+// The same of a Trace that holds its events.
 MemvizCounts write_memviz(std::ostream& out, const Trace& trace);
 
 }  // namespace cumemtrace

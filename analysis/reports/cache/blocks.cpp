@@ -23,9 +23,8 @@ class BlockReplay {
   BlockReplay(const Trace& trace, const Stacks& stacks, std::vector<uint64_t> boundaries, size_t frames)
       : trace_(trace), stacks_(stacks), users_(stacks), boundaries_(std::move(boundaries)), frames_(frames) {}
 
-  // Applies record `i` (its boundaries before it first).
-  void apply(size_t i) {
-    const BlockEvent& b = trace_.block_events[i];
+  // Applies a record (its boundaries before it first).
+  void apply(const BlockEvent& b) {
     for (; boundary_ < boundaries_.size() && b.time_ns > boundaries_[boundary_]; ++boundary_) take_boundary();
     BlockDevice& d = device(b.device);
     if (b.op == BlockOp::kAlloc) {
@@ -53,10 +52,9 @@ class BlockReplay {
     for (; boundary_ < boundaries_.size(); ++boundary_) take_boundary();
   }
 
-  // The allocator's allocated bytes after record `i`, or the sum of the blocks live when
+  // The allocator's allocated bytes after record `b`, or the sum of the blocks live when
   // it did not say.
-  uint64_t allocated_after(size_t i) const {
-    const BlockEvent& b = trace_.block_events[i];
+  uint64_t allocated_after(const BlockEvent& b) const {
     return b.allocated != format::kUnknown64 ? b.allocated : bytes_.count(b.device) ? bytes_.at(b.device) : 0;
   }
 
@@ -218,18 +216,8 @@ Diagnosis diagnose_oom(const BlockOom& o, const std::string& allocator) {
 }
 
 // Marks each error whose thread had a device-memory allocation refused by the driver
-// since its last block action before the error: one pass over the block records for
-// those windows, one over the events.
-void find_driver_refusals(const Trace& trace, const EventSource& events, std::vector<BlockOom>& ooms) {
-  std::unordered_map<uint32_t, uint64_t> last;  // per thread: its last block action so far
-  size_t o = 0;
-  for (const BlockEvent& b : trace.block_events) {
-    if (b.op == BlockOp::kOom) {
-      if (o < ooms.size()) ooms[o++].since_ns = last.count(b.tid) ? last[b.tid] : 0;
-    } else {
-      last[b.tid] = b.time_ns;
-    }
-  }
+// since its last block action before the error (BlockOom::since_ns): one scan of the events.
+void find_driver_refusals(const EventSource& events, std::vector<BlockOom>& ooms) {
   std::unordered_map<uint32_t, std::vector<size_t>> by_tid;
   for (size_t i = 0; i < ooms.size(); ++i) by_tid[ooms[i].tid].push_back(i);
   events.scan([&](const Event& e, size_t) {
@@ -271,33 +259,39 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
   for (const std::string& a : cached)
     if (!out.recorded || a != out.allocator || out.off_time_ns) out.not_visible.push_back(a);
   if (!out.recorded) return out;
-  const size_t n = trace.block_events.size();
 
-  // First: each device's peak of allocated (the first record after which it was at its
-  // most), of reserved likewise, and the records its timeline shows: the span of its
-  // records' times cut into kTimelinePoints stretches, in each the record after which
-  // allocated was highest.
-  std::map<int32_t, std::pair<size_t, uint64_t>> peaks, reserved_peaks;  // device -> (record, bytes)
-  std::map<int32_t, std::pair<uint64_t, uint64_t>> spans;                // device -> first, last time
-  for (const BlockEvent& b : trace.block_events) {
+  // The records come from the trace's source in three scans (EventSource::scan_blocks) and
+  // none is kept here: what memory keeps grows with the blocks live and the sites, not with
+  // the records (docs/performance.md, "Block events in bounded memory").
+  // First: each device's span of record times.
+  std::map<int32_t, std::pair<uint64_t, uint64_t>> spans;  // device -> first, last time
+  events.scan_blocks(trace, [&](const BlockEvent& b, size_t) {
     auto [it, fresh] = spans.try_emplace(b.device, b.time_ns, b.time_ns);
     it->second.first = std::min(it->second.first, b.time_ns);
     it->second.second = std::max(it->second.second, b.time_ns);
-  }
+  });
+
+  // Then: each device's peak of allocated (the first record after which it was at its
+  // most), of reserved likewise, and the records its timeline shows: the span cut into
+  // kTimelinePoints stretches, in each the record after which allocated was highest.
+  std::map<int32_t, std::pair<size_t, uint64_t>> peaks, reserved_peaks;  // device -> (record, bytes)
   constexpr size_t kNone = ~size_t(0);
-  std::map<int32_t, std::vector<std::pair<size_t, uint64_t>>> picks;  // device -> per stretch (record, allocated)
-  // The allocator's reserved bytes as last said by record i or before it on its device (a
-  // segment's or a completed free's record says none): the timeline's, never a dip.
-  std::vector<uint64_t> reserved_said(n, format::kUnknown64);
+  struct Pick {
+    size_t record = kNone;
+    uint64_t allocated = 0;
+    // The allocator's reserved bytes as last said by the record or before it on its device
+    // (a segment's or a completed free's record says none): the timeline's, never a dip.
+    uint64_t reserved_said = format::kUnknown64;
+  };
+  std::map<int32_t, std::vector<Pick>> picks;  // device -> per stretch
   {
     BlockReplay r(trace, stacks, {}, frames);
     std::map<int32_t, uint64_t> last_reserved;
-    for (size_t i = 0; i < n; ++i) {
-      r.apply(i);
-      const BlockEvent& b = trace.block_events[i];
+    events.scan_blocks(trace, [&](const BlockEvent& b, size_t i) {
+      r.apply(b);
       if (b.reserved != format::kUnknown64) last_reserved[b.device] = b.reserved;
-      if (auto it = last_reserved.find(b.device); it != last_reserved.end()) reserved_said[i] = it->second;
-      const uint64_t a = r.allocated_after(i);
+      const auto said = last_reserved.find(b.device);
+      const uint64_t a = r.allocated_after(b);
       if (b.op == BlockOp::kAlloc) {
         auto [it, fresh] = peaks.try_emplace(b.device, i, a);
         if (!fresh && a > it->second.second) it->second = {i, a};
@@ -308,18 +302,30 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
       }
       const auto [t0, t1] = spans[b.device];
       const size_t stretch = size_t((unsigned __int128)(b.time_ns - t0) * kTimelinePoints / (t1 - t0 + 1));
-      auto& p = picks.try_emplace(b.device, kTimelinePoints, std::pair{kNone, uint64_t(0)}).first->second;
-      if (p[stretch].first == kNone || a > p[stretch].second) p[stretch] = {i, a};
-    }
+      Pick& p = picks.try_emplace(b.device, kTimelinePoints).first->second[stretch];
+      if (p.record == kNone || a > p.allocated)
+        p = {i, a, said != last_reserved.end() ? said->second : format::kUnknown64};
+    });
   }
 
-  // Then again: the sites at each peak, each error and the end, and at growth's boundaries.
+  // Then again, with the events in file order: the sites at each peak, each error and the
+  // end, and at growth's boundaries; inside the segments (cache_layout.h) right after the
+  // records above, each error's and at the end.
+  std::map<size_t, CacheFigures> at;  // record -> its device's figures right after it
+  for (const auto& [device, p] : peaks) at[p.first];
+  for (const auto& [device, p] : reserved_peaks) at[p.first];
+  for (const auto& [device, p] : picks)
+    for (const Pick& pick : p)
+      if (pick.record != kNone) at[pick.record];
   BlockReplay r(trace, stacks, growth.boundaries_ns, frames);
   const UserSites users(stacks);
-  std::vector<size_t> oom_records;
-  for (size_t i = 0; i < n; ++i) {
-    const BlockEvent& b = trace.block_events[i];
-    r.apply(i);
+  CacheLayout layout;
+  std::unordered_map<uint32_t, uint64_t> last_action;  // per thread: its last block action so far
+  in_file_order(trace, events, [&](const Event* e, const BlockEvent* bp, size_t i) {
+    if (e) return layout.apply(*e);
+    const BlockEvent& b = *bp;
+    layout.apply(b);
+    r.apply(b);
     if (auto p = peaks.find(b.device); p != peaks.end() && p->second.first == i) {
       BlockDevice& d = r.devices()[b.device];
       d.peak_allocated = p->second.second, d.peak_time_ns = b.time_ns;
@@ -329,16 +335,21 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
     if (b.op == BlockOp::kOom) {
       BlockOom o;
       o.time_ns = b.time_ns, o.device = b.device, o.tid = b.tid, o.request = b.size;
-      o.allocated = b.allocated != format::kUnknown64 ? b.allocated : r.allocated_after(i);
+      o.allocated = b.allocated != format::kUnknown64 ? b.allocated : r.allocated_after(b);
       o.reserved = b.reserved != format::kUnknown64 ? b.reserved : 0;
+      const auto last = last_action.find(b.tid);
+      o.since_ns = last != last_action.end() ? last->second : 0;
       const UserSite us = users.of(b.stack_id, b.python_stack_id);
       o.frames = stacks.frames(us.node, frames);
       o.python_frames = user_python_frames(trace, us, b.python_stack_id);
       o.live_sites = r.live_sites(b.device, top);
+      o.cache = layout.figures(b.device, b.time_ns);
       out.ooms.push_back(std::move(o));
-      oom_records.push_back(i);
+    } else {
+      last_action[b.tid] = b.time_ns;
     }
-  }
+    if (auto it = at.find(i); it != at.end()) it->second = layout.figures(b.device, b.time_ns);
+  });
   r.finish();
   for (auto& [device, d] : r.devices()) {
     r.read(device, &BlockSite::end_bytes, &BlockSite::end_count);
@@ -357,31 +368,17 @@ Blocks block_report(const Trace& trace, const EventSource& events, const Stacks&
     });
     out.devices.push_back(std::move(d));
   }
-  // Inside the segments at those records, and at the end: one scan of the events.
-  std::map<size_t, CacheFigures> at;  // record -> its device's figures right after it
-  for (const auto& [device, p] : peaks) at[p.first];
-  for (const auto& [device, p] : reserved_peaks) at[p.first];
-  for (const size_t i : oom_records) at[i];
-  for (const auto& [device, p] : picks)
-    for (const auto& [i, a] : p)
-      if (i != kNone) at[i];
-  CacheLayout layout;
-  in_file_order(trace, events, [&](const Event* e, const BlockEvent* b, size_t i) {
-    if (e) return layout.apply(*e);
-    layout.apply(*b);
-    if (auto it = at.find(i); it != at.end()) it->second = layout.figures(b->device, b->time_ns);
-  });
   for (BlockDevice& d : out.devices) {
     if (auto p = peaks.find(d.device); p != peaks.end()) d.at_peak = at[p->second.first];
     if (auto p = reserved_peaks.find(d.device); p != reserved_peaks.end()) d.at_peak_reserved = at[p->second.first];
     d.at_end = layout.figures(d.device, spans[d.device].second);
-    for (const auto& [i, a] : picks[d.device])
-      if (i != kNone) {
-        d.timeline.push_back({a, reserved_said[i] != format::kUnknown64 ? reserved_said[i] : at[i].reserved, at[i]});
-      }
+    for (const Pick& p : picks[d.device])
+      if (p.record != kNone)
+        d.timeline.push_back({p.allocated,
+                              p.reserved_said != format::kUnknown64 ? p.reserved_said : at[p.record].reserved,
+                              at[p.record]});
   }
-  for (size_t k = 0; k < out.ooms.size(); ++k) out.ooms[k].cache = at[oom_records[k]];
-  if (!out.ooms.empty()) find_driver_refusals(trace, events, out.ooms);
+  if (!out.ooms.empty()) find_driver_refusals(events, out.ooms);
   for (BlockOom& o : out.ooms) o.diagnosis = diagnose_oom(o, out.allocator);
   return out;
 }

@@ -68,8 +68,7 @@ std::string_view class_name(GrowthSite::Class c) {
   return "varies";
 }
 
-GrowthScan::GrowthScan(const Trace& trace)
-    : timed_(timed_iterations(trace)), clean_end_(trace.end.has_value()), blocks_(&trace.block_events) {
+GrowthScan::GrowthScan(const Trace& trace) : timed_(timed_iterations(trace)), clean_end_(trace.end.has_value()) {
   g_.by = timed_.by;
   g_.mark = timed_.name;
   given_ = timed_.boundaries;
@@ -108,6 +107,21 @@ void GrowthScan::observe(const Event& e, size_t index) {
   if (!stretches_.empty()) stretches_[cursor_].add(e.stack_id, e.python_stack_id);
 }
 
+void GrowthScan::observe_block(const BlockEvent& b) {
+  if (!block_allocator_) block_allocator_ = b.allocator;
+  if (timed_.by != IterationsBy::kNone || too_many_blocks_) return;
+  if (b.op == format::BlockOp::kFree) ++block_frees_;
+  if (b.op != format::BlockOp::kAlloc) return;
+  if (block_steps_.size() == kMaxLoopAllocs) {
+    too_many_blocks_ = true;
+    block_steps_ = {};
+    return;
+  }
+  // Just before the block: the allocator's record has the time of the allocation that
+  // starts an iteration, which must not be live at its own boundary.
+  block_steps_.push_back({b.events_before, b.time_ns ? b.time_ns - 1 : 0, b.stack_id, b.python_stack_id, block_frees_});
+}
+
 void GrowthScan::want(size_t events, LiveSets& sets) {
   std::vector<std::pair<uint64_t, size_t>> bounds;  // (time, events before it)
   for (size_t k = 0; k < given_.size(); ++k)
@@ -124,31 +138,17 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
     // A caching allocator's blocks, where the trace has them, are the program's own
     // allocations (a warmed cache takes no segment a step): the loop is looked for there
     // first, then in the driver's allocations (iterations.h).
-    std::deque<AllocStep> block_steps;
-    uint32_t block_frees = 0;
-    bool too_many_blocks = false;
-    for (const BlockEvent& b : *blocks_) {
-      if (b.op == format::BlockOp::kFree) ++block_frees;
-      if (b.op != format::BlockOp::kAlloc) continue;
-      if (block_steps.size() == kMaxLoopAllocs) {
-        too_many_blocks = true;
-        break;
-      }
-      // Just before the block: the allocator's record has the time of the allocation that
-      // starts an iteration, which must not be live at its own boundary.
-      block_steps.push_back(
-          {b.events_before, b.time_ns ? b.time_ns - 1 : 0, b.stack_id, b.python_stack_id, block_frees});
-    }
-    const FoundLoop in_blocks = too_many_blocks ? FoundLoop{} : find_loop(block_steps, block_frees);
+    // (their records seen by observe_block with the first pass's events)
+    const FoundLoop in_blocks = too_many_blocks_ ? FoundLoop{} : find_loop(block_steps_, block_frees_);
     const bool from_blocks = in_blocks.found;
     const FoundLoop loop = from_blocks ? in_blocks : too_many_ ? FoundLoop{} : find_loop(allocs_, frees_);
-    const std::deque<AllocStep>& steps = from_blocks ? block_steps : allocs_;
-    if (!from_blocks && (too_many_ || too_many_blocks))
+    const std::deque<AllocStep>& steps = from_blocks ? block_steps_ : allocs_;
+    if (!from_blocks && (too_many_ || too_many_blocks_))
       g_.loop_search_skipped = "more than " + std::to_string(kMaxLoopAllocs) + " allocations";
     if (loop.found) {
       g_.by = IterationsBy::kCallSite;
       g_.loop_stack = loop.stack, g_.loop_python = loop.python;
-      if (from_blocks) g_.loop_inside = format::block_allocator_name(blocks_->front().allocator);
+      if (from_blocks) g_.loop_inside = format::block_allocator_name(*block_allocator_);
       g_.stretches = loop.stretches, g_.agreeing = loop.agreeing;
       g_.partial_left_out = !loop.last_whole;
       for (size_t p : loop.starts) bounds.emplace_back(steps[p].time_ns, steps[p].event);
@@ -161,7 +161,7 @@ void GrowthScan::want(size_t events, LiveSets& sets) {
     } else {
       bounds.emplace_back(end_, events);  // no iterations: the end alone; every allocation is within
     }
-    allocs_ = {}, alloc_kinds_ = {};
+    allocs_ = {}, alloc_kinds_ = {}, block_steps_ = {};
   }
   g_.iterations = g_.by == IterationsBy::kNone ? 0 : bounds.size() - 1;
   std::vector<size_t> stops;

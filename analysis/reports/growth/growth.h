@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -109,6 +110,9 @@ class GrowthScan : private LiveWatcher {
  public:
   explicit GrowthScan(const Trace& trace);  // boundaries from its ranges or marks, if any
   void observe(const Event& e, size_t index);
+  // A block record (trace format 1.13), in file order with the events: without boundaries
+  // from records, the loop is looked for among the blocks' allocations first.
+  void observe_block(const BlockEvent& b);
   // Asks `sets` to tell it of what is live as the second pass goes, and to stop just after
   // the last event at or before each boundary (for the devices the events touched);
   // `events`: how many observe() saw. The GrowthScan must stay where it is until
@@ -146,7 +150,12 @@ class GrowthScan : private LiveWatcher {
   // report's memory grew by with the trace's allocations: docs/performance.md).
   std::deque<AllocStep> allocs_;
   std::deque<std::pair<int, int32_t>> alloc_kinds_;  // per allocs_: (kind, device)
-  const std::vector<BlockEvent>* blocks_ = nullptr;  // the trace's block records (the loop search's first place)
+  // The same of the block records' allocations (the loop search's first place), and the
+  // allocator of the first block record.
+  std::deque<AllocStep> block_steps_;
+  uint32_t block_frees_ = 0;
+  bool too_many_blocks_ = false;
+  std::optional<format::BlockAllocator> block_allocator_;
   uint32_t frees_ = 0;
   bool too_many_ = false;
   // Successful device-memory allocations after the first boundary (all of them, while

@@ -2,7 +2,9 @@
 """Fails on an #include that goes up the data path (docs/architecture.md, "Layers").
 
 Each source file belongs to a stage; a stage may include its own files and those of the
-stages its CMake targets link, directly or through what they link. The graph is declared
+stages its CMake targets link, directly or through what those pass on: as CMake passes on
+usage requirements, a PUBLIC or INTERFACE link (or one with no keyword) is passed on to
+whatever links the target, a PRIVATE one is the target's own. The graph is declared
 once, in the CMake files: this script reads it from there and keeps no copy. Both forms of
 include are checked: "name" must be a file of the tree (anything else is an error), <name>
 is checked when it is one and is an external header otherwise. Prints `file:line: ...` for
@@ -49,7 +51,7 @@ KEYWORDS = {"STATIC", "SHARED", "OBJECT", "INTERFACE", "MODULE", "PUBLIC", "PRIV
 class Target:
     def __init__(self) -> None:
         self.stage: str | None = None
-        self.links: list[str] = []
+        self.links: list[tuple[str, bool]] = []  # (target, passed on to what links this one)
         self.include_dirs: list[Path] = []
 
 
@@ -93,13 +95,18 @@ def read_graph(top: Path) -> dict[str, Target]:
             for word in args[1:]:
                 objects = re.fullmatch(r"\$<TARGET_OBJECTS:(\w+)>", word)
                 if objects:
-                    t.links.append(objects.group(1))
+                    t.links.append((objects.group(1), True))
                     continue
                 source = None if word in KEYWORDS else path_of(word)
                 if t.stage is None and source is not None and source.is_file():
                     t.stage = stage_of(source, top)
         elif name == "target_link_libraries" and args:
-            targets.setdefault(args[0], Target()).links += [w for w in args[1:] if w not in KEYWORDS]
+            passed_on = True  # the plain signature passes its links on
+            for word in args[1:]:
+                if word in ("PUBLIC", "INTERFACE", "PRIVATE"):
+                    passed_on = word != "PRIVATE"
+                elif word not in KEYWORDS:
+                    targets.setdefault(args[0], Target()).links.append((word, passed_on))
         elif name == "target_include_directories" and args:
             dirs = [path_of(w) for w in args[1:] if w not in KEYWORDS]
             targets.setdefault(args[0], Target()).include_dirs += [d for d in dirs if d is not None]
@@ -121,11 +128,12 @@ def read_graph(top: Path) -> dict[str, Target]:
 
 
 def reach(graph: dict[str, Target], start: str) -> set[str]:
-    """The targets `start` links, directly or through what they link."""
-    seen, todo = set(), [start]
+    """The targets `start` links: its own links, and what each reached target passes on."""
+    seen = {link for link, _ in graph[start].links if link in graph}
+    todo = list(seen)
     while todo:
-        for link in graph[todo.pop()].links:
-            if link in graph and link not in seen:
+        for link, passed_on in graph[todo.pop()].links:
+            if passed_on and link in graph and link not in seen:
                 seen.add(link)
                 todo.append(link)
     return seen

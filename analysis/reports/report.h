@@ -284,7 +284,7 @@ struct Report {
   Ipc ipc;                                            // CUDA IPC exports and imports (ipc.h)
   std::optional<FrameworkLimit> framework_limit;      // a framework's own limit reached (framework_limit.h)
   // Where the first pass's replay found each device's peak and each failed allocation, by
-  // event index in file order: the page (render/page/html_data.h) takes its moments there
+  // event index in file order: the page (reports/timeline/page_model.h) takes its moments there
   // without a replay of its own to find them. Not printed.
   std::map<int32_t, size_t> peak_events;                  // devices that had a peak
   std::vector<std::pair<size_t, int32_t>> failed_events;  // (event index, device), in file order

@@ -10,7 +10,7 @@
 #include "base/json_text.h"
 #include "render/export/export_frames.h"
 #include "read/record_names.h"
-#include "replay/replay.h"
+#include "reports/timeline/tracked_steps.h"
 
 namespace cumemtrace {
 // Named, not anonymous: a type here is a member of the file's public class, which a batched
@@ -93,12 +93,9 @@ void ChromeWriter::add(const Trace& t, const EventSource& events) {
   }
 
   ExportFrames frames(t);
-  Replayer r(t.granule());
-  std::map<int32_t, uint64_t> shown;  // device -> tracked bytes last written
-  events.scan([&](const Event& e, size_t i) {
-    r.apply(e, i);
-    if (e.device < 0) return;
-    if (e.op == format::Op::kAlloc && e.result != 0) {
+  tracked_steps(events, t.granule(), [&](const TrackedStep& step) {
+    const Event& e = step.event;
+    if (step.failed) {
       json stack = json::array();
       for (const Frame& f : frames.of(e.stack_id, e.python_stack_id)) stack.push_back(describe(f, FrameStyle::kExport));
       rs.put(json{{"name", "failed allocation"},
@@ -108,14 +105,10 @@ void ChromeWriter::add(const Trace& t, const EventSource& events) {
                   {"args", {{"size", e.size}, {"result", e.result}, {"api", t.api_name(e.api)}, {"stack", stack}}}},
              &e.time_ns);
     }
-    auto it = r.devices().find(e.device);
-    if (it == r.devices().end()) return;
-    const uint64_t bytes = it->second.device_bytes;
-    auto [s, fresh] = shown.try_emplace(e.device, bytes);
-    if (!fresh && s->second == bytes) return;
-    s->second = bytes;
-    rs.put(json{{"name", "memory"}, {"ph", "C"}, {"pid", pid.at(e.device)}, {"args", {{"tracked_bytes", bytes}}}},
-           &e.time_ns);
+    if (step.changed)
+      rs.put(
+          json{{"name", "memory"}, {"ph", "C"}, {"pid", pid.at(e.device)}, {"args", {{"tracked_bytes", step.tracked}}}},
+          &e.time_ns);
   });
   for (const Snapshot& s : t.snapshots)
     for (const DeviceSnapshot& d : s.devices) {

@@ -5,7 +5,7 @@
 
 #include "base/escape.h"
 #include "render/export/export_frames.h"
-#include "replay/replay.h"
+#include "reports/stack_profile.h"
 
 namespace cumemtrace {
 namespace {
@@ -26,17 +26,15 @@ void FoldedStacks::add(const Trace& t, const EventSource& events, uint64_t at_ns
     prefix = t.process->rank >= 0 ? "rank " + std::to_string(t.process->rank) + ";"
                                   : "pid " + std::to_string(t.process->pid) + ";";
   ExportFrames frames(t);
-  const Replayer r = replay_until(events, t.granule(), at_ns);
-  for (const auto& [d, state] : r.devices()) {
-    if (d < 0) continue;
-    for (const LiveAlloc& a : r.live(d)) {
-      if (!format::holds_device_memory(a.kind)) continue;
-      std::string line = prefix + "cuda:" + std::to_string(d);
-      const auto& fs = frames.of(a.stack_id, a.python_stack_id);
-      for (auto f = fs.rbegin(); f != fs.rend(); ++f) line += ";" + clean(describe(*f, FrameStyle::kExport));
-      if (fs.empty()) line += ";[no stack]";
-      lines_[line] += a.size;
-    }
+  StackProfile live;
+  add_live_at(live, events, t.granule(), at_ns);
+  for (const auto& [key, figures] : live) {
+    const auto& [d, stack_id, python_stack_id] = key;
+    std::string line = prefix + "cuda:" + std::to_string(d);
+    const auto& fs = frames.of(stack_id, python_stack_id);
+    for (auto f = fs.rbegin(); f != fs.rend(); ++f) line += ";" + clean(describe(*f, FrameStyle::kExport));
+    if (fs.empty()) line += ";[no stack]";
+    lines_[line] += figures.live_bytes;
   }
 }
 

@@ -8,8 +8,7 @@
 
 #include "base/escape.h"
 #include "render/export/export_frames.h"
-#include "reports/allocation_events.h"
-#include "replay/replay.h"
+#include "reports/stack_profile.h"
 
 namespace cumemtrace {
 namespace {
@@ -77,27 +76,13 @@ void PprofProfile::add(const Trace& t, const EventSource& events, uint64_t at_ns
     for (auto p = prefix.rbegin(); p != prefix.rend(); ++p) out.push_back(*p);
     return out;
   };
-  std::map<std::tuple<int32_t, uint32_t, uint32_t>, Values> by_stack;
-  events.scan([&](const Event& e, size_t) {
-    if (!allocates_device_memory(e) || e.device < 0) return;
-    Values& v = by_stack[{e.device, e.stack_id, e.python_stack_id}];
-    ++v.alloc_objects;
-    v.alloc_space += int64_t(e.size);
-  });
-  const Replayer r = replay_until(events, t.granule(), at_ns);
-  for (const auto& [d, state] : r.devices()) {
-    if (d < 0) continue;
-    for (const LiveAlloc& a : r.live(d)) {
-      if (!format::holds_device_memory(a.kind)) continue;
-      Values& v = by_stack[{d, a.stack_id, a.python_stack_id}];
-      ++v.inuse_objects;
-      v.inuse_space += int64_t(a.size);
-    }
-  }
-  for (const auto& [key, v] : by_stack) {
+  StackProfile by_stack;
+  add_allocated(by_stack, events);
+  add_live_at(by_stack, events, t.granule(), at_ns);
+  for (const auto& [key, f] : by_stack) {
     Values& s = samples_[stack_of(std::get<0>(key), std::get<1>(key), std::get<2>(key))];
-    s.alloc_objects += v.alloc_objects, s.alloc_space += v.alloc_space;
-    s.inuse_objects += v.inuse_objects, s.inuse_space += v.inuse_space;
+    s.alloc_objects += int64_t(f.alloc_objects), s.alloc_space += int64_t(f.alloc_bytes);
+    s.inuse_objects += int64_t(f.live_objects), s.inuse_space += int64_t(f.live_bytes);
   }
 }
 

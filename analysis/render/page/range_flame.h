@@ -1,83 +1,25 @@
-// The page's flame graph over a chosen time range (docs/html-report.md, "Flame graph over a
-// time range"), by the rule of `export --format folded --from A --to B` (live_time.h:
-// peak_moment_between): the bytes live at the first moment of the window at which the
-// device's tracked bytes were highest, a moment's state being the one just after an event.
-//
-// A page cannot carry the live set at every moment, so the time range (html_data.h) is cut
-// into at most 200 buckets, each a whole number of the timeline's buckets, and each
-// bucket keeps the live bytes by stack at its highest moment: the state it started with
-// (the last event before it) or its timeline buckets' highest, the first on a tie. A window
-// snapped outwards to bucket edges then has, for its highest moment, the first of its
-// buckets' highest: exact, found from every event. Those moments' live sets come from a
-// second replay to them (replay.h: replay_to_stops).
+// The page's flame graph over a time range (reports/timeline/range_flame.h), as the page's
+// JSON: its stacks named and its buckets written as changes.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "replay/replay.h"
+#include "reports/timeline/range_flame.h"
 
 namespace cumemtrace {
 
-// A moment: just after event `event`, at `t` (ns since start), `tracked` device bytes.
-struct BucketMoment {
-  uint64_t t = 0;
-  uint64_t tracked = 0;
-  size_t event = 0;
-};
-// One bucket of a device's timeline: its index, highest moment (the first on a tie) and last.
-struct TimeBucket {
-  uint64_t index = 0;
-  BucketMoment highest, last;
-};
+// The stack of a live allocation as the flame graph draws it: label indices, outermost first.
+using PathOf = std::function<const std::vector<uint32_t>&(uint32_t stack_id, uint32_t python_stack_id)>;
 
-class RangeFlame {
- public:
-  // The stack of a live allocation as the flame graph draws it: label indices, outermost first.
-  using PathOf = std::function<const std::vector<uint32_t>&(uint32_t stack_id, uint32_t python_stack_id)>;
-
-  static constexpr size_t kBuckets = 200;
-
-  // `timeline_width`: the timeline's bucket (ns; its bucket i is [i, i + 1) × the width);
-  // [range_from, range_end]: the time range (ns since start). The first bucket starts
-  // with the timeline's bucket that holds range_from.
-  RangeFlame(uint64_t timeline_width, uint64_t range_from, uint64_t range_end, size_t buckets = kBuckets);
-
-  // Picks each bucket's highest moment from a device's timeline buckets, in time order.
-  void add_device(int32_t device, const std::vector<TimeBucket>& timeline);
-  // The events to replay to, ascending, each once.
-  std::vector<size_t> stops() const;
-  // At a stop: `r` replayed just past event `event`.
-  void at(size_t event, const Replayer& r, const PathOf& path_of);
-  // {start_ns, bucket_ns, buckets, paths, devices: [{device, buckets: [[k, t, tracked,
-  // [path, bytes, ...]]]}]}: bucket k is [start_ns + k × bucket_ns, + bucket_ns); each
-  // bucket's live bytes by path as a change from the device's bucket before it (a path's
-  // bytes hold until a later bucket names it again; 0: gone).
-  nlohmann::ordered_json json() const;
-
-  uint64_t bucket_ns() const { return width_; }
-  uint64_t start() const { return first_ * (width_ / group_); }
-
- private:
-  struct Bucket {
-    uint64_t k = 0;
-    BucketMoment moment;
-    std::map<uint32_t, uint64_t> live;  // path → bytes, filled at the stop
-  };
-  uint32_t path_id(const std::vector<uint32_t>& labels);
-
-  uint64_t first_ = 0;  // the timeline's bucket the first bucket starts with
-  uint64_t group_ = 1;  // timeline buckets per bucket
-  uint64_t width_ = 1;
-  uint64_t count_ = 1;
-  std::map<int32_t, std::vector<Bucket>> devices_;
-  std::map<std::vector<uint32_t>, uint32_t> path_index_;
-  std::vector<const std::vector<uint32_t>*> paths_;
-};
+// {start_ns, bucket_ns, buckets, paths, devices: [{device, buckets: [[k, t, tracked,
+// [path, bytes, ...]]]}]}: bucket k is [start_ns + k × bucket_ns, + bucket_ns); each
+// bucket's live bytes by path as a change from the device's bucket before it (a path's
+// bytes hold until a later bucket names it again; 0: gone). Paths are numbered in the order
+// the replay reached them: stop by stop, device by device.
+nlohmann::ordered_json range_flame_json(const RangeFlame& flames, const PathOf& path_of);
 
 }  // namespace cumemtrace

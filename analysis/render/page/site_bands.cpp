@@ -1,9 +1,6 @@
 #include "render/page/site_bands.h"
 
-#include <algorithm>
-
 #include "base/escape.h"
-#include "reports/allocation_events.h"
 
 namespace cumemtrace {
 
@@ -14,7 +11,8 @@ std::string band_frame_text(const Frame& f) { return printable(describe(f, Frame
 // The user's Python line (call_site_rule.h) when the site has one, with the caller that
 // tells it from other sites of that line; else "FUNCTION
 // (FILE:LINE) <- FUNCTION (FILE:LINE)", the native frames from the call site; the library
-// when neither is named.
+// when neither is named. Named by the user's frame and the one calling it: sites that
+// reach the allocator through one helper differ only in who called the helper.
 std::string short_label(const SiteRow& r) {
   if (!r.python_frames.empty()) {
     const std::string user = user_frame_text(r.frames, r.python_frames, r.caller.text);
@@ -33,75 +31,14 @@ std::string short_label(const SiteRow& r) {
 
 }  // namespace
 
-SiteBands::SiteBands(const Report& rep, const Stacks& stacks) : stacks_(stacks), users_(stacks) {
-  for (const DeviceReport& d : rep.devices) {
-    if (d.device < 0) continue;
-    auto& bands = bands_[d.device];
-    for (const SiteRow& r : d.top_sites) {
-      if (bands.size() == kBands) break;
-      // The report's rows are per kind too: one band per site.
-      if (std::any_of(bands.begin(), bands.end(),
-                      [&](const Band& b) { return b.node == r.node && b.python_stack == r.python_stack; }))
-        continue;
-      // Named by the user's frame and the one calling it: sites that reach the allocator
-      // through one helper differ only in who called the helper.
-      Band b{r.node, r.python_stack, short_label(r), printable(r.library), {}};
-      for (const Frame& f : r.python_frames) b.frames.push_back(band_frame_text(f));
-      for (const Frame& f : r.frames) b.frames.push_back(band_frame_text(f));
-      bands.push_back(std::move(b));
-    }
-    live_[d.device] = {};
-  }
-}
-
-int SiteBands::band_of(const Event& e) {
-  // A band is one device's: the same stacks may be a band on one device and other's on the next.
-  const auto key = std::tuple(e.device, e.stack_id, e.python_stack_id);
-  auto memo = band_of_stacks_.find(key);
-  if (memo != band_of_stacks_.end()) return memo->second;
-  int band = -1;
-  if (const auto it = bands_.find(e.device); it != bands_.end()) {
-    const uint32_t node = users_.of(e.stack_id, e.python_stack_id).node;
-    for (size_t i = 0; i < it->second.size(); ++i)
-      if (it->second[i].node == node && it->second[i].python_stack == e.python_stack_id) band = int(i);
-  }
-  return band_of_stacks_.emplace(key, band).first->second;
-}
-
-void SiteBands::observe(const Event& e) {
-  if (e.result != 0) return;
-  if (allocates_device_memory(e) && e.address) {
-    const int band = band_of(e);
-    if (band < 0) return;
-    live_[e.device][size_t(band)] += e.size;
-    in_band_[e.address] = {e.device, uint32_t(band), e.size};
-  } else if (e.op == format::Op::kFree) {
-    const auto it = in_band_.find(e.address);
-    if (it == in_band_.end()) return;
-    uint64_t& live = live_[it->second.device][it->second.band];
-    live -= std::min(live, it->second.bytes);
-    in_band_.erase(it);
-  }
-}
-
-SiteBands::Values SiteBands::values(int32_t device, uint64_t tracked) const {
-  Values v{};
-  if (const auto it = live_.find(device); it != live_.end()) v = it->second;
-  uint64_t sum = 0;
-  for (size_t i = 0; i < kBands; ++i) sum += v[i];
-  v[kBands] = tracked > sum ? tracked - sum : 0;
-  return v;
-}
-
-size_t SiteBands::bands(int32_t device) const {
-  const auto it = bands_.find(device);
-  return it == bands_.end() ? 0 : it->second.size();
-}
-
-nlohmann::ordered_json SiteBands::sites_json(int32_t device) const {
+nlohmann::ordered_json band_sites_json(const SiteBands& bands, int32_t device) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  if (const auto it = bands_.find(device); it != bands_.end())
-    for (const Band& b : it->second) out.push_back({{"label", b.label}, {"library", b.library}, {"frames", b.frames}});
+  for (const SiteRow* r : bands.rows(device)) {
+    std::vector<std::string> frames;
+    for (const Frame& f : r->python_frames) frames.push_back(band_frame_text(f));
+    for (const Frame& f : r->frames) frames.push_back(band_frame_text(f));
+    out.push_back({{"label", short_label(*r)}, {"library", printable(r->library)}, {"frames", frames}});
+  }
   return out;
 }
 

@@ -1,60 +1,16 @@
-// Live bytes by call site over time, for the page's stacked timeline (as memory_viz's
-// active memory timeline): on each device, the report's top call sites at its peak (at
-// most kBands, keyed as the report groups them: the user's frame by the call-site rule and
-// the Python stack) each get a band, and "other" is the device's tracked bytes less theirs,
-// so that the bands of a moment always sum to its tracked bytes.
+// The names of the page's call-site bands (reports/timeline/site_bands.h says what a band
+// holds): each band's short label, library and frames, as the page's legend shows them.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <map>
-#include <tuple>
-#include <unordered_map>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "read/reader.h"
-#include "reports/report.h"
-#include "stacks/call_site_rule.h"
-#include "stacks/stacks.h"
+#include "reports/timeline/site_bands.h"
 
 namespace cumemtrace {
 
-class SiteBands {
- public:
-  static constexpr size_t kBands = 8;
-  using Values = std::array<uint64_t, kBands + 1>;  // each band's live bytes, then other's
-
-  SiteBands(const Report& rep, const Stacks& stacks);
-  // Every event, in file order: an allocation of a band's site adds to it, a free of one
-  // takes it off (by its address; the bytes a teardown or unmap frees are other's).
-  void observe(const Event& e);
-  // Device `device`'s bands now, with other = `tracked` less the bands (never below 0).
-  Values values(int32_t device, uint64_t tracked) const;
-  // [{label, library, frames: [text]}] for device `device`'s bands, in band order.
-  nlohmann::ordered_json sites_json(int32_t device) const;
-  size_t bands(int32_t device) const;
-
- private:
-  struct Band {
-    uint32_t node, python_stack;
-    std::string label, library;
-    std::vector<std::string> frames;
-  };
-  int band_of(const Event& e);
-
-  const Stacks& stacks_;
-  UserSites users_;
-  std::map<int32_t, std::vector<Band>> bands_;
-  std::map<int32_t, Values> live_;
-  std::map<std::tuple<int32_t, uint32_t, uint32_t>, int> band_of_stacks_;  // (device, stack, Python stack) -> band
-  struct InBand {
-    int32_t device;
-    uint32_t band;
-    uint64_t bytes;
-  };
-  std::unordered_map<uint64_t, InBand> in_band_;  // address -> its band
-};
+// [{label, library, frames: [text]}] for device `device`'s bands, in band order.
+nlohmann::ordered_json band_sites_json(const SiteBands& bands, int32_t device);
 
 }  // namespace cumemtrace

@@ -26,13 +26,14 @@ Json data_of(const TraceBuilder& b, const HtmlDataOptions& opt = {}) {
   const Trace t = parse(b);
   const Report rep = build_report(t, ReportOptions{});
   const Stacks stacks(t);
-  const Json whole = html_data(t, rep, stacks, opt);
+  const Json whole = html_data(t, rep, stacks, page_model(t, MemoryEvents(t.events), rep, stacks, opt), opt);
   const std::string& bytes = b.bytes();
   const TraceFile file({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, {}, /*hold_bytes=*/0);
   REQUIRE_FALSE(file.holds_events());
   const Report streamed_rep = build_report(file.trace(), file.events(), ReportOptions{});
   const Stacks streamed_stacks(file.trace());
-  CHECK(html_data(file.trace(), file.events(), streamed_rep, streamed_stacks, opt).dump() == whole.dump());
+  PageModel streamed = page_model(file.trace(), file.events(), streamed_rep, streamed_stacks, opt);
+  CHECK(html_data(file.trace(), streamed_rep, streamed_stacks, std::move(streamed), opt).dump() == whole.dump());
   return whole;
 }
 

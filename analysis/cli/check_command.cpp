@@ -14,7 +14,7 @@
 #include "base/plural.h"
 #include "base/size_parse.h"
 #include "base/plural.h"
-#include "reports/job.h"
+#include "reports/job/job.h"
 #include "render/junit.h"
 #include "base/output_file.h"
 #include "base/parallel.h"

@@ -8,7 +8,7 @@
 #include "render/page/html_data.h"
 #include "render/job_view.h"
 #include "render/page/page_tables.h"
-#include "reports/job.h"
+#include "reports/job/job.h"
 #include "html_page.h"
 #include "base/json_text.h"
 #include "base/escape.h"
@@ -44,7 +44,7 @@ int cmd_html(const HtmlOptions& opt) {
   }
   int rc = 0;
   nlohmann::ordered_json processes = nlohmann::ordered_json::array();
-  // Several traces are one job (reports/job.h): its table, GPUs and findings head the page.
+  // Several traces are one job (reports/job/job.h): its table, GPUs and findings head the page.
   std::vector<Report> reports;
   std::vector<std::vector<DeviceInfo>> devices;
   for (const auto& path : opt.traces) {

@@ -7,7 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/nearest_name.h"
-#include "reports/job.h"
+#include "reports/job/job.h"
 #include "render/job_view.h"
 #include "base/parallel.h"
 #include "base/progress.h"

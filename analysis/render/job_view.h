@@ -6,7 +6,7 @@
 
 #include <ostream>
 
-#include "reports/job.h"
+#include "reports/job/job.h"
 
 namespace cumemtrace {
 

@@ -23,7 +23,7 @@
 #include "reports/graph_pool.h"
 #include "reports/framework_limit.h"
 #include "reports/growth/growth.h"
-#include "reports/ipc.h"
+#include "reports/job/ipc.h"
 #include "read/damage/integrity.h"
 #include "replay/replay.h"
 #include "stacks/call_site_rule.h"

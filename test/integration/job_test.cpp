@@ -1,4 +1,4 @@
-// The job view of `cumemtrace report` over several traces (analysis/reports/job.h), from three
+// The job view of `cumemtrace report` over several traces (analysis/reports/job/job.h), from three
 // ranks of a simulated job (job_ranks.c) on two 384 MiB devices whose contexts cost 1 MiB:
 //   rank 0: device 0, 100 MiB, one failed allocation
 //   rank 1: device 1, 100 MiB, and 1 MiB on device 0 (foreign-device)

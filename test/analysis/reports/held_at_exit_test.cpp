@@ -10,7 +10,7 @@
 
 #include "gate/check.h"
 #include "read/event_source.h"
-#include "reports/job.h"
+#include "reports/job/job.h"
 #include "render/job_view.h"
 #include "reports/report.h"
 #include "report_both.h"

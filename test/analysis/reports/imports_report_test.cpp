@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "catch.h"
-#include "reports/job.h"
+#include "reports/job/job.h"
 #include "reports/report.h"
 #include "report_both.h"
 #include "render/report_text.h"

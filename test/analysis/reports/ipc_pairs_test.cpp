@@ -9,7 +9,7 @@
 #include "render/job_view.h"
 #include "render/report_json.h"
 #include "render/report_text.h"
-#include "reports/job.h"
+#include "reports/job/job.h"
 #include "reports/report.h"
 #include "report_both.h"
 #include "sizes.h"

@@ -1,6 +1,6 @@
-// The job view's figures (analysis/reports/job.h) from hand-made reports: the low median of an
+// The job view's figures (analysis/reports/job/job.h) from hand-made reports: the low median of an
 // even count, two ranks, a site's Python name, the tolerance's edge, GPUs without a UUID, the job id's sources.
-#include "reports/job.h"
+#include "reports/job/job.h"
 #include "render/job_view.h"
 
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "reports/job.h"
+#include "reports/job/job.h"
 
 #include <algorithm>
 #include <cmath>

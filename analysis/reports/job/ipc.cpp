@@ -1,4 +1,4 @@
-#include "reports/ipc.h"
+#include "reports/job/ipc.h"
 
 #include <algorithm>
 

@@ -103,6 +103,7 @@ const Config& config() {
     // a job whose every free reaches the driver (cudaMallocAsync; docs/performance.md).
     k->free_stacks = env_flag("CUMEMTRACE_FREE_STACKS", false);
     k->check_stacks = env_flag("CUMEMTRACE_CHECK_STACKS", false);
+    k->stack_stats = env_flag("CUMEMTRACE_STACK_STATS", false);
     k->compress = env_flag("CUMEMTRACE_COMPRESS", true);
     k->blocks = env_flag("CUMEMTRACE_BLOCKS", true);
     k->log_level = env_log_level("CUMEMTRACE_LOG");

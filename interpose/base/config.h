@@ -33,6 +33,9 @@ struct Config {
   bool check_stacks;             // CUMEMTRACE_CHECK_STACKS (default 0, for tests): intern every
                                  // event's stacks the full way too, walk its native stack at full
                                  // length too, and warn where either differs
+  bool stack_stats;              // CUMEMTRACE_STACK_STATS (default 0, for measuring the tracer):
+                                 // the walks' and a block event's parts timed, said at exit
+                                 // (stacks/walk_stats.h)
   bool compress;                 // CUMEMTRACE_COMPRESS (default on): zstd-compressed flushes
   bool blocks;                   // CUMEMTRACE_BLOCKS (default on): record the blocks a caching
                                  // allocator reports (hooks_allocator.h)

@@ -19,7 +19,10 @@ namespace cumemtrace::interpose {
 }
 
 [[noreturn]] void on_exit_now(HookId, auto real, int status) {
-  if (!in_borrowed_memory()) note_exit_status(status), finish_trace();
+  if (!in_borrowed_memory()) {
+    note_exit_status(status);
+    finish_trace();
+  }
   real(status);
   exit_without_libc();  // a real _exit returns only if it is not one
 }

@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
-#include <cstdlib>
-#include <cstring>
 
+#include "base/config.h"
 #include "base/log.h"
 
 namespace cumemtrace::interpose {
@@ -15,7 +14,7 @@ namespace {
 
 struct Totals {
   std::atomic<uint64_t> walks{0}, cycles{0}, frames{0};
-  std::atomic<uint64_t> by_log2[32]{};  // walks by log2 of their cycles
+  std::atomic<uint64_t> by_log2[32]{};  // counts by log2 of their cycles
 };
 // Short walks (at most 16 frames) apart from long ones: a cost a frame shows in the
 // difference, a cost a walk in both alike.
@@ -57,7 +56,7 @@ void say(const char* what, const Totals& t, bool frames) {
   std::string histogram;
   for (int b = 0; b < 32; ++b)
     if (const uint64_t k = t.by_log2[b].load()) histogram += fmt::format(" {}:{}", uint64_t(1) << b, k);
-  log_warn("stack stats:   walks by cycles (at least):{}", histogram);
+  log_warn("stack stats:   by cycles (at least):{}", histogram);
 }
 
 Totals parts[int(HookPart::kCount)];
@@ -74,13 +73,7 @@ constexpr const char* kPartNames[] = {"Python walks",
 
 void hook_part_add(HookPart part, uint64_t cycles) { add(parts[int(part)], cycles, 0); }
 
-bool walk_stats_on() {
-  static const bool on = [] {
-    const char* v = std::getenv("CUMEMTRACE_STACK_STATS");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
+bool walk_stats_on() { return config().stack_stats; }
 
 void walk_stats_add(uint64_t cycles, uint32_t frames, bool was_slow, uint64_t ip) {
   add(was_slow ? slow : frames <= 16 ? fast_short : fast_long, cycles, frames);

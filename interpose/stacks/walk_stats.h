@@ -1,8 +1,8 @@
 // CUMEMTRACE_STACK_STATS=1: what the native walks cost in this process, told on stderr at
 // exit. libunwind's fast trace (a frame kind cached per return address) gives up on a frame
 // whose unwind rule is not one of its kinds, and then the whole stack is walked again by
-// DWARF steps, ten times the cost a frame (docs/performance.md, "The native walk on
-// PyTorch's stacks"); these counts say how often that happens and at which frames.
+// DWARF steps, about ten times the cost a frame (docs/performance.md, "A tensor's event on
+// the job's CPU"); these counts say how often that happens and at which frames.
 #pragma once
 
 #include <x86intrin.h>

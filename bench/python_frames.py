@@ -13,8 +13,14 @@ With "blocks", LIBCUDART is instead the simulated libc10_cuda.so (sim/torch) and
 is a block taken from and given back to its caching allocator (simtorch_malloc and
 simtorch_free): a block event and its free, no driver call, the cost of a tensor's events.
 
+With COLD_BYTES=N in the environment, each pair is followed by a write over N bytes of a
+buffer of the bench's own (e.g. 33554432, more than the last-level cache), so that the
+tracer's data is as cold at each event as between two tensors of a real job; the times
+then include the writes, and CUMEMTRACE_STACK_STATS=1 gives the hook's parts alone.
+
 Prints one line: depth, pairs, best and median ns per call (a pair is two calls)."""
 import ctypes
+import os
 import statistics
 import sys
 import time
@@ -38,13 +44,19 @@ else:
     free.argtypes = [ctypes.c_void_p]
 
 
+cold_bytes = int(os.environ.get("COLD_BYTES", "0"))
+cold = ctypes.create_string_buffer(cold_bytes) if cold_bytes else None
+
+
 def loop(n):
     p = ctypes.c_void_p()
     ref, size = ctypes.byref(p), ctypes.c_size_t(512)
     start = time.perf_counter_ns()
-    for _ in range(n):
+    for i in range(n):
         malloc(ref, size)
         free(p)
+        if cold:
+            ctypes.memset(cold, i & 0xFF, cold_bytes)
     return (time.perf_counter_ns() - start) / (2 * n)
 
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <string>
 
 #include "base/config.h"
@@ -67,7 +68,11 @@ constexpr const char* kPartNames[] = {"Python walks",
                                       "usage reports (PyTorch's own function included)",
                                       "trace entries, whole",
                                       "block events, waiting for the tracker's lock",
-                                      "block events, reading the clock (CLOCK_MONOTONIC)"};
+                                      "block events, reading the clock (CLOCK_MONOTONIC)",
+                                      "block events, checked against the driver's memory",
+                                      "block events, interning the stacks",
+                                      "block events, encoding the record"};
+static_assert(std::size(kPartNames) == size_t(HookPart::kCount));
 
 }  // namespace
 

@@ -27,6 +27,9 @@ enum class HookPart {
   kTraceEntry,
   kLockWait,
   kClock,
+  kDriverCheck,
+  kIntern,
+  kEncode,
   kCount
 };
 void hook_part_add(HookPart part, uint64_t cycles);

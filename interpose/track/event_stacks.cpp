@@ -54,14 +54,20 @@ void walk_stacks(RawStack& stack, PyRawStack& python, bool block) {
 
 std::pair<uint32_t, uint32_t> intern_stacks(State& s, uint32_t tid, const RawStack& stack, const PyRawStack& python) {
   State::Memos& memo = s.memos[tid % State::kMemos];
-  const uint32_t native = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
-  const uint32_t py = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
-  if (config().check_stacks) check_stacks(s, stack, python, native, py);
+  const uint64_t hash = StackPairCache::hash(stack, python);
+  StackPairCache::Ids ids{};
+  const bool seen = memo.seen.find(hash, stack, python, ids);
+  if (!seen) {
+    ids.native = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
+    ids.python = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;
+  }
+  if (config().check_stacks) check_stacks(s, stack, python, ids.native, ids.python);
   if (!s.new_nodes.empty()) {
     s.pending.append(s.new_nodes);
     s.new_nodes.clear();
   }
-  return {native, py};
+  if (!seen) memo.seen.keep(hash, stack, python, ids);
+  return {ids.native, ids.python};
 }
 
 }  // namespace cumemtrace::interpose

@@ -24,6 +24,7 @@
 
 #include "base/config.h"
 #include "stacks/python_tree.h"
+#include "stacks/stack_pair_cache.h"
 #include "stacks/stack_tree.h"
 #include "track/pending_buffer.h"
 #include "track/tracker.h"
@@ -116,6 +117,7 @@ struct State : TrackerLedger {
   struct Memos {
     StackTree::Memo native;
     PyStackTree::Memo python;
+    StackPairCache seen;  // the thread's recent stacks whole (stack_pair_cache.h)
   };
   static constexpr uint32_t kMemos = 64;
   std::vector<Memos> memos = std::vector<Memos>(kMemos);

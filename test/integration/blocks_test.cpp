@@ -172,6 +172,23 @@ TEST_CASE("blocks: reports that do not lie in the driver's memory turn block rec
   CHECK(device(rep, 0).at("peak").at("device_bytes") == 56 * MiB);  // the segments are traced as ever
 }
 
+TEST_CASE("blocks: a block in a segment the driver took back is refused, though the segment's last block checked out") {
+  TempDir dir;
+  const Result r = traced(dir, {here("torch_blocks"), "stale"}, one_gib_device());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == "stale: the third tensor at a+8388608\n");
+  // The first two blocks check out; after the cudaFree the third, 8 MiB into the freed
+  // segment, lies in nothing the driver gave: a check that kept an answer across the
+  // driver's events would pass it.
+  CHECK(has(r.err, "block events off: a block of 4194304 B at 0x"));
+  const json rep = report(only_trace(dir));
+  const json& b = rep.at("blocks");
+  CHECK(b.at("off").at("reason").get<std::string>().find("lies in no device memory the driver gave") !=
+        std::string::npos);
+  REQUIRE(b.at("devices").size() == 1);
+  CHECK(b.at("devices").at(0).at("peak_allocated").at("bytes") == 8 * MiB);  // the two blocks recorded
+}
+
 TEST_CASE("blocks: the allocator's own out-of-memory errors, each with its cause from the blocks") {
   SECTION("a memory fraction: the allocator refuses, no driver call fails") {
     TempDir dir;

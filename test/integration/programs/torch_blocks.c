@@ -43,7 +43,13 @@
  * "pending": 600 MiB used on another stream and freed: its free waits, and its segment
  * cannot be given back; then 500 MiB: no free block, and the driver has 424 MiB left: the
  * allocator fails with 600 MiB reserved, none allocated, all of it pending (pending-frees).
- * Once the events complete, the same 500 MiB comes from that segment. */
+ * Once the events complete, the same 500 MiB comes from that segment.
+ *
+ * "stale": two tensors of 4 MiB from one 20 MiB segment (at its start and 4 MiB in); then
+ * the program gives the segment back to the driver behind the allocator's back (cudaFree of
+ * the first tensor's address, the segment's), and a third tensor of 4 MiB comes from the
+ * gone segment, 8 MiB in: its report lies in no memory the driver gave, and the tracer must
+ * see that though the block before it, in the same span, was covered. */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -145,6 +151,15 @@ static int pending(void) {
   return !refused && b ? 0 : 1;
 }
 
+static int stale(void) {
+  char* a = simtorch_malloc(4 * MiB, 0);
+  char* b = simtorch_malloc(4 * MiB, 0);
+  if (!a || b != a + 4 * MiB || cudaFree(a) != cudaSuccess) return 1;
+  char* c = simtorch_malloc(4 * MiB, 0);
+  printf("stale: the third tensor at a+%zu\n", (size_t)(c - a));
+  return c == a + 8 * MiB ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   mark = (mark_fn)dlsym(RTLD_DEFAULT, "cumemtrace_mark");
   if (cudaSetDevice(0) != cudaSuccess || cudaFree(0) != cudaSuccess) return 2;
@@ -157,5 +172,6 @@ int main(int argc, char** argv) {
   if (strcmp(what, "fragmented") == 0) return fragmented();
   if (strcmp(what, "streams") == 0) return streams();
   if (strcmp(what, "pending") == 0) return pending();
+  if (strcmp(what, "stale") == 0) return stale();
   return 2;
 }

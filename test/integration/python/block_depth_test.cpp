@@ -72,6 +72,10 @@ TEST_CASE("CUMEMTRACE_STACK_STATS=1 counts the walks and a block event's parts o
   CHECK(r.err.find("stack stats: 5 Python walks: ") != std::string::npos);
   CHECK(r.err.find("stack stats: 5 native walks (all): ") != std::string::npos);
   CHECK(r.err.find("stack stats: 4 block events, whole (stacks, lock, record): ") != std::string::npos);
+  // Each of the four passes the driver check, and is interned and encoded once.
+  CHECK(r.err.find("stack stats: 4 block events, checked against the driver's memory: ") != std::string::npos);
+  CHECK(r.err.find("stack stats: 4 block events, interning the stacks: ") != std::string::npos);
+  CHECK(r.err.find("stack stats: 4 block events, encoding the record: ") != std::string::npos);
   // The stand-in's stacks have no frame the fast trace cannot step over.
   CHECK(r.err.find("again by DWARF steps") == std::string::npos);
   const std::regex walks(R"(stack stats: (\d+) walks by the fast trace)");

@@ -154,7 +154,7 @@ class Flame {
 
 // The address map and the flame graph of one device at one moment, its stacks named in
 // the order the moment holds them. Its arrays are moved into the object, never copied:
-// with 100 k allocations live, copies of `allocs` (four values each) were a sixth of `html`
+// with 100 k allocations live, copies of `allocs` (four values each) were about a tenth of `html`
 // (docs/performance.md, "`html` within 2× of `report`").
 Json device_moment_json(const DeviceMoment& m, Names& names) {
   const FragmentationFigures& f = m.figures;

@@ -28,7 +28,11 @@ Json timeline_json(const PageTimeline& tl, size_t bands) {
     for (size_t b = 0; b < bands; ++b) by_band[b].push_back(s.bands[b]);
     by_band[bands].push_back(s.bands[SiteBands::kBands]);
   }
-  return Json{{"t", t}, {"tracked", tracked}, {"footprint", footprint}, {"context", context}, {"bands", by_band}};
+  return Json{{"t", std::move(t)},
+              {"tracked", std::move(tracked)},
+              {"footprint", std::move(footprint)},
+              {"context", std::move(context)},
+              {"bands", std::move(by_band)}};
 }
 
 // Frames the page's flame graph folds away unless asked to show every frame: CUDA's and
@@ -136,7 +140,7 @@ class Flame {
   Json json(size_t n = 0) const {
     Json kids = Json::array();
     for (const auto& [label, child] : nodes_[n].children) kids.push_back(json(child));
-    return Json::array({nodes_[n].label, nodes_[n].bytes, kids});
+    return Json::array({nodes_[n].label, nodes_[n].bytes, std::move(kids)});
   }
 
  private:
@@ -149,12 +153,15 @@ class Flame {
 };
 
 // The address map and the flame graph of one device at one moment, its stacks named in
-// the order the moment holds them.
+// the order the moment holds them. Its arrays are moved into the object, never copied:
+// with 100 k allocations live, copies of `allocs` (four values each) were about a tenth of `html`
+// (docs/performance.md, "`html` within 2× of `report`").
 Json device_moment_json(const DeviceMoment& m, Names& names) {
   const FragmentationFigures& f = m.figures;
   Json arenas = Json::array(), allocs = Json::array(), largest = nullptr;
   for (const auto& [from, to] : m.arenas) arenas.push_back(Json::array({from, to}));
   if (m.largest_gap_at) largest = Json::array({m.largest_gap_at->first, m.largest_gap_at->second});
+  allocs.get_ref<Json::array_t&>().reserve(4 * m.allocs.size());
   for (const MapAlloc& a : m.allocs) {
     const int64_t site = a.has_stacks ? int64_t(names.site(a.stack_id, a.python_stack_id)) : -1;
     for (uint64_t v : {a.start, a.size}) allocs.push_back(v);
@@ -163,13 +170,20 @@ Json device_moment_json(const DeviceMoment& m, Names& names) {
   }
   Flame flame;
   for (const StackBytes& s : m.flame) flame.add(names.path(s.stack_id, s.python_stack_id), s.bytes);
-  return Json{{"device", m.device},           {"tracked", m.tracked},
-              {"live_bytes", f.live_bytes},   {"live_count", f.live_count},
-              {"arena_bytes", f.arena_bytes}, {"arena_count", f.arena_count},
-              {"gap_bytes", f.gap_bytes},     {"largest_gap", f.largest_gap},
-              {"gap_ratio", f.gap_ratio()},   {"external_fragmentation", f.external_fragmentation()},
-              {"granule", m.granule},         {"arenas", arenas},
-              {"largest_gap_at", largest},    {"allocs", allocs},
+  return Json{{"device", m.device},
+              {"tracked", m.tracked},
+              {"live_bytes", f.live_bytes},
+              {"live_count", f.live_count},
+              {"arena_bytes", f.arena_bytes},
+              {"arena_count", f.arena_count},
+              {"gap_bytes", f.gap_bytes},
+              {"largest_gap", f.largest_gap},
+              {"gap_ratio", f.gap_ratio()},
+              {"external_fragmentation", f.external_fragmentation()},
+              {"granule", m.granule},
+              {"arenas", std::move(arenas)},
+              {"largest_gap_at", std::move(largest)},
+              {"allocs", std::move(allocs)},
               {"flame", flame.json()}};
 }
 
@@ -185,7 +199,8 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, Page
   for (PageMoment& m : page.moments) {
     Json devs = Json::array();
     for (const DeviceMoment& d : m.devices) devs.push_back(device_moment_json(d, names));
-    moments.push_back(Json{{"t", m.t}, {"event", m.event}, {"kind", m.kind}, {"device", m.device}, {"devices", devs}});
+    moments.push_back(
+        Json{{"t", m.t}, {"event", m.event}, {"kind", m.kind}, {"device", m.device}, {"devices", std::move(devs)}});
     std::vector<DeviceMoment>().swap(m.devices);
   }
 
@@ -230,12 +245,12 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, Page
 
   return Json{{"start_ns", start},
               {"duration_ns", rep.duration_ns},
-              {"devices", devices},
+              {"devices", std::move(devices)},
               {"time_range_ns", Json::array({page.first, page.last})},
-              {"marks", marks},
+              {"marks", std::move(marks)},
               {"marks_omitted", trace.marks.size() > opt.max_marks ? trace.marks.size() - opt.max_marks : 0},
-              {"moments", moments},
-              {"range_flame", range_flame},
+              {"moments", std::move(moments)},
+              {"range_flame", std::move(range_flame)},
               {"labels", names.labels()},
               {"label_folds", names.label_folds()},
               {"sites", names.sites()}};

@@ -54,13 +54,13 @@ Json range_flame_json(const RangeFlame& flames, const PathOf& path_of) {
       out.push_back(Json::array({b.k, b.moment.t, b.moment.tracked, change}));
       before = &now;
     }
-    devices.push_back(Json{{"device", d}, {"buckets", out}});
+    devices.push_back(Json{{"device", d}, {"buckets", std::move(out)}});
   }
   return Json{{"start_ns", flames.start()},
               {"bucket_ns", flames.bucket_ns()},
               {"buckets", flames.buckets()},
-              {"paths", jpaths},
-              {"devices", devices}};
+              {"paths", std::move(jpaths)},
+              {"devices", std::move(devices)}};
 }
 
 }  // namespace cumemtrace

@@ -1,6 +1,7 @@
 #include "reports/growth/iterations.h"
 
 #include <algorithm>
+#include <compare>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -115,16 +116,34 @@ FoundLoop find_loop(const std::deque<AllocStep>& allocs, uint32_t frees_total) {
   uint64_t best_cover = 0;
   size_t best_first = 0, best_len = 0;
   uint64_t best_hash = 0, best_frees = 0;
+  // Signature of each stretch: (allocations' hash, frees, length); the most common one,
+  // the least signature among as common ones. Sorted in one reused vector and counted in
+  // runs: a tree of counts per stack allocated a node per stretch, and on a trace of random
+  // order nearly every stretch is a signature of its own (docs/performance.md, "Where
+  // `report`'s time goes"). Frees and lengths fit 32 bits: both count allocation steps.
+  struct Signature {
+    uint64_t hash;
+    uint32_t frees, length;
+    auto operator<=>(const Signature&) const = default;
+  };
+  std::vector<Signature> stretches;
   for (const auto& [key, pos] : at) {
     if (pos.size() < 3) continue;
-    // Signature of each stretch: (allocations' hash, frees, length); the most common one.
-    std::map<std::tuple<uint64_t, uint64_t, size_t>, uint64_t> count;
+    stretches.clear();
+    stretches.reserve(pos.size() - 1);
     for (size_t j = 0; j + 1 < pos.size(); ++j)
-      ++count[{hash[pos[j + 1]] - hash[pos[j]], frees(pos[j + 1]) - frees(pos[j]), pos[j + 1] - pos[j]}];
-    auto mode =
-        std::max_element(count.begin(), count.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    const auto [h, f, len] = mode->first;
-    const uint64_t agree = mode->second, cover = agree * len;
+      stretches.push_back({hash[pos[j + 1]] - hash[pos[j]], uint32_t(frees(pos[j + 1]) - frees(pos[j])),
+                           uint32_t(pos[j + 1] - pos[j])});
+    std::sort(stretches.begin(), stretches.end());
+    Signature mode{};
+    uint64_t agree = 0;
+    for (size_t j = 0, run = 0; j < stretches.size(); j += run) {
+      for (run = 1; j + run < stretches.size() && stretches[j + run] == stretches[j];) ++run;
+      if (run > agree) agree = run, mode = stretches[j];
+    }
+    const uint64_t h = mode.hash, f = mode.frees;
+    const size_t len = mode.length;
+    const uint64_t cover = agree * len;
     if (agree < 2 || f == 0 || 2 * cover < pos.back() - pos.front()) continue;
     if (cover < best_cover || (cover == best_cover && pos.front() > best_first)) continue;
     best = FoundLoop{true, allocs[pos[0]].stack, allocs[pos[0]].python, pos, false, pos.size() - 1, agree};

@@ -13,6 +13,10 @@ With "blocks", LIBCUDART is instead the simulated libc10_cuda.so (sim/torch) and
 is a block taken from and given back to its caching allocator (simtorch_malloc and
 simtorch_free): a block event and its free, no driver call, the cost of a tensor's events.
 
+"unique,blocks" takes both. With CYCLE=K in the environment, "unique" goes round K call
+paths instead of never repeating one (a training step's few dozen call sites, again and
+again).
+
 With COLD_BYTES=N in the environment, each pair is followed by a write over N bytes of a
 buffer of the bench's own (e.g. 33554432, more than the last-level cache), so that the
 tracer's data is as cold at each event as between two tensors of a real job; the times
@@ -29,8 +33,9 @@ rt = ctypes.CDLL(sys.argv[1])
 depth = int(sys.argv[2]) if len(sys.argv) > 2 else 20
 pairs = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
 reps = int(sys.argv[4]) if len(sys.argv) > 4 else 5
-unique = len(sys.argv) > 5 and sys.argv[5] == "unique"
-blocks = len(sys.argv) > 5 and sys.argv[5] == "blocks"
+unique = len(sys.argv) > 5 and "unique" in sys.argv[5].split(",")
+blocks = len(sys.argv) > 5 and "blocks" in sys.argv[5].split(",")
+cycle = int(os.environ.get("CYCLE", "0"))
 if blocks:
     rt.simtorch_malloc.restype = ctypes.c_void_p
     rt.simtorch_free.argtypes = [ctypes.c_void_p]
@@ -86,7 +91,9 @@ def unique_loop(n):
     first, next_path = next_path, next_path + n
     start = time.perf_counter_ns()
     for i in range(first, first + n):
-        path(depth, i, ref, size, p)
+        path(depth, i % cycle if cycle else i, ref, size, p)
+        if cold:
+            ctypes.memset(cold, i & 0xFF, cold_bytes)
     return (time.perf_counter_ns() - start) / (2 * n)
 
 

@@ -26,8 +26,9 @@ namespace cumemtrace::interpose {
 class StackPairCache {
  public:
   static constexpr uint32_t kEntries = 128;  // a power of two
-  // Longer stacks are not kept: the defaults walk at most 32 native frames.
-  static constexpr uint32_t kNative = 32, kPython = 16;
+  // Longer stacks are not kept: the defaults walk at most 32 native frames, and a model's
+  // forward pass is some 10-30 Python frames deep.
+  static constexpr uint32_t kNative = 32, kPython = 32;
 
   struct Ids {
     uint32_t native, python;

@@ -71,7 +71,8 @@ constexpr const char* kPartNames[] = {"Python walks",
                                       "block events, reading the clock (CLOCK_MONOTONIC)",
                                       "block events, checked against the driver's memory",
                                       "block events, interning the stacks",
-                                      "block events, encoding the record"};
+                                      "block events, encoding the record",
+                                      "events whose stacks were among the thread's recent ones, interning"};
 static_assert(std::size(kPartNames) == size_t(HookPart::kCount));
 
 }  // namespace

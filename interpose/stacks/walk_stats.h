@@ -30,6 +30,7 @@ enum class HookPart {
   kDriverCheck,
   kIntern,
   kEncode,
+  kInternSeen,
   kCount
 };
 void hook_part_add(HookPart part, uint64_t cycles);

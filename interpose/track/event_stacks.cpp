@@ -54,9 +54,11 @@ void walk_stacks(RawStack& stack, PyRawStack& python, bool block) {
 
 std::pair<uint32_t, uint32_t> intern_stacks(State& s, uint32_t tid, const RawStack& stack, const PyRawStack& python) {
   State::Memos& memo = s.memos[tid % State::kMemos];
+  const uint64_t t0 = walk_stats_on() ? __rdtsc() : 0;
   const uint64_t hash = StackPairCache::hash(stack, python);
   StackPairCache::Ids ids{};
   const bool seen = memo.seen.find(hash, stack, python, ids);
+  if (seen && t0) hook_part_add(HookPart::kInternSeen, __rdtsc() - t0);
   if (!seen) {
     ids.native = stack.count ? s.stacks.intern(stack, s.new_nodes, memo.native) : 0;
     ids.python = python.count ? s.python_stacks.intern(python, s.new_nodes, memo.python) : 0;

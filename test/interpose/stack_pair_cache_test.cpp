@@ -72,7 +72,7 @@ TEST_CASE("stack pair cache: over random stacks, every pair found has the ids a 
     const uint32_t seed = rng() % 400;
     RawStack n;
     PyRawStack p;
-    make(seed, 1 + seed % 32, seed % 17, n, p);
+    make(seed, 1 + seed % 32, seed % 33, n, p);
     const uint32_t native = natives.intern(n, out);
     const uint32_t python = p.count ? pythons.intern(p, out) : 0;
     const uint64_t h = StackPairCache::hash(n, p);

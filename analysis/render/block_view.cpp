@@ -1,4 +1,5 @@
 #include "render/block_view.h"
+#include "render/report/sections.h"
 
 #include <algorithm>
 
@@ -206,6 +207,10 @@ json blocks_json(const Blocks& b, const BoundaryListing& boundaries) {
           {"notes", not_visible_notes(b)},
           {"devices", std::move(devices)},
           {"out_of_memory", std::move(ooms)}};
+}
+
+void blocks_section_json(nlohmann::ordered_json& j, const Report& rep, const JsonContext& ctx) {
+  if (rep.blocks.recorded || !rep.blocks.not_visible.empty()) j["blocks"] = blocks_json(rep.blocks, ctx.boundaries);
 }
 
 }  // namespace cumemtrace

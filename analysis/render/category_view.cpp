@@ -1,4 +1,5 @@
 #include "render/category_view.h"
+#include "render/report/sections.h"
 
 #include <algorithm>
 #include <string>
@@ -74,6 +75,10 @@ nlohmann::ordered_json category_rows_json(const std::vector<CategoryRow>& rows) 
                  {"inferred_from_segment_bytes", r.segment_bytes},
                  {"inferred_from_segment_count", r.segment_count}});
   return a;
+}
+
+void categories_json(nlohmann::ordered_json& j, const Report& rep, const JsonContext&) {
+  if (rep.categories) j["category_rules"] = category_rules_json(rep);
 }
 
 }  // namespace cumemtrace

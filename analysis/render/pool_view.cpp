@@ -1,4 +1,5 @@
 #include "render/pool_view.h"
+#include "render/report/sections.h"
 
 #include "base/escape.h"
 #include "base/plural.h"
@@ -161,6 +162,12 @@ json pools_json(const Pools& pools, const BoundaryListing& boundaries) {
                      {"sites", std::move(sites)}});
   }
   return {{"heaps", std::move(heaps)}, {"unknown_references", pools.unknown_references}};
+}
+
+void pools_section_json(nlohmann::ordered_json& j, const Report& rep, const JsonContext& ctx) {
+  if (rep.pools.heaps.empty()) return;
+  j["pools"] = pools_json(rep.pools, ctx.boundaries);
+  j["pools_complete"] = rep.integrity.bounded_for("pools").empty();
 }
 
 }  // namespace cumemtrace

@@ -1,4 +1,5 @@
 #include "render/range_view.h"
+#include "render/report/sections.h"
 
 #include "base/escape.h"
 #include "base/plural.h"
@@ -72,6 +73,16 @@ nlohmann::ordered_json functions_json(const Report& rep) {
                     {"peak_bytes", f.peak_bytes},
                     {"held_after_bytes", f.held_after_bytes}});
   return rows;
+}
+
+void ranges_section_json(nlohmann::ordered_json& j, const Report& rep, const JsonContext&) {
+  if (!rep.ranges) return;
+  j["by_range"] = ranges_json(rep);
+  j["by_range_complete"] = rep.integrity.bounded_for("by_range").empty();
+}
+
+void functions_section_json(nlohmann::ordered_json& j, const Report& rep, const JsonContext&) {
+  if (rep.functions) j["by_function"] = functions_json(rep);
 }
 
 }  // namespace cumemtrace

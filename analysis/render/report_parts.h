@@ -1,5 +1,5 @@
 // Pieces every section of `report` renders alike, so that a section written in its own
-// file (pool_view.cpp) shows frames and fragmentation as the others do. Defined in
+// file (pool_view.cpp, report/*_section.cpp) shows frames and fragmentation as the others do. Defined in
 // report_text.cpp and report_json.cpp, beside their other uses, and range_view.cpp.
 #pragma once
 

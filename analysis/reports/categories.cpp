@@ -32,7 +32,7 @@ MemoryBeyondAllocations beyond_of_reading(const ReadingFigures& r, uint64_t cont
   const uint64_t pool = r.pool_reserved;
   b.pool_slack = pool != format::kUnknown64 && pool > r.async_live ? pool - r.async_live : 0;
   if (r.graph_reserved != format::kUnknown64) b.graph_memory_pool = r.graph_reserved;
-  // As the peak's split (report.cpp, nvml_split): NVML's figure less all that is accounted for.
+  // As the peak's split (sections/readings.h, nvml_split): NVML's figure less all that is accounted for.
   const uint64_t accounted = r.footprint + b.contexts + b.pool_slack + b.graph_memory_pool;
   if (r.process_used != format::kUnknown64 && r.process_used > accounted) b.untracked = r.process_used - accounted;
   return b;

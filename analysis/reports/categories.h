@@ -50,7 +50,7 @@ struct FailedRow;
 MemoryBeyondAllocations beyond_at_peak(const NvmlSplit& n, const GraphPoolFigures& g, uint64_t contexts);
 // One NVML reading's figures (kUnknown64 where not read), split as the peak's is.
 struct ReadingFigures {
-  uint64_t footprint = 0;  // report.cpp: arenas, unmapped physical memory, arrays
+  uint64_t footprint = 0;  // sections/readings.h footprint(): arenas, unmapped physical memory, arrays
   uint64_t pool_reserved = format::kUnknown64;
   uint64_t async_live = 0;
   uint64_t graph_reserved = format::kUnknown64;

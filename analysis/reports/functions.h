@@ -33,7 +33,7 @@ struct FunctionRow {
   uint64_t held_after_bytes = 0;
 };
 
-// Fed every event of the report's first pass (report.cpp), in file order.
+// Fed every event of the report's first pass (reports/sections/first_pass.h), in file order.
 class FunctionScan {
  public:
   FunctionScan(const Trace& trace, const Stacks& stacks) : trace_(trace), stacks_(stacks) {}

@@ -36,7 +36,7 @@ struct RangeRow {
   uint64_t held_after_bytes = 0;  // allocated inside and live when the call ended, over calls
 };
 
-// Fed by the report's first pass (report.cpp): advance() before the replay applies an
+// Fed by the report's first pass (reports/sections/first_pass.h): advance() before the replay applies an
 // event, observe() after it, finish() at the end. Each event and each interval costs
 // O(log n), however many intervals are open at once (docs/performance.md, "Analysis of
 // hostile traces"): an interval reads running sums when it opens and when it closes.

@@ -1,15 +1,17 @@
-// build_report: the two passes over the events and what reads the sets they leave. Over
-// 600 lines because those parts share FirstPass and the live sets' tickets, private to
-// this file; sections that only read the report's results live in their own files
-// (pools.cpp, blocks.cpp, ...).
+// build_report: the two passes over the events, what the sets they leave show (devices,
+// failures, contexts), then each section's compute step (sections/steps.h).
 #include "reports/report.h"
 
-#include "stacks/call_site_rule.h"
-#include "reports/moments.h"
 #include "base/progress.h"
-#include "stacks/python_stacks.h"
-#include "reports/oom/report_failures.h"
 #include "replay/live_sets.h"
+#include "reports/oom/report_failures.h"
+#include "reports/sections/at_exit.h"
+#include "reports/sections/first_pass.h"
+#include "reports/sections/readings.h"
+#include "reports/sections/site_sums.h"
+#include "reports/sections/steps.h"
+#include "stacks/call_site_rule.h"
+#include "stacks/python_stacks.h"
 
 #include <algorithm>
 #include <map>
@@ -25,96 +27,6 @@ using format::SnapshotReason;
 
 namespace {
 
-constexpr auto by_bytes_desc = [](const auto& a, const auto& b) {
-  return std::tie(b.bytes, b.count) < std::tie(a.bytes, a.count);
-};
-
-// Groups allocations by (call site, Python stack, kind, device); sorted by bytes, largest
-// first. Two lines of one Python function reach the allocator through the same native
-// frames: only their Python stacks tell them apart.
-// The sums are fed one allocation at a time, so that a live set need not be copied to be grouped.
-class SiteSums {
- public:
-  explicit SiteSums(const Stacks& stacks) : stacks_(&stacks), users_(stacks) {}
-  void add(const LiveAlloc& a) {
-    CallSite cs = stacks_->call_site(a.stack_id);
-    // Native frames from the user's (call_site_rule.h): past framework dispatch too, unless
-    // a Python frame of the user's names the site: then from the allocator's caller.
-    const uint32_t node = users_.of(a.stack_id, a.python_stack_id).node;
-    auto& r = rows_[{node, a.python_stack_id, int(a.kind), a.device}];
-    r.node = node;
-    r.python_stack = a.python_stack_id;
-    r.library = cs.library;
-    r.device = a.device;
-    r.kind = a.kind;
-    r.bytes += a.size;
-    r.count += 1;
-    r.threads.insert(a.tid);
-  }
-  std::vector<SiteRow> rows() && {
-    std::vector<SiteRow> out;
-    for (auto& [k, r] : rows_) out.push_back(std::move(r));
-    std::sort(out.begin(), out.end(), by_bytes_desc);
-    return out;
-  }
-
- private:
-  const Stacks* stacks_;
-  UserSites users_;
-  std::map<std::tuple<uint32_t, uint32_t, int, int32_t>, SiteRow> rows_;
-};
-
-std::vector<SiteRow> group_sites(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
-  SiteSums sums(stacks);
-  for (const auto& a : allocs) sums.add(a);
-  return std::move(sums).rows();
-}
-
-// Keeps the first `top` rows, symbolizes them; returns how many were dropped.
-uint64_t keep_top(std::vector<SiteRow>& rows, const Stacks& stacks, const ReportOptions& opt,
-                  const CallerNames& names) {
-  uint64_t omitted = rows.size() > opt.top ? rows.size() - opt.top : 0;
-  if (omitted) rows.resize(opt.top);
-  for (auto& r : rows) {
-    r.frames = stacks.frames(r.node, opt.frames);
-    r.python_frames = python_frames(stacks.trace(), r.python_stack);
-    r.caller = names.of(r.node, r.python_stack);
-    if (!r.python_frames.empty()) r.merged_frames = merge_stacks(stacks.frames(r.node, SIZE_MAX), r.python_frames);
-  }
-  return omitted;
-}
-
-class LibrarySums {
- public:
-  explicit LibrarySums(const Stacks& stacks) : stacks_(&stacks) {}
-  void add(const LiveAlloc& a) {
-    if (!format::holds_device_memory(a.kind)) return;
-    auto& r = rows_[stacks_->call_site(a.stack_id).library];
-    r.bytes += a.size;
-    r.count += 1;
-    r.bytes_by_kind[int(a.kind)] += a.size;
-  }
-  std::vector<LibraryRow> rows() && {
-    std::vector<LibraryRow> out;
-    for (auto& [lib, r] : rows_) {
-      r.library = lib;
-      out.push_back(r);
-    }
-    std::sort(out.begin(), out.end(), by_bytes_desc);
-    return out;
-  }
-
- private:
-  const Stacks* stacks_;
-  std::map<std::string, LibraryRow> rows_;
-};
-
-std::vector<LibraryRow> group_libraries(const std::vector<LiveAlloc>& allocs, const Stacks& stacks) {
-  LibrarySums sums(stacks);
-  for (const auto& a : allocs) sums.add(a);
-  return std::move(sums).rows();
-}
-
 // What a device's peak shows of the set live there, summed while the second pass stands
 // at the peak rather than from a copy of it.
 struct PeakSums {
@@ -122,145 +34,6 @@ struct PeakSums {
   SiteSums sites;
   LibrarySums libraries;
 };
-
-// What the first pass over the events gathers besides the replay: everything the
-// report reads from single events, so that no other pass needs them (event_source.h).
-struct FirstPass {
-  FirstPass(const Trace& t, const Stacks& stacks, const ReportOptions& opt)
-      : final(t.granule()), growth(t), owners(stacks), failed_frees(t, stacks) {
-    if (opt.by_range) ranges.emplace(t);
-    if (opt.by_function) functions.emplace(t, stacks);
-  }
-  Replayer final;
-  std::map<std::pair<int32_t, uint16_t>, ApiCounts> by_api_id;  // (device, API id)
-  std::map<int32_t, std::vector<LiveAlloc>> graph_nodes;        // per device
-  std::vector<Event> contexts;                                  // successful creations
-  GraphPoolCalls graph_calls;
-  GrowthScan growth;
-  std::optional<RangeScan> ranges;        // --by range
-  std::optional<FunctionScan> functions;  // --by function
-  CachingAllocators owners;
-  FailedFrees failed_frees;
-  IpcScan ipc;
-  std::set<std::string> caches;                            // caching allocators that took device memory (blocks.h)
-  std::set<std::pair<uint32_t, uint32_t>> allocated_from;  // (stack, Python stack) of every allocation
-  size_t kept = 0;                                         // events replayed (all but the impossible ones)
-  uint64_t last_kept_ns = 0;                               // the time of the last of them
-
-  void observe(const Event& e) {
-    const size_t k = kept++;
-    if (ranges) ranges->advance(e.time_ns, final);
-    final.apply(e, k);
-    if (ranges) ranges->observe(e, final);
-    if (functions) functions->observe(e);
-    last_kept_ns = e.time_ns;
-    growth.observe(e, k);
-    graph_calls.observe(e);
-    failed_frees.observe(e);
-    ipc.observe(e);
-    if (e.op == Op::kAlloc || e.op == Op::kFree) {
-      // Calls by the API the program used, so a user can check each allocation was seen
-      // once. Counted by API id, named once per id after (naming each event was most of the time).
-      ApiCounts& c = by_api_id[{e.device, e.api}];
-      if (e.flags & format::kEventRestored) --c.frees;       // that free failed
-      else if (e.op == Op::kFree) c.frees += e.result == 0;  // a refused free freed nothing
-      else if (e.result != 0) ++c.failed;
-      else ++c.allocs;
-      // A stream-ordered pool is the driver's, whose every allocation is traced: no cache hides it.
-      if (e.op == Op::kAlloc && e.result == 0 && format::holds_device_memory(e.kind) && e.kind != Kind::kAsyncPool)
-        if (const std::string& cache = owners.of(e.stack_id); !cache.empty()) caches.insert(cache);
-      if (e.op == Op::kAlloc || e.result != 0)  // a failed free is a site too; no node made when known
-        allocated_from.insert({e.stack_id, e.python_stack_id});
-      if (e.op == Op::kAlloc && e.result == 0 && (e.flags & format::kEventCaptured))
-        graph_nodes[e.device].push_back(LiveAlloc{e.address, e.size, e.handle, e.time_ns, e.stack_id, e.tid, e.device,
-                                                  e.api, e.kind, e.python_stack_id});
-    } else if (e.op == Op::kContextCreate && e.result == 0) {
-      contexts.push_back(e);
-    }
-  }
-  // A block record (trace format 1.13), in file order with the events: its allocation's
-  // site is named alike in every table; the loop search looks among the blocks first.
-  void observe_block(const BlockEvent& b) {
-    if (b.op == format::BlockOp::kAlloc) allocated_from.insert({b.stack_id, b.python_stack_id});
-    growth.observe_block(b);
-  }
-};
-
-uint64_t context_bytes_until(const std::vector<Event>& contexts, int32_t device, uint64_t until_ns) {
-  uint64_t sum = 0;
-  for (const auto& e : contexts)
-    if (e.device == device && e.time_ns <= until_ns) sum += e.size;
-  return sum;
-}
-
-// Device memory of one reading laid out in granules: the arenas of mapped allocations,
-// plus physical memory (cuMemCreate) not mapped at that moment, which holds memory all the
-// same (XLA creates its 105 GiB pool a moment before it maps it). 1.9: CUDA arrays too, at their descriptors' bytes:
-// they hold device memory but have no address in the arenas (H200 run K: 16 MiB of arrays were otherwise "untracked").
-uint64_t footprint(const DeviceSnapshot& d) {
-  const uint64_t phys = d.live_bytes[int(Kind::kVmmPhysical)], mapped = d.live_bytes[int(Kind::kVmmMap)];
-  return d.arena_bytes + (phys > mapped ? phys - mapped : 0) + d.live_bytes[int(Kind::kArray)];
-}
-
-NvmlSplit nvml_split(const Trace& t, const std::vector<Event>& contexts, int32_t device, uint64_t peak_bytes,
-                     uint64_t peak_ns) {
-  NvmlSplit n;
-  const Choice c = choose_reading(t, device, peak_bytes, peak_ns);
-  const std::optional<Reading>& r = c.reading;
-  n.at_peak = c.at;
-  n.same_moment = c.same;
-  for (const auto& s : t.snapshots)
-    if (const DeviceSnapshot* d = s.find(device); d && (d->moment & format::kMomentReadingMissed)) {
-      ++n.readings_missed;
-      if (peak_bytes && d->device_bytes == peak_bytes && s.time_ns >= peak_ns) n.peak_reading_missed = true;
-    }
-  if (!r) return n;
-  const DeviceSnapshot& d = *r->device;
-  n.known = true;
-  n.snapshot_time_ns = r->snapshot->time_ns;
-  n.reason = r->snapshot->reason;
-  n.device_bytes = d.device_bytes;
-  n.process_used = d.nvml_process_used;
-  n.footprint = footprint(d);
-  n.context = context_bytes_until(contexts, device, n.snapshot_time_ns);
-  // A stream-ordered pool keeps freed memory for reuse: held, but in no allocation.
-  const uint64_t pool = d.pool_reserved_bytes, async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
-  n.pool_slack = pool != format::kUnknown64 && pool > async_live ? pool - async_live : 0;
-  // The graph memory pool's reserve is held in no allocation the trace saw (graph_pool.h).
-  if (d.graph_reserved_current != format::kUnknown64) n.graph_pool = d.graph_reserved_current;
-  const uint64_t accounted = n.footprint + n.context + n.pool_slack + n.graph_pool;
-  n.untracked = n.process_used > accounted ? n.process_used - accounted : 0;
-  return n;
-}
-
-// The reading right after a failed allocation when it is of one moment (nothing came
-// between the failure and it), else the nearest reading of one moment, else any.
-void attach_snapshot(const Trace& t, FailedRow& row) {
-  const Choice c = choose_reading(t, row.device, row.live_device_bytes, row.time_ns);
-  const std::optional<Reading>& r = c.reading;
-  row.snapshot_at_failure = c.at;
-  row.snapshot_same_moment = c.same;
-  if (r) {
-    const DeviceSnapshot& d = *r->device;
-    row.snapshot_known = true;
-    row.snapshot_time_ns = r->snapshot->time_ns;
-    row.snapshot_reason = r->snapshot->reason;
-    row.snapshot_device_bytes = d.device_bytes;
-    row.snapshot_arena_bytes = footprint(d);
-    row.snapshot_pool_reserved = d.pool_reserved_bytes;
-    row.snapshot_async_live = d.live_bytes[int(format::Kind::kAsyncPool)];
-    row.snapshot_graph_reserved = d.graph_reserved_current;
-    row.device_free = d.nvml_device_free;
-    if (d.nvml_device_total != format::kUnknown64) row.device_total = d.nvml_device_total;
-    row.process_used = d.nvml_process_used;
-  }
-  if (const GpuProcesses* g = processes_near(t, row.device, row.time_ns)) {
-    row.processes_known = true;
-    const uint32_t self = t.process ? t.process->pid : 0;
-    for (const auto& p : g->processes)
-      if (p.pid != self) row.other_processes.push_back(p);
-  }
-}
 
 // Each allocator map goes to the row of the nearest failed allocation before it on its
 // device (the first map after a failure wins), with the live set asked for at the moment
@@ -290,15 +63,6 @@ uint64_t last_time(const Trace& t, const FirstPass& pass) {
   if (!t.snapshots.empty()) last = std::max(last, t.snapshots.back().time_ns);
   if (t.end) last = std::max(last, t.end->time_ns);
   return last;
-}
-
-// Leaks in the order a reader wants them: what holds device memory, then managed,
-// then host-pinned, then anything else.
-int leak_rank(Kind k) {
-  if (format::holds_device_memory(k)) return 0;
-  if (k == Kind::kManaged) return 1;
-  if (k == Kind::kHostPinned) return 2;
-  return 3;
 }
 
 // The replay's figures of one device, as they stood at the end and at its peak (its gap
@@ -336,93 +100,6 @@ ReservationReport reservations_of(const DeviceState& s, const Replayer& end, con
   rr.sites = group_sites(live, stacks);
   keep_top(rr.sites, stacks, opt, names);
   return rr;
-}
-
-// Live at the end, split: device memory a caching allocator (allocator_map.h) holds is
-// "held by its cache at exit", and memory a library's handles keep (cuBLAS's workspaces:
-// library_handle_owner) "held by its handles at exit", unless growth classifies its call
-// site `leak`; everything else live is a possible leak. Groups by kind (leaks) or allocator (cache), then call site;
-// each device's two sums go to its DeviceReport.
-// Read from the replay at the end one allocation at a time: a copy of the set there (and
-// one more per group) was the largest part of a report's memory after the replays' maps.
-void split_at_exit(const Replayer& end, Report& rep, const Stacks& stacks, const ReportOptions& opt,
-                   const CallerNames& names) {
-  const CachingAllocators owners(stacks);
-  // growth's `leak` sites, as growth keys them (call_site_rule.h): (key, from Python, device, kind)
-  std::set<std::tuple<uint64_t, bool, int32_t, int>> leaking;
-  // (a site of blocks inside a cache is not: its segments are the cache's either way)
-  for (const auto& g : rep.growth.sites)
-    if (g.cls == GrowthSite::Class::kLeak && g.inside.empty())
-      leaking.insert({g.key, g.from_python, g.device, int(g.kind)});
-  struct Group {
-    explicit Group(const Stacks& stacks) : sites(stacks) {}
-    uint64_t bytes = 0, count = 0;
-    SiteSums sites;
-    void add(const LiveAlloc& a) { bytes += a.size, count += 1, sites.add(a); }
-  };
-  std::map<std::pair<int, int>, Group> by_kind;
-  std::map<std::string, Group> by_cache;
-  std::map<int32_t, uint64_t> held;
-  const UserSites users(stacks);
-  std::set<std::string> handle_owners;                   // the names in by_cache that are libraries' handles
-  std::unordered_map<uint32_t, std::string> handles_of;  // per stack: many live allocations share one
-  end.for_each_live([&](const LiveAlloc& a) {
-    std::string cache = format::holds_device_memory(a.kind) ? owners.of(a.stack_id) : std::string();
-    if (cache.empty() && format::holds_device_memory(a.kind)) {
-      auto [it, fresh] = handles_of.try_emplace(a.stack_id);
-      if (fresh) it->second = library_handle_owner(stacks.call_site(a.stack_id).library);
-      cache = it->second;
-      if (!cache.empty()) handle_owners.insert(cache);
-    }
-    const UserSite site = cache.empty() ? UserSite{} : users.of(a.stack_id, a.python_stack_id);
-    if (!cache.empty() && !leaking.count({site.key, site.from_python, a.device, int(a.kind)})) {
-      by_cache.try_emplace(cache, stacks).first->second.add(a);
-      held[a.device] += a.size;
-    } else {
-      by_kind.try_emplace({leak_rank(a.kind), int(a.kind)}, stacks).first->second.add(a);
-      cache.clear();
-    }
-    if (rep.ipc.live_at_end.count(a.address))  // where an export was counted: job.h may move it
-      rep.ipc.counted_at_end(a, cache, users.of(a.stack_id, a.python_stack_id).node);
-  });
-  const auto group = [&](Group& sums, Kind kind, std::string allocator) {
-    LeakGroup g;
-    g.kind = kind;
-    g.allocator = std::move(allocator);
-    g.bytes = sums.bytes, g.count = sums.count;
-    g.sites = std::move(sums.sites).rows();
-    g.sites_omitted = keep_top(g.sites, stacks, opt, names);
-    return g;
-  };
-  for (auto& [key, sums] : by_kind) rep.leaks.push_back(group(sums, static_cast<Kind>(key.second), ""));
-  for (auto& [name, sums] : by_cache) {
-    rep.held_by_cache.push_back(group(sums, Kind::kDevice, name));
-    rep.held_by_cache.back().library_handles = handle_owners.count(name) > 0;
-  }
-  for (auto& d : rep.devices) {
-    d.end_held_by_cache_bytes = std::min(held[d.device], d.end_device_bytes);
-    d.end_possible_leak_bytes = d.end_device_bytes - d.end_held_by_cache_bytes;
-  }
-}
-
-const DeviceSnapshot* exit_snapshot(const Trace& t, int32_t device) {
-  for (auto it = t.snapshots.rbegin(); it != t.snapshots.rend(); ++it)
-    if (it->reason == SnapshotReason::kExit) return it->find(device);
-  return nullptr;
-}
-
-// At the end: the exit snapshot split as the peak's reading is, when it is of one moment
-// and saw the replayed end's bytes; else the contexts and the graph pool's last reading.
-MemoryBeyondAllocations beyond_at_end(const Trace& t, const std::vector<Event>& contexts, const DeviceReport& dr,
-                                      uint64_t last) {
-  const uint64_t ctx = context_bytes_until(contexts, dr.device, last);
-  const GraphPoolReading& g = dr.graph_pool.at_end;
-  const DeviceSnapshot* x = exit_snapshot(t, dr.device);
-  if (!x || !(x->moment & format::kMomentSame) || x->device_bytes != dr.end_device_bytes)
-    return {ctx, 0, g.known ? g.reserved : 0, 0};
-  return beyond_of_reading({footprint(*x), x->pool_reserved_bytes, x->live_bytes[int(Kind::kAsyncPool)],
-                            x->graph_reserved_current, x->nvml_process_used},
-                           ctx);
 }
 
 }  // namespace
@@ -634,24 +311,10 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
       row.categories = cats->table(facts.live, beyond_at_failure(row, facts.contexts));
     }
   }
-  rep.growth = pass.growth.finish(stacks, opt.frames);
-  rep.pools = pool_report(trace, all, stacks, rep.growth, opt.frames);
-  rep.blocks = block_report(trace, all, stacks, rep.growth, opt.frames, opt.top,
-                            std::vector<std::string>(pass.caches.begin(), pass.caches.end()));
-  for (PoolHeap& h : rep.pools.heaps)
-    for (PoolSite& s : h.sites) s.caller = names.of_key(s.key);
-  for (BlockDevice& d : rep.blocks.devices)
-    for (BlockSite& s : d.sites) s.caller = names.of_key(s.key);
+  // The failures the trace's blocks add (the blocks step) name no caller of their own.
   for (FailedRow& f : rep.failed) f.caller = names.of_key(f.key);
-  add_block_findings(rep, stacks);  // blocks' sites join growth's with their names
-  for (auto& g : rep.growth.sites) g.caller = names.of_key(g.key);
-  if (pass.ranges) rep.ranges = pass.ranges->finish(last, final);
-  if (pass.functions) rep.functions = pass.functions->finish();
-  // Live at the end: what a caching allocator's cache holds (kept until exit by design),
-  // apart from possible leaks (the rest), each grouped.
-  rep.ipc = std::move(pass.ipc).finish();
-  split_at_exit(end, rep, stacks, opt, names);
-  rep.framework_limit = framework_limit(trace, rep);
+  ReportInputs in{trace, all, opt, stacks, pass, names, end, last};
+  for (const ReportStep& step : report_steps()) step.compute(in, rep);
   return rep;
 }
 

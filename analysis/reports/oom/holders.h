@@ -50,7 +50,7 @@ bool is_live(HolderKind k);
 // What the report knows at a failure. Figures NVML did not give are format::kUnknown64.
 struct HolderFacts {
   uint64_t process_used = format::kUnknown64;
-  uint64_t footprint = 0;  // arena bytes of the reading (report.cpp footprint())
+  uint64_t footprint = 0;  // arena bytes of the reading (sections/readings.h footprint())
   uint64_t contexts = 0;   // context sizes on the device up to the failure
   uint64_t pool_reserved = format::kUnknown64;
   uint64_t async_live = 0;

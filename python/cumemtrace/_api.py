@@ -169,7 +169,9 @@ class _Stepped:
 class tag:  # noqa: N801 (a context manager and decorator named as a function is)
     """Labels every allocation this thread makes inside it with `name`, for `cumemtrace
     report --by range`: ``with cumemtrace.tag("load"): ...`` or ``@cumemtrace.tag("step")``.
-    Tags nest per thread. A decorated generator function or ``async def`` is tagged while
+    Tags nest per thread and Python context: a tag held across an ``await`` counts what its
+    asyncio task allocates, not what other tasks on the thread do meanwhile (docs/cli.md,
+    'Memory per range'). A decorated generator function or ``async def`` is tagged while
     it runs, step by step (each step one call), not while it is suspended. Without the
     tracer preloaded it does nothing."""
 

@@ -110,8 +110,8 @@ _mark_observers = []
 
 def mark(name):
     """Records a mark named `name` (api.h: cumemtrace_mark): marks of one name delimit
-    iterations for the growth analysis. True when recorded; False when not preloaded or
-    not tracing yet (before the first CUDA call)."""
+    iterations for the growth analysis. True when recorded (before the first CUDA call
+    too: kept for the trace's start); False when not preloaded."""
     fn = _function("cumemtrace_mark", [ctypes.c_char_p])
     recorded = fn is not None and fn(str(name).encode("utf-8", "replace")) == 0
     if recorded:

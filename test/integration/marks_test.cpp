@@ -79,7 +79,21 @@ TEST_CASE("without cumemtrace run (no NVTX_INJECTION64_PATH) NVTX calls cost not
   CHECK(marks(only_trace(dir)).empty());
 }
 
-TEST_CASE("Python's cumemtrace.mark records marks once the trace has begun") {
+namespace {
+
+// `report --by range --json`'s rows by name.
+std::map<std::string, nlohmann::json> ranges_of(const std::string& trace) {
+  const Result r = run({cli(), "report", "--by", "range", "--json", trace});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& row : report.at("by_range")) out[row.at("name").get<std::string>()] = row;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Python's cumemtrace.mark and tags record from the start, before the first CUDA call too") {
   const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_mark.py";
   const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
   const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
@@ -89,8 +103,16 @@ TEST_CASE("Python's cumemtrace.mark records marks once the trace has begun") {
   TempDir dir;
   const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
   REQUIRE(t.exit_code == 0);
-  CHECK(t.out == "early False, steps [True, True, True]\n");
-  CHECK(marks(only_trace(dir)) == std::vector<std::string>{"1 step", "1 step", "1 step"});
+  CHECK(t.out == "early True, steps [True, True, True]\n");
+  // Source 1: cumemtrace_mark, 7: a tag's push. What came before the first CUDA call is in
+  // the trace, first.
+  CHECK(marks(only_trace(dir)) == std::vector<std::string>{"1 before-cuda", "7 loading", "1 step", "1 step", "1 step"});
+  // The tag opened before the trace's first event holds its three 1 MiB allocations.
+  const auto loading = ranges_of(only_trace(dir)).at("loading");
+  CHECK(loading.at("calls") == 1);
+  CHECK(loading.at("open_at_end") == 0);
+  CHECK(loading.at("allocations") == 3);
+  CHECK(loading.at("bytes_allocated") == 3 * MiB);
 }
 
 TEST_CASE("growth across NVTX-marked iterations: the kept 1 MiB leaks, 64 MiB is one-time, 8 MiB transient") {
@@ -178,20 +200,6 @@ TEST_CASE("a profiler's NVTX injection set after cumemtrace run keeps NVTX, and 
   REQUIRE(traces.size() == 1);
   CHECK(marks(traces[0]).empty());
 }
-
-namespace {
-
-// `report --by range --json`'s rows by name.
-std::map<std::string, nlohmann::json> ranges_of(const std::string& trace) {
-  const Result r = run({cli(), "report", "--by", "range", "--json", trace});
-  REQUIRE(r.exit_code == 0);
-  const nlohmann::json report = nlohmann::json::parse(r.out);
-  std::map<std::string, nlohmann::json> out;
-  for (const auto& row : report.at("by_range")) out[row.at("name").get<std::string>()] = row;
-  return out;
-}
-
-}  // namespace
 
 TEST_CASE("tags from C nest per thread and count their own thread's allocations (report --by range)") {
   TempDir dir;

@@ -437,7 +437,7 @@ json report_json(const Report& rep, const JsonOptions& opt) {
                             {"peak_bytes", l->peak_bytes},   {"limit_bytes", l->limit_bytes},
                             {"total_bytes", l->total_bytes}, {"fraction", l->fraction},
                             {"setting", l->setting},         {"preallocated", l->preallocated},
-                            {"message", l->message}};
+                            {"trace_ended", l->trace_ended}, {"message", l->message}};
   else j["framework_limit"] = nullptr;
   json frees = json::array();
   for (const auto& f : rep.failed_frees)

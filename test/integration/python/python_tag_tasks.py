@@ -7,8 +7,9 @@ thread, around allocations through the simulated runtime:
   c: no tag of its own, 64 MiB.
 The tasks run a1, b1, c, a2, b2: each task's tag counts its own task's allocations only, and
 "run" (opened in the context the loop runs in, which each task's context is entered from)
-all six: a 3 MiB, b 24 MiB, run 123 MiB. A tag per thread gave a 75 MiB (a1, b1, c, a2)
-and b 90 MiB (b1, c, a2, b2). Without the tracer the tags do nothing."""
+all six: a 3 MiB, b 24 MiB, run 123 MiB. Tags per thread (CUMEMTRACE_PYTHON=0) gave a
+91 MiB (a1, b1, c, a2, b2) and b 74 MiB (b1, c, a2): a's exit closed b's tag, b's a's.
+Without the tracer the tags do nothing."""
 import asyncio
 import ctypes
 import sys

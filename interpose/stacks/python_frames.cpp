@@ -240,11 +240,13 @@ size_t python_contexts(uint64_t* out, size_t cap) {
   if (!tstate || !read_own_memory(tstate + uint64_t(py->layout.tstate_context), &ctx, 8)) return 0;
   size_t n = 0;
   // Each believed only as a Context: a freed one's type reads otherwise, and ends the chain.
+  // Read as frames are (python_walk.h: a stale pointer costs a failed read, never a fault),
+  // through the page cache: an event of a thread with tags reads two words per context.
   while (n < cap && plausible_pointer(ctx)) {
     uint64_t type = 0;
-    if (!read_own_memory_checked(ctx + py->layout.ob_type, &type, 8) || type != py->types.context) break;
+    if (!read_own_memory(ctx + py->layout.ob_type, &type, 8) || type != py->types.context) break;
     out[n++] = ctx;
-    if (!read_own_memory_checked(ctx + py->layout.context_prev, &ctx, 8)) break;
+    if (!read_own_memory(ctx + py->layout.context_prev, &ctx, 8)) break;
   }
   return n;
 }

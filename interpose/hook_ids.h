@@ -12,13 +12,14 @@ enum class HookId : uint16_t {
 #define PROC_HOOK(symbol, body, base, since, params, args) symbol,
 #define EXEC_HOOK(symbol, body, params, args) symbol,
 #define EXIT_HOOK(symbol, body, params, args) symbol,
+#define START_HOOK(symbol, body, params, args) symbol,
 #define ALLOCATOR_HOOK(symbol, mangled, body, params, args) symbol,
 #include "hook_table.def"
   kCount
 };
 inline constexpr int kHookCount = static_cast<int>(HookId::kCount);
 
-enum class Layer : uint8_t { kDriver, kRuntime, kProcAddress, kExec, kExit, kAllocator };
+enum class Layer : uint8_t { kDriver, kRuntime, kProcAddress, kExec, kExit, kStart, kAllocator };
 
 struct HookInfo {
   const char* symbol;  // exported name (an allocator hook's: its mangled C++ name), also what dlsym is asked for

@@ -3,6 +3,7 @@
 // the process.
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
 
 #include "probe/stream_capture.h"
@@ -87,14 +88,31 @@ __attribute__((destructor)) void on_unload() {
 
 }  // namespace
 
+namespace {
+// exit()'s status reaches on_exit handlers only, which run in the reverse order of their
+// registering: one registered after __libc_start_main registered the loader's finalizer
+// runs before that finalizer runs our destructor (which writes the End record); one
+// registered before (a trace started by a library's constructor, before main) runs after
+// it, too late. So the handler is registered when the trace starts and again when main
+// starts if the trace had started before; a second run of it changes nothing.
+std::atomic<bool> g_main_started{false}, g_trace_started{false};
+void note_status_at_exit() {
+  on_exit([](int status, void*) { note_exit_status(status); }, nullptr);
+}
+}  // namespace
+
 // The trace started (track/trace_sink.h): the fatal signals' last flush is armed, and a
 // user whose NVTX calls go to another tool is told so.
 void on_trace_start() {
   arm_fatal_signals();
-  // exit()'s status reaches on_exit handlers only. Registered now, after main's start
-  // registered the loader's finalizer, it runs before that finalizer runs our destructor.
-  on_exit([](int status, void*) { note_exit_status(status); }, nullptr);
+  g_trace_started.store(true);
+  note_status_at_exit();
   warn_if_nvtx_elsewhere();
+}
+
+void on_main_start() {
+  g_main_started.store(true);
+  if (g_trace_started.load()) note_status_at_exit();
 }
 
 }  // namespace cumemtrace::interpose

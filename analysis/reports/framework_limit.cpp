@@ -35,7 +35,8 @@ bool within_one_percent(uint64_t peak, uint64_t limit) {
 }  // namespace
 
 std::optional<FrameworkLimit> framework_limit(const Trace& trace, const Report& rep) {
-  if (!trace.end || trace.end->exec || trace.end->exit_status <= 0 || rep.failed_total > 0 || !rep.process)
+  const bool died = !trace.end;  // no End record: killed, or a fatal signal
+  if ((!died && (trace.end->exec || trace.end->exit_status <= 0)) || rep.failed_total > 0 || !rep.process)
     return std::nullopt;
   const ProcessInfo& p = *rep.process;
   if (!xla_in_use(trace, p)) return std::nullopt;
@@ -53,7 +54,9 @@ std::optional<FrameworkLimit> framework_limit(const Trace& trace, const Report& 
   }
   if (const std::string* pre = p.environment_value("XLA_PYTHON_CLIENT_PREALLOCATE"))
     l.preallocated = !(*pre == "false" || *pre == "0");
-  l.exit_status = trace.end->exit_status;
+  if (died && l.preallocated) return std::nullopt;
+  l.exit_status = died ? -1 : trace.end->exit_status;
+  l.trace_ended = !died;
   for (const DeviceReport& d : rep.devices) {
     if (d.device < 0 || d.total_bytes == 0) continue;
     const auto limit = uint64_t(double(d.total_bytes) * l.fraction);

@@ -12,7 +12,10 @@
 //   "xla_extension" or "jax_cuda" in it).
 // PyTorch's per-process memory fraction leaves no trace of its figure; its allocator's own
 // out-of-memory entry says it (cache/blocks.h: allocator-limit).
-// A fatal signal leaves no End record, so no exit status: the rule does not speak then.
+// A fatal signal or a kill leaves no End record, so no exit status: the rule then speaks
+// only of an on-demand limit (XLA_PYTHON_CLIENT_PREALLOCATE false or 0), whose peak is the
+// program's need meeting it, and says that whether it ended the process is not known; a
+// preallocated limit's peak is the limit from the start, which says nothing then.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +33,8 @@ struct FrameworkLimit {
   std::string setting;       // "XLA_PYTHON_CLIENT_MEM_FRACTION=0.75", or "... unset: 0.75"
   double fraction = 0;       // of total_bytes
   bool preallocated = true;  // the framework took its limit at its start
-  int32_t exit_status = 0;
+  int32_t exit_status = 0;   // -1 with no End record
+  bool trace_ended = true;   // the trace has its End record (else the process died unseen)
   // "peak 59.99 GiB of XLA's limit 60.00 GiB (XLA_PYTHON_CLIENT_MEM_FRACTION=0.75 of 80.00 GiB)"
   std::string message;
 };

@@ -13,7 +13,7 @@
 #include "base/encode.h"
 #include "base/log.h"
 #include "base/trace_start.h"
-#include "api/named_stack.h"
+#include "track/context_tags.h"
 #include "track/tracker.h"
 
 namespace cumemtrace::interpose {
@@ -86,12 +86,6 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_mark(const char
   return track_mark(name, cumemtrace::format::MarkSource::kApi) ? 0 : -1;
 }
 
-namespace {
-struct TagsTag;
-// This thread's open tags (named_stack.h); null at its end.
-cumemtrace::interpose::NamedStack* tags() { return cumemtrace::interpose::ThisThread<TagsTag>::stack(); }
-}  // namespace
-
 extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const char* name) {
   using namespace cumemtrace::interpose;
   if (!name) {
@@ -99,25 +93,18 @@ extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_push(const 
     return -1;
   }
   try {
-    NamedStack* s = tags();
-    if (!s) return -1;  // the thread's thread_local destructors have run
-    s->push(name);
-    return track_mark(name, cumemtrace::format::MarkSource::kTagPush) ? 0 : -1;
+    return context_tag_push(name) ? 0 : -1;
   } catch (...) {  // out of memory for a name: the program goes on
     return -1;
   }
 }
 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_tag_pop(void) {
-  using namespace cumemtrace::interpose;
-  const std::string* name;
-  NamedStack* s = tags();
-  if (!s || !s->pop(name)) return -1;
-  if (!name) {
-    track_bounded(cumemtrace::format::BoundedWhat::kTagNames, NamedStack::kMaxNamed);
+  try {
+    return cumemtrace::interpose::context_tag_pop() == 1 ? 0 : -1;
+  } catch (...) {  // out of memory copying a context's tags: the program goes on
     return -1;
   }
-  return track_mark(*name, cumemtrace::format::MarkSource::kTagPop) ? 0 : -1;
 }
 
 extern "C" __attribute__((visibility("default"))) int cumemtrace_allocator_segments(

@@ -33,7 +33,7 @@
 
 #include "base/loader_lock.h"
 #include "base/log.h"
-#include "api/named_stack.h"
+#include "track/named_stack.h"
 #include "api/nvtx.h"
 #include "api/nvtx_shared.h"
 #include "resolve/resolve.h"
@@ -67,23 +67,31 @@ NamedStack* pushes(nvtxDomainHandle_t d) {
   return s ? &s->of(d) : nullptr;
 }
 
+// Every NVTX callback slot we fill, declared once: our slot, whether it is in NVTX's CORE2
+// module (else CORE), its callback id there, our function (defined below).
+#define CUMEMTRACE_NVTX_SLOTS(X)                                          \
+  X(kPushA, false, NVTX_CBID_CORE_RangePushA, push_a)                     \
+  X(kPushEx, false, NVTX_CBID_CORE_RangePushEx, push_ex)                  \
+  X(kPop, false, NVTX_CBID_CORE_RangePop, pop)                            \
+  X(kMarkA, false, NVTX_CBID_CORE_MarkA, mark_a)                          \
+  X(kMarkEx, false, NVTX_CBID_CORE_MarkEx, mark_ex)                       \
+  X(kStartA, false, NVTX_CBID_CORE_RangeStartA, start_a)                  \
+  X(kStartEx, false, NVTX_CBID_CORE_RangeStartEx, start_ex)               \
+  X(kEnd, false, NVTX_CBID_CORE_RangeEnd, end)                            \
+  X(kDomainPush, true, NVTX_CBID_CORE2_DomainRangePushEx, domain_push)    \
+  X(kDomainPop, true, NVTX_CBID_CORE2_DomainRangePop, domain_pop)         \
+  X(kDomainMark, true, NVTX_CBID_CORE2_DomainMarkEx, domain_mark)         \
+  X(kDomainStart, true, NVTX_CBID_CORE2_DomainRangeStartEx, domain_start) \
+  X(kDomainEnd, true, NVTX_CBID_CORE2_DomainRangeEnd, domain_end)         \
+  X(kDomainCreateA, true, NVTX_CBID_CORE2_DomainCreateA, domain_create_a) \
+  X(kDomainCreateW, true, NVTX_CBID_CORE2_DomainCreateW, domain_create_w)
+
 // The chained tool's function for each slot we fill (null: none, or no tool).
 enum Slot {
-  kPushA,
-  kPushEx,
-  kPop,
-  kMarkA,
-  kMarkEx,
-  kStartA,
-  kStartEx,
-  kEnd,
-  kDomainPush,
-  kDomainPop,
-  kDomainMark,
-  kDomainStart,
-  kDomainEnd,
-  kDomainCreateA,
-  kSlotCount
+#define CUMEMTRACE_NVTX_SLOT_ENUM(slot, core2, id, fn) slot,
+  CUMEMTRACE_NVTX_SLOTS(CUMEMTRACE_NVTX_SLOT_ENUM)
+#undef CUMEMTRACE_NVTX_SLOT_ENUM
+      kSlotCount
 };
 std::atomic<void*> g_next[kSlotCount];
 
@@ -209,19 +217,18 @@ void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   if (auto f = next<void (*)(nvtxDomainHandle_t, nvtxRangeId_t)>(kDomainEnd)) f(d, id);
 }
 // A domain's handle, so that pushes nest per domain: without a tool's DomainCreateA NVTX
-// gives every domain null, the default domain's. One handle per name, whichever NVTX instance
+// (or DomainCreateW) NVTX gives every domain null, the default domain's. One handle per name, whichever NVTX instance
 // (library) creates it, as a tool sees domains by name; at most kMaxDomains, past which a
 // domain is the default one to us (counted: push_domains). A chained tool's handles are its
-// own; a tool that gives none (it has no DomainCreateA) gets null, as it would alone.
+// own; a tool that gives none (it has no DomainCreateA or DomainCreateW) gets null, as it
+// would alone.
 constexpr size_t kMaxDomains = 4096;
 std::mutex g_domains_mu;                                          // held across a fork, as g_open_mu
 std::unordered_map<std::string, uintptr_t>* g_domains = nullptr;  // under g_domains_mu; never freed
-nvtxDomainHandle_t domain_create_a(const char* name) {
-  if (auto f = next<nvtxDomainHandle_t (*)(const char*)>(kDomainCreateA)) return f(name);
+nvtxDomainHandle_t domain_named(const std::string& key) {
   if (g_chained.load(std::memory_order_relaxed)) return nullptr;
   std::lock_guard lock(g_domains_mu);
   if (!g_domains) g_domains = new std::unordered_map<std::string, uintptr_t>;
-  const std::string key = name ? name : "";
   if (auto it = g_domains->find(key); it != g_domains->end()) return reinterpret_cast<nvtxDomainHandle_t>(it->second);
   if (g_domains->size() >= kMaxDomains) {
     track_bounded(format::BoundedWhat::kPushDomains, kMaxDomains);
@@ -230,6 +237,40 @@ nvtxDomainHandle_t domain_create_a(const char* name) {
   const uintptr_t handle = g_domains->size() + 1;  // never 0, the default domain
   g_domains->emplace(key, handle);
   return reinterpret_cast<nvtxDomainHandle_t>(handle);
+}
+nvtxDomainHandle_t domain_create_a(const char* name) {
+  if (auto f = next<nvtxDomainHandle_t (*)(const char*)>(kDomainCreateA)) return f(name);
+  return domain_named(name ? name : "");
+}
+// A wide name is the same domain as its UTF-8 spelling through nvtxDomainCreateA. wchar_t is
+// UTF-32 here (Linux); a value that is no character (a surrogate, past U+10FFFF) reads as
+// U+FFFD. The first 4,096 characters name it, as a mark's name is cut.
+std::string utf8_of(const wchar_t* s) {
+  std::string out;
+  for (size_t i = 0; s && s[i] && i < 4096; ++i) {
+    uint32_t c = uint32_t(s[i]);
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+    if (c < 0x80) {
+      out += char(c);
+    } else if (c < 0x800) {
+      out += char(0xC0 | c >> 6);
+      out += char(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+      out += char(0xE0 | c >> 12);
+      out += char(0x80 | (c >> 6 & 0x3F));
+      out += char(0x80 | (c & 0x3F));
+    } else {
+      out += char(0xF0 | c >> 18);
+      out += char(0x80 | (c >> 12 & 0x3F));
+      out += char(0x80 | (c >> 6 & 0x3F));
+      out += char(0x80 | (c & 0x3F));
+    }
+  }
+  return out;
+}
+nvtxDomainHandle_t domain_create_w(const wchar_t* name) {
+  if (auto f = next<nvtxDomainHandle_t (*)(const wchar_t*)>(kDomainCreateW)) return f(name);
+  return domain_named(utf8_of(name));
 }
 
 // A registered string lives as long as the process: its handle is a copy we never free,
@@ -283,20 +324,9 @@ NvtxFunctionPointer fp(F f) {
   return reinterpret_cast<NvtxFunctionPointer>(f);
 }
 const SlotInfo kSlotInfo[kSlotCount] = {
-    {false, NVTX_CBID_CORE_RangePushA, fp(push_a)},
-    {false, NVTX_CBID_CORE_RangePushEx, fp(push_ex)},
-    {false, NVTX_CBID_CORE_RangePop, fp(pop)},
-    {false, NVTX_CBID_CORE_MarkA, fp(mark_a)},
-    {false, NVTX_CBID_CORE_MarkEx, fp(mark_ex)},
-    {false, NVTX_CBID_CORE_RangeStartA, fp(start_a)},
-    {false, NVTX_CBID_CORE_RangeStartEx, fp(start_ex)},
-    {false, NVTX_CBID_CORE_RangeEnd, fp(end)},
-    {true, NVTX_CBID_CORE2_DomainRangePushEx, fp(domain_push)},
-    {true, NVTX_CBID_CORE2_DomainRangePop, fp(domain_pop)},
-    {true, NVTX_CBID_CORE2_DomainMarkEx, fp(domain_mark)},
-    {true, NVTX_CBID_CORE2_DomainRangeStartEx, fp(domain_start)},
-    {true, NVTX_CBID_CORE2_DomainRangeEnd, fp(domain_end)},
-    {true, NVTX_CBID_CORE2_DomainCreateA, fp(domain_create_a)},
+#define CUMEMTRACE_NVTX_SLOT_INFO(slot, core2, id, fn) {core2, id, fp(fn)},
+    CUMEMTRACE_NVTX_SLOTS(CUMEMTRACE_NVTX_SLOT_INFO)
+#undef CUMEMTRACE_NVTX_SLOT_INFO
 };
 
 NvtxFunctionPointer slot_value(NvtxFunctionTable table, unsigned size, unsigned id) {

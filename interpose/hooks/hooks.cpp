@@ -11,6 +11,7 @@
 #include "hooks/hooks_exit.h"
 #include "hooks/hooks_graph.h"
 #include "hooks/hooks_runtime.h"
+#include "hooks/hooks_start.h"
 #include "resolve/resolve.h"
 
 #define CUMEMTRACE_EXPORT __attribute__((visibility("default")))
@@ -49,6 +50,7 @@ Ret unresolved() {
 #define RUNTIME_HOOK(symbol, body, params, args) SLOT_WRAPPERS(cudaError_t, symbol, body, params, args)
 #define EXEC_HOOK(symbol, body, params, args) SLOT_WRAPPERS(int, symbol, body, params, args)
 #define EXIT_HOOK(symbol, body, params, args) SLOT_WRAPPERS(void, symbol, body, params, args)
+#define START_HOOK(symbol, body, params, args) SLOT_WRAPPERS(int, symbol, body, params, args)
 // An allocator hook with no real function still records: a program that defines no
 // reporter of its own loses nothing by our having none to forward to.
 #define ALLOCATOR_HOOK(symbol, mangled, body, params, args)                   \
@@ -70,6 +72,7 @@ void* const kWrappers[kHookCount][kSlots] = {
 #define RUNTIME_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #define EXEC_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #define EXIT_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
+#define START_HOOK(symbol, body, params, args) WRAPPER_ROW(symbol)
 #define ALLOCATOR_HOOK(symbol, mangled, body, params, args) WRAPPER_ROW(symbol)
 #include "hook_table.def"
 };
@@ -81,6 +84,7 @@ const HookInfo kInfo[kHookCount] = {
 #define RUNTIME_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kRuntime, false},
 #define EXEC_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExec, false},
 #define EXIT_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExit, false},
+#define START_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kStart, false},
 #define ALLOCATOR_HOOK(symbol, mangled, body, params, args) {mangled, mangled, 0, Layer::kAllocator, false},
 #include "hook_table.def"
 };
@@ -105,6 +109,7 @@ const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
 #define PROC_HOOK(symbol, body, base, since, params, args) EXPORT_HOOK(CUresult, symbol, body, params, args)
 #define RUNTIME_HOOK(symbol, body, params, args) EXPORT_HOOK(cudaError_t, symbol, body, params, args)
 #define EXEC_HOOK(symbol, body, params, args) EXPORT_HOOK(int, symbol, body, params, args)
+#define START_HOOK(symbol, body, params, args) EXPORT_HOOK(int, symbol, body, params, args)
 // libc declares _exit and _Exit noreturn: no `return` in them, not even of a void.
 #define EXIT_HOOK(symbol, body, params, args)                                                              \
   extern "C" CUMEMTRACE_EXPORT void symbol params {                                                        \

@@ -86,7 +86,8 @@ const PyRuntimeInfo* python_runtime() {
     known = debug_offsets_bytes() <= sizeof image && read_own_memory(info.runtime, image, debug_offsets_bytes()) &&
             layout_from_debug_offsets(image, debug_offsets_bytes(), info.layout);
   }
-  info.types = {symbol("PyFrame_Type"), symbol("PyCode_Type"), symbol("PyUnicode_Type"), symbol("PyBytes_Type")};
+  info.types = {symbol("PyFrame_Type"), symbol("PyCode_Type"), symbol("PyUnicode_Type"), symbol("PyBytes_Type"),
+                symbol("PyContext_Type")};
   if (!known || !info.types.code || !info.types.unicode || !info.types.bytes ||
       (info.layout.frame_objects && !info.types.frame)) {
     log_once_warn("Python {}.{}: its frame layout is not known here (3.10-3.13 are): events get no Python frames",
@@ -228,6 +229,26 @@ void walk_python(PyRawStack& out) {
   const uint64_t frame = innermost_frame(py->layout, tstate);
   if (!frame) return;
   walk_frames(py->layout, py->types, frame, out);
+}
+
+size_t python_contexts(uint64_t* out, size_t cap) {
+  if (!config().python) return 0;
+  const PyRuntimeInfo* py = python_runtime();
+  if (!py || py->layout.tstate_context == kNoOffset || !py->types.context) return 0;
+  const uint64_t tstate = our_thread_state(*py);
+  uint64_t ctx = 0;
+  if (!tstate || !read_own_memory(tstate + uint64_t(py->layout.tstate_context), &ctx, 8)) return 0;
+  size_t n = 0;
+  // Each believed only as a Context: a freed one's type reads otherwise, and ends the chain.
+  // Read as frames are (python_walk.h: a stale pointer costs a failed read, never a fault),
+  // through the page cache: an event of a thread with tags reads two words per context.
+  while (n < cap && plausible_pointer(ctx)) {
+    uint64_t type = 0;
+    if (!read_own_memory(ctx + py->layout.ob_type, &type, 8) || type != py->types.context) break;
+    out[n++] = ctx;
+    if (!read_own_memory(ctx + py->layout.context_prev, &ctx, 8)) break;
+  }
+  return n;
 }
 
 int32_t python_line(const PyRawFrame& f) {

@@ -8,6 +8,7 @@
 // thread stay put while it runs native code, which it is doing when it calls CUDA.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -18,6 +19,12 @@ namespace cumemtrace::interpose {
 // Fills `out` with the calling thread's Python frames, lines not yet read (count 0: none, Python frames are
 // off, or something did not validate). Call outside the tracker's lock.
 void walk_python(PyRawStack& out);
+
+// The calling thread's Python contexts (contextvars.Context), at most `cap`: the current
+// one first, then the one that was current when it was entered (Context.run; asyncio runs
+// each task's steps so), and so on out. 0 when it has none, Python frames are off, or the
+// version's thread state is not known here (python_layout.h: tstate_context).
+size_t python_contexts(uint64_t* out, size_t cap);
 
 // In a fork child: a parent thread that was looking for the interpreter is not there.
 void forget_python_look_after_fork();

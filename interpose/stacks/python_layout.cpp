@@ -111,6 +111,7 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.runtime_main_interp = 48;
     l.runtime_tss_key = 592;  // gilstate.autoTSSkey
     l.tstate_interp = 16;
+    l.tstate_context = 224;  // offsetof against Debian's 3.11.7 headers (PyThreadState is public in 3.11)
     l.tstate_cframe = 56;
     l.tstate_current_frame = 8;
     l.frame_code = 32;

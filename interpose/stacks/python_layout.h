@@ -33,6 +33,11 @@ struct PyLayout {
   int64_t runtime_main_interp = kNoOffset;  // _PyRuntimeState.interpreters.main
   int64_t runtime_tss_key = kNoOffset;      // the gilstate key: a Py_tss_t {int, pthread_key_t}
   int64_t tstate_interp = kNoOffset;        // PyThreadState.interp
+  // PyThreadState.context: the thread's current contextvars.Context (NULL until one is
+  // needed); kNoOffset where not known (every version but 3.11), and tags then follow
+  // threads, not contexts (docs/cli.md, 'Tags').
+  int64_t tstate_context = kNoOffset;
+  uint64_t context_prev = 16;  // PyContext.ctx_prev: the context current before this one was entered
   // The thread's innermost frame: tstate->cframe->current_frame (3.11, 3.12), or
   // tstate->current_frame (3.13: tstate_cframe is kNoOffset).
   int64_t tstate_cframe = kNoOffset;

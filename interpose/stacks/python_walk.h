@@ -23,6 +23,7 @@ struct PyTypes {
   uint64_t code = 0;
   uint64_t unicode = 0;
   uint64_t bytes = 0;
+  uint64_t context = 0;  // PyContext_Type
 };
 
 // One Python frame as found: the code object's fields and where in it the frame is.

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/thread_state.h"
 #include "stacks/walk_stats.h"
+#include "track/context_tags.h"
 #include "track/event_stacks.h"
 #include "track/tracker_state.h"
 
@@ -106,7 +107,10 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
   PyRawStack python;
   stack.count = 0;
   const bool allocates = d.op == format::BlockOp::kAlloc || d.op == format::BlockOp::kOom;
-  if (allocates) walk_stacks(stack, python, true);
+  if (allocates) {
+    follow_context_tags();
+    walk_stacks(stack, python, true);
+  }
   const uint32_t tid = thread_state().tid;
   char refused[220] = "";
   bool entries_refused = false;

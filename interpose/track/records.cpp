@@ -20,11 +20,20 @@ namespace cumemtrace::interpose {
 bool track_mark(std::string_view name, format::MarkSource source) {
   const bool end = source == format::MarkSource::kNvtxPop || source == format::MarkSource::kNvtxEnd ||
                    source == format::MarkSource::kTagPop;
-  if (!tracing_enabled() || !started_state()) return false;
+  const format::RecordType type = end ? format::RecordType::kRangeEnd : format::RecordType::kMark;
+  if (!tracing_enabled()) return false;
   const ErrnoGuard keep_errno;
   format::MarkRecord m{};
   m.tid = thread_state().tid;
   m.source = uint8_t(source);
+  const std::string text(name.substr(0, 4096));
+  if (!started_state()) {  // before the first CUDA call: kept for the trace's start
+    const int kept = append_before_start([&](std::string& out) {
+      m.time_ns = now_ns();  // under the lock that orders them
+      put_record(out, type, m, text);
+    });
+    if (kept != 0) return kept > 0;
+  }
   State& s = state();
   std::lock_guard lock(s.mu);
   m.time_ns = now_ns();  // under the lock, as an event's: the file stays in time order
@@ -33,8 +42,7 @@ bool track_mark(std::string_view name, format::MarkSource source) {
     ++s.records_dropped;
     return false;
   }
-  put_record(s.pending, end ? format::RecordType::kRangeEnd : format::RecordType::kMark, m,
-             std::string(name.substr(0, 4096)));
+  put_record(s.pending, type, m, text);
   return true;
 }
 

@@ -61,5 +61,8 @@ TraceSink* make_trace_sink();  // the writer (write/writer.cpp)
 // Once the trace's thread runs: what starts with the trace beyond the tracker (the spine,
 // lifecycle.cpp, which alone sees every stage: the fatal-signal handlers, NVTX's check).
 void on_trace_start();
+// main is about to run (hooks_start.h; lifecycle.cpp): libc's handlers registered from now
+// on run before the loader's finalizers.
+void on_main_start();
 
 }  // namespace cumemtrace::interpose

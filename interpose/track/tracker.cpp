@@ -14,6 +14,7 @@
 #include "base/errno_guard.h"
 #include "base/thread_state.h"
 #include "probe/driver_api.h"
+#include "track/context_tags.h"
 #include "track/event_stacks.h"
 #include "track/tracker_state.h"
 #include "track/writer_thread.h"
@@ -54,6 +55,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
   // worth a look.
   const bool frees = (d.op == Op::kFree || d.op == Op::kUnmap || d.op == Op::kReserveFree) &&
                      !(flags & format::kEventRestored) && d.result == 0;
+  follow_context_tags();
   if (!frees || config().free_stacks) walk_stacks(stack, python);
   else stack.count = 0;
 

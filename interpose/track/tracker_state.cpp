@@ -1,6 +1,7 @@
 #include "track/tracker_state.h"
 
 #include <atomic>
+#include <functional>
 #include <mutex>
 
 #include "base/config.h"
@@ -15,8 +16,26 @@ std::atomic<State*> g_state{nullptr};
 std::atomic<bool> g_stopped{false};
 std::atomic<bool> g_peak_sites_asked{false};  // reset_peak() was called, maybe before the state was made
 std::mutex g_create_mu;                       // trivially destructible in libstdc++: safe at exit
+// Records made before the trace started, and those not kept for the bound (both under
+// g_create_mu; never freed: used until exit).
+std::string* g_before_start = nullptr;
+uint64_t g_before_start_dropped = 0;
 
 }  // namespace
+
+int append_before_start(const std::function<void(std::string&)>& put) {
+  std::lock_guard lock(g_create_mu);
+  if (g_state.load(std::memory_order_relaxed)) return 0;
+  if (!g_before_start) g_before_start = new std::string;
+  const size_t had = g_before_start->size();
+  put(*g_before_start);
+  if (g_before_start->size() > kBeforeStartBytes) {
+    g_before_start->resize(had);
+    ++g_before_start_dropped;
+    return -1;
+  }
+  return 1;
+}
 
 State& state() {
   if (State* s = g_state.load(std::memory_order_acquire)) return *s;
@@ -24,6 +43,11 @@ State& state() {
   if (!g_state.load(std::memory_order_relaxed)) {
     State* made = new State;  // lives until exit (or fork)
     made->keep_peak_sites = g_peak_sites_asked.load();
+    if (g_before_start) {  // first in the trace: they came before its first event
+      made->pending.append(*g_before_start);
+      *g_before_start = std::string();
+    }
+    made->records_dropped = g_before_start_dropped;
     g_state.store(made, std::memory_order_release);
     start_writer_thread();
   }
@@ -77,6 +101,9 @@ void tracker_after_fork_child() {
   // afresh, with a trace file of its own only if it touches CUDA. The parent's state
   // is left behind, unfreed, in copy-on-write pages the child never touches.
   if (State* s = g_state.load(std::memory_order_acquire)) s->mu.unlock();
+  // The parent's records from before its start are not the child's.
+  if (g_before_start) *g_before_start = std::string();
+  g_before_start_dropped = 0;
   g_create_mu.unlock();
   g_state.store(nullptr, std::memory_order_release);
   events_after_fork_child();

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -138,6 +139,14 @@ struct State : TrackerLedger {
 State& state();
 // The state if the trace has started, else null: for what never starts a trace of its own.
 State* started_state();
+// A record made before the trace started (a mark, a range's push or pop, a tag: the program
+// may make them before its first CUDA call): `put` appends it, stamped in its call, to those
+// kept, up to kBeforeStartBytes in all, for the state to put first when it is made. 1 kept,
+// -1 past the bound (counted with the records dropped), 0 the trace has started (`put` not
+// called: append it to the state).
+constexpr size_t kBeforeStartBytes = size_t(1) << 20;
+int append_before_start(const std::function<void(std::string&)>& put);
+
 // Appends a Bounded record for each kind whose count changed since its last one (under
 // `s.mu`): at each flush and before the End record, so the last one holds the count.
 void put_bounded_counts(State& s);

@@ -110,8 +110,8 @@ _mark_observers = []
 
 def mark(name):
     """Records a mark named `name` (api.h: cumemtrace_mark): marks of one name delimit
-    iterations for the growth analysis. True when recorded; False when not preloaded or
-    not tracing yet (before the first CUDA call)."""
+    iterations for the growth analysis. True when recorded (before the first CUDA call
+    too: kept for the trace's start); False when not preloaded."""
     fn = _function("cumemtrace_mark", [ctypes.c_char_p])
     recorded = fn is not None and fn(str(name).encode("utf-8", "replace")) == 0
     if recorded:
@@ -169,7 +169,9 @@ class _Stepped:
 class tag:  # noqa: N801 (a context manager and decorator named as a function is)
     """Labels every allocation this thread makes inside it with `name`, for `cumemtrace
     report --by range`: ``with cumemtrace.tag("load"): ...`` or ``@cumemtrace.tag("step")``.
-    Tags nest per thread. A decorated generator function or ``async def`` is tagged while
+    Tags nest per thread and Python context: a tag held across an ``await`` counts what its
+    asyncio task allocates, not what other tasks on the thread do meanwhile (docs/cli.md,
+    'Memory per range'). A decorated generator function or ``async def`` is tagged while
     it runs, step by step (each step one call), not while it is suspended. Without the
     tracer preloaded it does nothing."""
 

@@ -79,7 +79,21 @@ TEST_CASE("without cumemtrace run (no NVTX_INJECTION64_PATH) NVTX calls cost not
   CHECK(marks(only_trace(dir)).empty());
 }
 
-TEST_CASE("Python's cumemtrace.mark records marks once the trace has begun") {
+namespace {
+
+// `report --by range --json`'s rows by name.
+std::map<std::string, nlohmann::json> ranges_of(const std::string& trace) {
+  const Result r = run({cli(), "report", "--by", "range", "--json", trace});
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(r.out);
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& row : report.at("by_range")) out[row.at("name").get<std::string>()] = row;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Python's cumemtrace.mark and tags record from the start, before the first CUDA call too") {
   const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_mark.py";
   const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
   const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
@@ -89,8 +103,16 @@ TEST_CASE("Python's cumemtrace.mark records marks once the trace has begun") {
   TempDir dir;
   const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
   REQUIRE(t.exit_code == 0);
-  CHECK(t.out == "early False, steps [True, True, True]\n");
-  CHECK(marks(only_trace(dir)) == std::vector<std::string>{"1 step", "1 step", "1 step"});
+  CHECK(t.out == "early True, steps [True, True, True]\n");
+  // Source 1: cumemtrace_mark, 7: a tag's push. What came before the first CUDA call is in
+  // the trace, first.
+  CHECK(marks(only_trace(dir)) == std::vector<std::string>{"1 before-cuda", "7 loading", "1 step", "1 step", "1 step"});
+  // The tag opened before the trace's first event holds its three 1 MiB allocations.
+  const auto loading = ranges_of(only_trace(dir)).at("loading");
+  CHECK(loading.at("calls") == 1);
+  CHECK(loading.at("open_at_end") == 0);
+  CHECK(loading.at("allocations") == 3);
+  CHECK(loading.at("bytes_allocated") == 3 * MiB);
 }
 
 TEST_CASE("growth across NVTX-marked iterations: the kept 1 MiB leaks, 64 MiB is one-time, 8 MiB transient") {
@@ -179,20 +201,6 @@ TEST_CASE("a profiler's NVTX injection set after cumemtrace run keeps NVTX, and 
   CHECK(marks(traces[0]).empty());
 }
 
-namespace {
-
-// `report --by range --json`'s rows by name.
-std::map<std::string, nlohmann::json> ranges_of(const std::string& trace) {
-  const Result r = run({cli(), "report", "--by", "range", "--json", trace});
-  REQUIRE(r.exit_code == 0);
-  const nlohmann::json report = nlohmann::json::parse(r.out);
-  std::map<std::string, nlohmann::json> out;
-  for (const auto& row : report.at("by_range")) out[row.at("name").get<std::string>()] = row;
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("tags from C nest per thread and count their own thread's allocations (report --by range)") {
   TempDir dir;
   const Result t = traced(dir, {here("tags")});
@@ -261,6 +269,34 @@ TEST_CASE("Python's cumemtrace.tag on a generator and on async defs tags each st
   }
 }
 
+// python_tag_tasks.py works out the bytes; a tag's calls are the stretches its task ran
+// with it open (a1 and a2), "run" one: the tasks' contexts are entered from its own.
+TEST_CASE("Python's cumemtrace.tag around an await follows its asyncio task, not the thread") {
+  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_tag_tasks.py";
+  const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  const std::string out = "['a', 'b', 'c']\n";
+  const Result plain = run({"/usr/bin/python3", script, runtime, package});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out == out);
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out == out);
+  const auto by = ranges_of(only_trace(dir));
+  REQUIRE(by.size() == 3);
+  const std::vector<std::tuple<std::string, int, int, uint64_t>> want = {
+      {"a", 2, 2, 3 * MiB}, {"b", 2, 2, 24 * MiB}, {"run", 1, 6, 123 * MiB}};
+  for (const auto& [name, calls, allocations, bytes] : want) {
+    INFO(name);
+    CHECK(by.at(name).at("kind") == "tag");
+    CHECK(by.at(name).at("calls") == calls);
+    CHECK(by.at(name).at("open_at_end") == 0);
+    CHECK(by.at(name).at("allocations") == allocations);
+    CHECK(by.at(name).at("bytes_allocated") == bytes);
+  }
+}
+
 // Past each bound the tracer keeps (bounds.c): the trace counts what it did not keep, and
 // the report says so where the ranges are, not that all is well.
 TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registered strings counted and said") {
@@ -303,13 +339,21 @@ TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registe
 // nvToolsExt.h: a push returns its 0-based level and a pop the level of the range it ended,
 // each per domain (-1 with none open); pushes nest per domain (nvtx_domains.c works out
 // the bytes).
-TEST_CASE("NVTX pushes nest per domain, and pushes and pops return the levels nvToolsExt.h specifies") {
+TEST_CASE(
+    "NVTX pushes nest per domain, a wide-named domain included, and pushes and pops return the levels nvToolsExt.h "
+    "specifies") {
   TempDir dir;
-  const auto by =
-      ranges_of(run_nvtx_program(dir, "nvtx_domains", "default: push 0 1, pop 1 0 -1\ndomains: push 0 0, pop 0 0\n"));
+  const auto by = ranges_of(run_nvtx_program(dir, "nvtx_domains",
+                                             "default: push 0 1, pop 1 0 -1\ndomains: push 0 0, pop 0 0\n"
+                                             "wide: same 1, push 0 0, pop 0 0\n"));
   CHECK(by.at("a-range").at("calls") == 1);
   CHECK(by.at("a-range").at("open_at_end") == 0);
   CHECK(by.at("a-range").at("bytes_allocated") == 1 * MiB);
   CHECK(by.at("b-range").at("bytes_allocated") == 8 * MiB);
   CHECK(by.at("b-range").at("open_at_end") == 0);
+  // nvtxDomainCreateW's domain is its own: w-range 2 MiB, d-range (the default domain) 6 MiB.
+  CHECK(by.at("w-range").at("bytes_allocated") == 2 * MiB);
+  CHECK(by.at("w-range").at("open_at_end") == 0);
+  CHECK(by.at("d-range").at("bytes_allocated") == 6 * MiB);
+  CHECK(by.at("d-range").at("open_at_end") == 0);
 }

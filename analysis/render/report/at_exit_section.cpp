@@ -72,7 +72,7 @@ void exit_json(json& j, const Report& rep, const JsonContext&) {
                             {"peak_bytes", l->peak_bytes},   {"limit_bytes", l->limit_bytes},
                             {"total_bytes", l->total_bytes}, {"fraction", l->fraction},
                             {"setting", l->setting},         {"preallocated", l->preallocated},
-                            {"message", l->message}};
+                            {"trace_ended", l->trace_ended}, {"message", l->message}};
   else j["framework_limit"] = nullptr;
 }
 

@@ -50,8 +50,11 @@ void summary(std::ostream& out, const Report& rep) {
   if (rep.failed.empty()) {
     out << "  failed allocations: none\n";
     if (const auto& l = rep.framework_limit)
-      out << "  framework limit reached on " << device_label(l->device) << ": " << l->message << "; exit status "
-          << l->exit_status << (l->preallocated ? ", the limit preallocated at start" : "") << "\n";
+      out << "  framework limit reached on " << device_label(l->device) << ": " << l->message
+          << (l->trace_ended ? "; exit status " + std::to_string(l->exit_status)
+                             : std::string("; the trace has no end (the process was killed or died of a signal): "
+                                           "whether the limit ended it is not known"))
+          << (l->preallocated ? ", the limit preallocated at start" : "") << "\n";
   } else if (const FailedRow* fatal = last_unrecovered(rep)) {
     // The failure the program did not get past is the answer; those it recovered from are not.
     const FailedRow& f = *fatal;

@@ -130,3 +130,33 @@ TEST_CASE("framework limit: XLA's default fraction, found by its module, and the
   REQUIRE(half.framework_limit);
   CHECK(half.framework_limit->limit_bytes == 40 * GiB);
 }
+
+// No End record (the process killed, or dead of a fatal signal): no exit status. An
+// on-demand limit met by the peak is said, with what is not known; a preallocated one is the
+// peak from the start and says nothing of the end.
+TEST_CASE("framework limit: with no End record only an on-demand limit is said, its end not known") {
+  const auto died = [](const std::vector<std::string>& environment, uint64_t peak) {
+    TraceBuilder b;
+    b.process_with_environment(environment).device(0, 80 * GiB).api(1, "cuMemAlloc_v2");
+    b.alloc(10, 0x7f0000000000, peak);
+    return report_both(b.vec(), "t.trace");
+  };
+  const Report r = died(kJaxOnDemand, kInside);
+  REQUIRE(r.framework_limit);
+  CHECK(r.framework_limit->exit_status == -1);
+  CHECK_FALSE(r.framework_limit->trace_ended);
+  CHECK(r.framework_limit->limit_bytes == kLimit);
+  CHECK(limit_text(r).find("  failed allocations: none\n  framework limit reached on device 0: peak 59.40 GiB of XLA's "
+                           "limit 60.00 GiB (XLA_PYTHON_CLIENT_MEM_FRACTION=0.75 of 80.00 GiB); the trace has no end "
+                           "(the process was killed or died of a signal): whether the limit ended it is not known\n") !=
+        std::string::npos);
+  const auto j = to_json(r);
+  CHECK(j.at("exit_status").is_null());
+  CHECK(j.at("framework_limit").at("trace_ended") == false);
+  CHECK(to_json(report_both(jax_trace(kJaxOnDemand, kInside, 1).vec(), "t.trace"))
+            .at("framework_limit")
+            .at("trace_ended") == true);
+  // Preallocated (XLA_PYTHON_CLIENT_PREALLOCATE unset): its peak is the limit, taken at start.
+  CHECK_FALSE(died({"XLA_PYTHON_CLIENT_MEM_FRACTION=0.75"}, kLimit).framework_limit);
+  CHECK_FALSE(died(kJaxOnDemand, kOutside).framework_limit);
+}

@@ -74,6 +74,18 @@ TEST_CASE("the trace keeps the exit status and, of the environment, the framewor
   CHECK(report(only_trace(quick)).at("exit_status") == 0);
 }
 
+// A trace begun before main (before_main_lib's constructor allocates): main's return (7) and
+// exit(5) reach the End record all the same, though the library's first handler was
+// registered before the loader's finalizer.
+TEST_CASE("a trace begun before main keeps the exit status of main's return and of exit") {
+  TempDir returned;
+  REQUIRE(traced(returned, {here("before_main")}).exit_code == 7);
+  CHECK(report(only_trace(returned)).at("exit_status") == 7);
+  TempDir exited;
+  REQUIRE(traced(exited, {here("before_main"), "exit"}).exit_code == 5);
+  CHECK(report(only_trace(exited)).at("exit_status") == 5);
+}
+
 TEST_CASE("a vfork child's _exit after a failed exec leaves the parent's trace alone") {
   TempDir dir;
   const Result t = traced(dir, {here("exit_early"), "vfork"});

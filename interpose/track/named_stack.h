@@ -1,7 +1,8 @@
 // A thread's open ranges, innermost last, keeping the names of the 64 innermost, so that a
 // pop can name the range it closes (RangeEnd records). A deeper push is counted, but its pop
-// names no range: the caller counts that pop (track_bounded), so the trace says so. NVTX pushes (nvtx.cpp) and tags
-// (api.cpp) each keep one per thread (ThisThread).
+// names no range: the caller counts that pop (track_bounded), so the trace says so. NVTX
+// pushes (api/nvtx.cpp) keep one per thread and domain (ThisThread); tags keep theirs per
+// Python context (context_tags.cpp), under the same bound.
 #pragma once
 
 #include <pthread.h>
@@ -62,6 +63,8 @@ class ThisThread {
     }
     return s;
   }
+  // The same, but null where the thread has made none.
+  static T* existing() { return t_gone ? nullptr : static_cast<T*>(pthread_getspecific(key())); }
 
  private:
   static pthread_key_t key() {

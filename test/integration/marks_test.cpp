@@ -91,6 +91,22 @@ std::map<std::string, nlohmann::json> ranges_of(const std::string& trace) {
   return out;
 }
 
+// Runs test/integration/python/SCRIPT without the tracer and under it, each printing
+// `out`, and returns the traced run's ranges by name.
+std::map<std::string, nlohmann::json> python_tag_ranges(const std::string& script, const std::string& out) {
+  const std::string path = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/" + script;
+  const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
+  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
+  const Result plain = run({"/usr/bin/python3", path, runtime, package});
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.out == out);
+  TempDir dir;
+  const Result t = traced(dir, {"/usr/bin/python3", path, runtime, package});
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out == out);
+  return ranges_of(only_trace(dir));
+}
+
 }  // namespace
 
 TEST_CASE("Python's cumemtrace.mark and tags record from the start, before the first CUDA call too") {
@@ -245,18 +261,8 @@ TEST_CASE("Python's cumemtrace.tag, as a context manager and a decorator, tags w
 }
 
 TEST_CASE("Python's cumemtrace.tag on a generator and on async defs tags each step they run, not their suspensions") {
-  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_tag_steps.py";
-  const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
-  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
-  const std::string out = "[1, 2] ['a', 'b']\n";  // what the generator yielded, what the tasks returned
-  const Result plain = run({"/usr/bin/python3", script, runtime, package});
-  REQUIRE(plain.exit_code == 0);
-  CHECK(plain.out == out);
-  TempDir dir;
-  const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
-  REQUIRE(t.exit_code == 0);
-  CHECK(t.out == out);
-  const auto by = ranges_of(only_trace(dir));
+  // Printed: what the generator yielded, what the tasks returned.
+  const auto by = python_tag_ranges("python_tag_steps.py", "[1, 2] ['a', 'b']\n");
   REQUIRE(by.size() == 3);
   // Calls are steps: gen runs to each of its 2 yields and to its end; a and b to the await and on.
   const std::vector<std::tuple<std::string, int, uint64_t>> want = {
@@ -272,18 +278,7 @@ TEST_CASE("Python's cumemtrace.tag on a generator and on async defs tags each st
 // python_tag_tasks.py works out the bytes; a tag's calls are the stretches its task ran
 // with it open (a1 and a2), "run" one: the tasks' contexts are entered from its own.
 TEST_CASE("Python's cumemtrace.tag around an await follows its asyncio task, not the thread") {
-  const std::string script = std::string(CUMEMTRACE_SOURCE_DIR) + "/test/integration/python/python_tag_tasks.py";
-  const std::string package = std::string(CUMEMTRACE_SOURCE_DIR) + "/python";
-  const std::string runtime = std::string(CUMEMTRACE_SIM_DIR) + "/libcudart.so.13";
-  const std::string out = "['a', 'b', 'c']\n";
-  const Result plain = run({"/usr/bin/python3", script, runtime, package});
-  REQUIRE(plain.exit_code == 0);
-  CHECK(plain.out == out);
-  TempDir dir;
-  const Result t = traced(dir, {"/usr/bin/python3", script, runtime, package});
-  REQUIRE(t.exit_code == 0);
-  CHECK(t.out == out);
-  const auto by = ranges_of(only_trace(dir));
+  const auto by = python_tag_ranges("python_tag_tasks.py", "['a', 'b', 'c']\n");
   REQUIRE(by.size() == 3);
   const std::vector<std::tuple<std::string, int, int, uint64_t>> want = {
       {"a", 2, 2, 3 * MiB}, {"b", 2, 2, 24 * MiB}, {"run", 1, 6, 123 * MiB}};

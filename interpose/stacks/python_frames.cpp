@@ -236,19 +236,7 @@ size_t python_contexts(uint64_t* out, size_t cap) {
   const PyRuntimeInfo* py = python_runtime();
   if (!py || py->layout.tstate_context == kNoOffset || !py->types.context) return 0;
   const uint64_t tstate = our_thread_state(*py);
-  uint64_t ctx = 0;
-  if (!tstate || !read_own_memory(tstate + uint64_t(py->layout.tstate_context), &ctx, 8)) return 0;
-  size_t n = 0;
-  // Each believed only as a Context: a freed one's type reads otherwise, and ends the chain.
-  // Read as frames are (python_walk.h: a stale pointer costs a failed read, never a fault),
-  // through the page cache: an event of a thread with tags reads two words per context.
-  while (n < cap && plausible_pointer(ctx)) {
-    uint64_t type = 0;
-    if (!read_own_memory(ctx + py->layout.ob_type, &type, 8) || type != py->types.context) break;
-    out[n++] = ctx;
-    if (!read_own_memory(ctx + py->layout.context_prev, &ctx, 8)) break;
-  }
-  return n;
+  return tstate ? context_chain(py->layout, py->types, tstate, out, cap) : 0;
 }
 
 int32_t python_line(const PyRawFrame& f) {

@@ -136,6 +136,14 @@ bool builtin_layout(uint32_t v, PyLayout& l) {
     l.runtime_main_interp = 48;
     l.runtime_tss_key = 1544;  // autoTSSkey
     l.tstate_interp = 16;
+    // PyThreadState (Include/cpython/pystate.h of the 3.12 line), by hand: prev 0, next 8,
+    // interp 16, _status 24 (4 bytes), six ints 28..52, cframe 56, c_profilefunc 64,
+    // c_tracefunc 72, c_profileobj 80, c_traceobj 88, current_exception 96, exc_info 104,
+    // dict 112, gilstate_counter 120 (int, padded to 8), async_exc 128, thread_id 136,
+    // native_thread_id 144, trash {int, pointer} 152..168, on_delete 168, on_delete_data 176,
+    // coroutine_origin_tracking_depth 184 (int, padded), async_gen_firstiter 192,
+    // async_gen_finalizer 200, context 208. Its cframe and thread_id are the offsetof values here.
+    l.tstate_context = 208;
     l.tstate_cframe = 56;
     l.tstate_current_frame = 0;
     l.frame_code = 0;
@@ -203,6 +211,16 @@ bool layout_from_debug_offsets(const void* image, size_t bytes, PyLayout& l) {
   // co_version is not among 3.13's published offsets: 3.13.0's (offsetof), believed only
   // where the fields around it are where 3.13.0 has them.
   if (co.firstlineno == 68 && co.filename == 112 && inside(92, co.size, 4)) l.code_version = 92;
+  // PyThreadState.context is not among 3.13's published offsets. By hand from 3.13's
+  // Include/cpython/pystate.h: prev 0, next 8, interp 16, eval_breaker 24, _status 32
+  // (4 bytes), eight ints 36..68, current_frame 72, c_profilefunc 80, c_tracefunc 88,
+  // c_profileobj 96, c_traceobj 104, current_exception 112, exc_info 120, dict 128,
+  // gilstate_counter 136 (int, padded to 8), async_exc 144, thread_id 152, native_thread_id 160,
+  // delete_later 168, critical_section 176, coroutine_origin_tracking_depth 184 (int, padded),
+  // async_gen_firstiter 192, async_gen_finalizer 200, context 208. Believed only where the
+  // published current_frame and thread_id are where that arithmetic puts them; elsewhere tags
+  // follow the thread (docs/cli.md, 'Memory per range').
+  if (ts.current_frame == 72 && ts.thread_id == 152 && inside(208, ts.size, 8)) l.tstate_context = 208;
   l.ob_type = d.pyobject.ob_type;
   l.bytes_size = d.bytes_object.ob_size;
   l.bytes_data = d.bytes_object.ob_sval;

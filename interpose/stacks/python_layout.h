@@ -34,10 +34,13 @@ struct PyLayout {
   int64_t runtime_tss_key = kNoOffset;      // the gilstate key: a Py_tss_t {int, pthread_key_t}
   int64_t tstate_interp = kNoOffset;        // PyThreadState.interp
   // PyThreadState.context: the thread's current contextvars.Context (NULL until one is
-  // needed); kNoOffset where not known (every version but 3.11), and tags then follow
-  // threads, not contexts (docs/cli.md, 'Tags').
+  // needed); kNoOffset where not known (3.10, and a 3.13 whose published thread-state
+  // offsets are not where 3.13's header puts them), and tags then follow threads, not
+  // contexts (docs/cli.md, 'Memory per range').
   int64_t tstate_context = kNoOffset;
-  uint64_t context_prev = 16;  // PyContext.ctx_prev: the context current before this one was entered
+  // PyContext.ctx_prev: the context current before this one was entered; after PyObject_HEAD
+  // (two words) in 3.11, 3.12 and 3.13 (Include/internal/pycore_context.h).
+  uint64_t context_prev = 16;
   // The thread's innermost frame: tstate->cframe->current_frame (3.11, 3.12), or
   // tstate->current_frame (3.13: tstate_cframe is kNoOffset).
   int64_t tstate_cframe = kNoOffset;

@@ -171,6 +171,24 @@ uint64_t innermost_frame(const PyLayout& l, uint64_t tstate) {
   return frame;
 }
 
+size_t context_chain(const PyLayout& l, const PyTypes& t, uint64_t tstate, uint64_t* out, size_t cap) {
+  uint64_t ctx = 0;
+  if (l.tstate_context == kNoOffset || !t.context || !plausible_pointer(tstate) ||
+      !read_own_memory(tstate + uint64_t(l.tstate_context), &ctx, 8))
+    return 0;
+  size_t n = 0;
+  // Each believed only as a Context: a freed one's type reads otherwise, and ends the chain.
+  // Read as frames are, through the page cache: an event of a thread with tags reads two
+  // words per context.
+  while (n < cap && plausible_pointer(ctx)) {
+    uint64_t type = 0;
+    if (!read_own_memory(ctx + l.ob_type, &type, 8) || type != t.context) break;
+    out[n++] = ctx;
+    if (!read_own_memory(ctx + l.context_prev, &ctx, 8)) break;
+  }
+  return n;
+}
+
 bool walk_frames(const PyLayout& layout, const PyTypes& types, uint64_t frame, PyRawStack& out) {
   // Copies the compiler knows no store into `out` can change: read through the
   // references, every offset was loaded again after each field written (they might

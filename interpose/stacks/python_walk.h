@@ -68,6 +68,11 @@ inline bool plausible_pointer(uint64_t p) { return p >= 4096 && p < (1ull << 47)
 // The innermost frame of thread state `tstate` (0: none, or unreadable).
 uint64_t innermost_frame(const PyLayout& l, uint64_t tstate);
 
+// The contextvars.Context objects of thread state `tstate`, at most `cap`: its current one
+// first, then the one current when that was entered (ctx_prev), and so on out. 0 where the
+// layout has no tstate_context or the thread has no context yet.
+size_t context_chain(const PyLayout& l, const PyTypes& t, uint64_t tstate, uint64_t* out, size_t cap);
+
 // Walks from `frame` outwards. False (and count 0) when anything fails validation.
 bool walk_frames(const PyLayout& l, const PyTypes& t, uint64_t frame, PyRawStack& out);
 

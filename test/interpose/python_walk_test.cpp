@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stacks/python_layout.h"
+#include "fake_memory.h"
 #include "stacks/python_walk.h"
 
 using namespace cumemtrace::interpose;
@@ -37,12 +38,6 @@ const std::vector<Range> kLines = {{0, 2, 2},   {2, 4, 3},   {4, 6, 3},   {6, 10
                                    {40, 42, 5}, {42, 46, 5}, {46, 56, 5}, {56, 58, 5}, {58, 62, 5}, {62, 72, 5},
                                    {72, 74, 5}, {74, 76, 5}, {76, 78, 7}, {78, 80, 7}, {80, 82, 9}, {82, 84, 10},
                                    {84, 86, 9}, {86, 88, 9}};
-
-template <class T>
-void put(std::vector<uint8_t>& obj, uint64_t off, T v) {
-  std::memcpy(obj.data() + off, &v, sizeof v);
-}
-uint64_t addr(const std::vector<uint8_t>& obj) { return reinterpret_cast<uint64_t>(obj.data()); }
 
 // Objects in 3.12's layout, each in its own heap block (8-byte aligned by new).
 struct FakePython {

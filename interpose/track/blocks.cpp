@@ -7,6 +7,7 @@
 #include <mutex>
 #include <x86intrin.h>
 #include <string>
+#include <utility>
 
 #include "base/config.h"
 #include "base/encode.h"
@@ -136,9 +137,10 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
       put_block_source(s, time, src, fresh, format::BlockSourceState::kOn, {});
       s.block_sources_on |= fresh;
     }
-    const uint64_t t_check = stats ? __rdtsc() : 0;
-    check_against_driver(s, d, refused, sizeof refused);
-    if (stats) hook_part_add(HookPart::kDriverCheck, __rdtsc() - t_check);
+    {
+      const PartTimer timer(HookPart::kDriverCheck);
+      check_against_driver(s, d, refused, sizeof refused);
+    }
     if (*refused) {
       const bool whole = d.op == format::BlockOp::kAlloc;
       const uint32_t off = whole ? s.block_sources_on : format::kBlockSourceTraceEntries;
@@ -147,10 +149,13 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
       put_block_source(s, time, src, off, format::BlockSourceState::kOff, refused);
       s.block_sources_on &= ~off;
     } else {
-      const uint64_t t_intern = stats ? __rdtsc() : 0;
-      const auto [native, py] = intern_stacks(s, tid, stack, python);
-      const uint64_t t_encode = stats ? __rdtsc() : 0;
-      if (stats) hook_part_add(HookPart::kIntern, t_encode - t_intern);
+      std::pair<uint32_t, uint32_t> ids;
+      {
+        const PartTimer timer(HookPart::kIntern);
+        ids = intern_stacks(s, tid, stack, python);
+      }
+      const PartTimer timer(HookPart::kEncode);
+      const auto [native, py] = ids;
       const bool has_entry = flags & format::kBlockTraceEntry;
       format::BlockEventRecord r{};
       r.time_ns = time, r.address = d.address, r.size = d.size;
@@ -162,7 +167,6 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
       r.stack_id = native, r.python_stack_id = py;
       r.device = int16_t(d.device), r.op = uint8_t(d.op), r.allocator = uint8_t(src.allocator), r.flags = flags;
       put_record(s.pending, format::RecordType::kBlockEvent, r);
-      if (stats) hook_part_add(HookPart::kEncode, __rdtsc() - t_encode);
     }
   }
   if (stats) {

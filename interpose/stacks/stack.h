@@ -13,6 +13,15 @@ struct RawStack {
   uint64_t ip[kMax];  // innermost first
 };
 
+// The whole-stack hash both stack caches key on (stack_tree.cpp's recent slots,
+// stack_pair_cache.h): one multiply per word, so hashing costs less than the compare after it.
+inline uint64_t stack_hash_step(uint64_t h, uint64_t word) { return (h ^ word) * 0x9E3779B97F4A7C15ull; }
+inline uint64_t stack_hash_ips(uint64_t h, const RawStack& s) {
+  for (uint32_t k = 0; k < s.count; ++k) h = stack_hash_step(h, s.ip[k]);
+  return h;
+}
+inline uint64_t stack_hash_end(uint64_t h) { return h ^ h >> 29; }
+
 // Unwinds the calling thread (outside any lock of ours: libunwind may take the loader
 // lock through dl_iterate_phdr). Captures at most `depth` frames beyond our own.
 // `as_before`: without the per-thread guess of our own frames' number (stack.cpp), as

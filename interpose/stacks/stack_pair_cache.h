@@ -35,11 +35,10 @@ class StackPairCache {
   };
 
   static uint64_t hash(const RawStack& n, const PyRawStack& p) {
-    uint64_t h = uint64_t(n.count) << 32 | p.count;
-    for (uint32_t k = 0; k < n.count; ++k) h = (h ^ n.ip[k]) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = stack_hash_ips(uint64_t(n.count) << 32 | p.count, n);
     for (uint32_t k = 0; k < p.count; ++k)
-      h = (h ^ p.frames[k].code ^ uint64_t(uint32_t(p.frames[k].offset)) << 7) * 0x9E3779B97F4A7C15ull;
-    return h ^ h >> 29;
+      h = stack_hash_step(h, p.frames[k].code ^ uint64_t(uint32_t(p.frames[k].offset)) << 7);
+    return stack_hash_end(h);
   }
 
   // The ids kept for exactly these frames (`h` their hash()); false when none are.

@@ -8,11 +8,7 @@
 namespace cumemtrace::interpose {
 
 namespace {
-size_t stack_hash(const RawStack& s) {
-  uint64_t h = s.count;
-  for (uint32_t k = 0; k < s.count; ++k) h = (h ^ s.ip[k]) * 0x9E3779B97F4A7C15ull;
-  return size_t(h ^ (h >> 29));
-}
+size_t stack_hash(const RawStack& s) { return size_t(stack_hash_end(stack_hash_ips(s.count, s))); }
 }  // namespace
 
 uint32_t StackTree::recent(const RawStack& s) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace cumemtrace::interpose {
 
@@ -29,6 +30,20 @@ struct HookInfo {
   bool ptsz;  // per-thread default stream twin
 };
 
-const HookInfo& hook_info(HookId id);
+// Constant data, there from the library's load: resolve/ looks rows up in the first dlsym,
+// which may come before any constructor of ours has run.
+inline constexpr HookInfo kHookInfo[kHookCount] = {
+#define DRIVER_HOOK(symbol, body, base, since, params, args) \
+  {#symbol, base, since, Layer::kDriver, std::string_view(#symbol).ends_with("_ptsz")},
+#define PROC_HOOK(symbol, body, base, since, params, args) {#symbol, base, since, Layer::kProcAddress, false},
+#define RUNTIME_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kRuntime, false},
+#define EXEC_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExec, false},
+#define EXIT_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExit, false},
+#define START_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kStart, false},
+#define ALLOCATOR_HOOK(symbol, mangled, body, params, args) {mangled, mangled, 0, Layer::kAllocator, false},
+#include "hook_table.def"
+};
+
+inline const HookInfo& hook_info(HookId id) { return kHookInfo[static_cast<int>(id)]; }
 
 }  // namespace cumemtrace::interpose

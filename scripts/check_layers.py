@@ -29,6 +29,8 @@ def stage_of(path: Path, top: Path) -> str | None:
     if parts[0] == "sim":
         return "sim"
     if parts[0] == "interpose":
+        if len(parts) > 2 and parts[1] == "link_check":
+            return None  # the link checks' stand-ins: build fixtures, never in the library
         if len(parts) == 2 and parts[1] in INTERPOSE_TABLE:
             return "interpose/table"
         if len(parts) > 2 and (top / "interpose" / parts[1]).is_dir():

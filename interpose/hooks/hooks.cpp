@@ -77,22 +77,9 @@ void* const kWrappers[kHookCount][kSlots] = {
 #include "hook_table.def"
 };
 
-const HookInfo kInfo[kHookCount] = {
-#define DRIVER_HOOK(symbol, body, base, since, params, args) \
-  {#symbol, base, since, Layer::kDriver, std::string_view(#symbol).ends_with("_ptsz")},
-#define PROC_HOOK(symbol, body, base, since, params, args) {#symbol, base, since, Layer::kProcAddress, false},
-#define RUNTIME_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kRuntime, false},
-#define EXEC_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExec, false},
-#define EXIT_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kExit, false},
-#define START_HOOK(symbol, body, params, args) {#symbol, #symbol, 0, Layer::kStart, false},
-#define ALLOCATOR_HOOK(symbol, mangled, body, params, args) {mangled, mangled, 0, Layer::kAllocator, false},
-#include "hook_table.def"
-};
-
 }  // namespace
 
 void* slot_wrapper(HookId id, int slot) { return kWrappers[static_cast<int>(id)][slot]; }
-const HookInfo& hook_info(HookId id) { return kInfo[static_cast<int>(id)]; }
 
 }  // namespace cumemtrace::interpose
 

@@ -45,9 +45,9 @@ struct MemvizCounts {
   uint64_t frames = 0;       // distinct frames written out
 };
 
-// Writes the snapshot as a protocol-4 pickle: the trace's events and block records read
-// in scans of `events` (event_source.h), three for one device: which segments held blocks,
-// the end, each device's entries.
+// Writes the snapshot (reports/cache/memory_snapshot.h) as a protocol-4 pickle: the
+// trace's events and block records read in scans of `events` (event_source.h), three for
+// one device: which segments held blocks, the end, each device's entries.
 MemvizCounts write_memviz(std::ostream& out, const Trace& trace, const EventSource& events);
 // The same of a Trace that holds its events.
 MemvizCounts write_memviz(std::ostream& out, const Trace& trace);

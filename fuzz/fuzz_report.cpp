@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!t.header_ok) return 0;
   cumemtrace::ReportOptions opt;
   opt.top = 3;
-  opt.by_range = true;  // the range scan too (reports/ranges.h): the seeds hold ranges, tags and marks
+  opt.by_range = true;  // the range scan too (reports/by/ranges.h): the seeds hold ranges, tags and marks
   const cumemtrace::Report rep = cumemtrace::build_report(t, opt);
   std::ostringstream text;
   cumemtrace::write_text(text, rep);

@@ -17,27 +17,29 @@ build="${CUMEMTRACE_BUILD_DIR:-$top/build}"
 unity="-DCUMEMTRACE_UNITY=$([[ "${CUMEMTRACE_UNITY:-1}" == 0 ]] && echo OFF || echo ON)"
 cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUMEMTRACE_BROWSER_TEST=ON "$unity" >/dev/null
 ninja -C "$build"
-(cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@")
-stage_done "plain tree (build and tests)"
 
 # The same tests again, everything built with AddressSanitizer and UBSan (a UB report
 # fails the test). The preload library is loaded before the sanitizer runtime there, so
 # its link-order check is off, and so is its own handling of SIGSEGV, SIGBUS, SIGFPE and
 # SIGILL: the fatal-signal tests check that programs die of those signals as without it.
 # CUMEMTRACE_SKIP_SANITIZE=1 skips this second build.
+# That tree builds and runs what runs our compiled code, and nothing else, for it finds
+# nothing more than the plain tree there: not the benchmarks (bench/, which no test runs;
+# CUMEMTRACE_BENCH), not the checks of the source tree (format, include layering, the demo
+# script's stdout: CUMEMTRACE_SOURCE_CHECKS), not the node tests (the html page in a browser,
+# docs/tables.md's query in DuckDB: what they check is the page's JavaScript and the query;
+# the CLI's html and export commands that feed them are the analysis tests' in this tree).
 # The sanitized trees are compiled at -O1 with line tables only (-g1): what their reports
 # need, at about half the compile time of -O2 -g (CI has 2 cores and builds four trees).
 # At -O1 GCC 12 warns of maybe-uninitialized members inside <regex>: not ours, left quiet.
 sanitized_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG -Wno-maybe-uninitialized")
-if [[ "${CUMEMTRACE_SKIP_SANITIZE:-0}" != 1 ]]; then
-  sanitize="${build}-asan"
-  cmake -S "$top" -B "$sanitize" -G Ninja "${sanitized_flags[@]}" "$unity" -DCUMEMTRACE_SANITIZE=ON >/dev/null
+sanitize="${build}-asan"
+build_asan() {
+  cmake -S "$top" -B "$sanitize" -G Ninja "${sanitized_flags[@]}" "$unity" -DCUMEMTRACE_SANITIZE=ON \
+    -DCUMEMTRACE_BENCH=OFF -DCUMEMTRACE_SOURCE_CHECKS=OFF -DCUMEMTRACE_BROWSER_TEST=OFF >/dev/null
   ninja -C "$sanitize"
-  (cd "$sanitize" && ASAN_OPTIONS=verify_asan_link_order=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --output-on-failure -j"$(nproc)" "$@")
-  stage_done "ASan+UBSan tree (build and tests)"
-fi
+}
 
 # The threaded and forking parts once more, under ThreadSanitizer: the unit tests and
 # the integration tests with threads, fork, vfork, _exit and fatal signals (a subset:
@@ -48,22 +50,75 @@ fi
 # that the programs die of those signals as without it (the fatal-signal tests check
 # that). test/tsan.supp lists what is suppressed, and why. CUMEMTRACE_SKIP_TSAN=1 skips
 # this third build.
-if [[ "${CUMEMTRACE_SKIP_TSAN:-0}" != 1 ]]; then
-  tsan="${build}-tsan"
+tsan="${build}-tsan"
+build_tsan() {
   # The traces are read with the plain tree's CLI: the analysis is not what runs threaded.
   cmake -S "$top" -B "$tsan" -G Ninja "${sanitized_flags[@]}" "$unity" -DCUMEMTRACE_TSAN=ON \
     -DCUMEMTRACE_TEST_CLI="$build/bin/cumemtrace" >/dev/null
   ninja -C "$tsan" unit_tests integration_tests
+}
+
+# A short fuzz run of the reader and the report builder (docs/fuzzing.md): 30 s each,
+# the two side by side. CUMEMTRACE_SKIP_FUZZ=1 skips it.
+build_fuzz() {
+  "$top/scripts/fuzz.sh" --build-only
+}
+
+# Each later tree is built while the tree before it runs its tests, at a lower priority:
+# tests leave cores idle while they wait on the programs they start (forks reaped, flushes
+# and snapshots awaited, a browser at a time), and the build takes them. Its output goes to a log in the
+# plain tree, shown if it fails; a failing test ends the script, and the build with it.
+later=()
+[[ "${CUMEMTRACE_SKIP_SANITIZE:-0}" == 1 ]] || later+=(asan)
+[[ "${CUMEMTRACE_SKIP_TSAN:-0}" == 1 ]] || later+=(tsan)
+[[ "${CUMEMTRACE_SKIP_FUZZ:-0}" == 1 ]] || later+=(fuzz)
+# The build runs in a process group of its own (set -m), so that the exit trap ends all of it.
+beside_pid=
+trap '[[ -z "$beside_pid" ]] || kill -- "-$beside_pid" 2>/dev/null; true' EXIT
+build_next_beside() {
+  ((${#later[@]})) || return 0
+  beside=${later[0]}
+  later=("${later[@]:1}")
+  set -m
+  (trap - EXIT; renice -n 10 -p "$BASHPID" >/dev/null; "build_$beside") </dev/null >"$build/beside-$beside.log" 2>&1 &
+  beside_pid=$!
+  set +m
+}
+wait_beside() {
+  local pid=$beside_pid
+  beside_pid=
+  if ! wait "$pid"; then
+    tail -n 40 "$build/beside-$beside.log" >&2
+    echo "test.sh: the $beside build failed (all of its output in $build/beside-$beside.log)" >&2
+    exit 1
+  fi
+  tail -n 1 "$build/beside-$beside.log"
+}
+
+build_next_beside
+(cd "$build" && ctest --output-on-failure -j"$(nproc)" "$@")
+stage_done "plain tree (build, then tests with the next tree building beside them)"
+
+if [[ "${CUMEMTRACE_SKIP_SANITIZE:-0}" != 1 ]]; then
+  wait_beside
+  build_next_beside
+  (cd "$sanitize" && ASAN_OPTIONS=verify_asan_link_order=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --output-on-failure -j"$(nproc)" "$@")
+  stage_done "ASan+UBSan tree (the rest of its build, then tests with the next building beside them)"
+fi
+
+if [[ "${CUMEMTRACE_SKIP_TSAN:-0}" != 1 ]]; then
+  wait_beside
+  build_next_beside
   tsan_options="halt_on_error=1:exitcode=66:suppressions=$top/test/tsan.supp"
   tsan_options+=":handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0"
   (cd "$tsan" && TSAN_OPTIONS="$tsan_options" \
     ctest --output-on-failure --no-tests=error -j"$(nproc)" -R '^unit:|thread|fork|_exit|fatal signal|SIGKILL' -E 'Python|pytest' "$@")
-  stage_done "TSan tree (build and tests)"
+  stage_done "TSan tree (the rest of its build, then tests with the fuzz targets building beside them)"
 fi
 
-# A short fuzz run of the reader and the report builder (docs/fuzzing.md): 30 s each.
-# CUMEMTRACE_SKIP_FUZZ=1 skips it.
 if [[ "${CUMEMTRACE_SKIP_FUZZ:-0}" != 1 ]]; then
+  wait_beside
   "$top/scripts/fuzz.sh" 60
-  stage_done "fuzz (build and runs)"
+  stage_done "fuzz (the rest of its build, then runs)"
 fi

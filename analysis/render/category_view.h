@@ -1,4 +1,4 @@
-// Figures by category (reports/categories.h) as text and JSON, for `report --by category`;
+// Figures by category (reports/by/categories.h) as text and JSON, for `report --by category`;
 // report_text and report_json call these so the two cannot disagree.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Memory per range (reports/ranges.h) and per function (reports/functions.h) as text and
+// Memory per range (reports/by/ranges.h) and per function (reports/by/functions.h) as text and
 // JSON, for `report --by range` and `--by function`;
 // report_text and report_json call these so the two cannot disagree.
 #pragma once

@@ -13,10 +13,10 @@
 #include "cumemtrace/rules/fragmentation.h"
 #include "reports/oom/allocator_map.h"
 #include "reports/cache/blocks.h"
-#include "reports/categories.h"
-#include "reports/functions.h"
+#include "reports/by/categories.h"
+#include "reports/by/functions.h"
 #include "reports/pools.h"
-#include "reports/ranges.h"
+#include "reports/by/ranges.h"
 #include "read/reader.h"
 #include "reports/oom/diagnosis.h"
 #include "read/event_source.h"
@@ -137,7 +137,7 @@ struct DeviceReport {
   // The library's own figures at exit (the last exit snapshot): exact even when events
   // were dropped or damaged, unlike the replayed ones above.
   std::optional<DeviceSnapshot> exit_snapshot;
-  // With ReportOptions::categories (reports/categories.h). At the end, memory beyond the
+  // With ReportOptions::categories (reports/by/categories.h). At the end, memory beyond the
   // allocations is the exit snapshot's split when it is of one moment with the end's bytes,
   // else the contexts and the graph memory pool's last reading only.
   std::optional<std::vector<CategoryRow>> categories_at_peak, categories_at_end;

@@ -1,11 +1,12 @@
-# Sourced by the proof scripts here (do_no_harm.sh, post_mortem.sh, recheck.sh, startup_budget.sh and others) as
-#   . "$(dirname "$0")/proof_setup.sh" NAME "$@"
-# Sets here, top, OUT (the script's one argument, made), CLI (CUMEMTRACE, else the build
-# tree's), PY (PYTHON, else python3), WORK (a fresh scratch folder) and LOG
-# (OUT/NAME.txt, emptied).
+# Sourced by the proofs (proofs/*.sh) and by the runs here that share its set-up
+# (recheck.sh, pyframes_gate.sh) as
+#   . "$(dirname "$0")/../proof_setup.sh" NAME "$@"      (from proofs/; here: /proof_setup.sh)
+# Sets h200 (this folder, examples/h200), top, OUT (the script's one argument, made), CLI
+# (CUMEMTRACE, else the build tree's), PY (PYTHON, else python3), WORK (a fresh scratch
+# folder) and LOG (OUT/NAME.txt, emptied).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$h200/../.." && pwd)
 OUT=${2:?usage: $0 OUTDIR}
 mkdir -p "$OUT"
 CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}

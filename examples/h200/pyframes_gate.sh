@@ -7,14 +7,14 @@
 #    interleaved rounds, for the default allocator and cudaMallocAsync (every tensor
 #    allocation reaches the driver there). Writes OUTDIR/pyframes_gate.txt.
 . "$(dirname "$0")/proof_setup.sh" pyframes_gate "$@"
-bash "$here/ci_gate.sh" "$OUT/ci" >>"$LOG" 2>&1
+bash "$h200/proofs/ci_gate.sh" "$OUT/ci" >>"$LOG" 2>&1
 echo "== python_frames.py" >>"$LOG"
-"$CLI" run -o "$WORK/pf-%p.trace" -- "$PY" "$here/python/python_frames.py" >>"$LOG" 2>&1
+"$CLI" run -o "$WORK/pf-%p.trace" -- "$PY" "$h200/python/workloads/python_frames.py" >>"$LOG" 2>&1
 t=$(ls "$WORK"/pf-*.trace | head -n 1)
 "$CLI" report --frames 8 "$t" >"$OUT/python_frames_report.txt" 2>&1
 "$CLI" report --json "$t" >"$OUT/python_frames_report.json" 2>&1
 echo "== step time (train.py, ${STEPS:=30} steps; mean ms after 5 warm-up steps)" >>"$LOG"
-train=("$PY" "$here/python/train.py" --log "$WORK/train.jsonl" --steps "$STEPS")
+train=("$PY" "$h200/python/workloads/train.py" --log "$WORK/train.jsonl" --steps "$STEPS")
 for mode in default async; do
   conf=; [[ $mode == async ]] && conf=backend:cudaMallocAsync
   for round in 1 2; do

@@ -6,10 +6,10 @@
 # three interleaved rounds. Writes OUTDIR/recheck.txt.
 . "$(dirname "$0")/proof_setup.sh" recheck "$@"
 LIB=$(cd "$(dirname "$CLI")/../lib" && pwd)/libcumemtrace.so
-bash "$here/do_no_harm.sh" "$OUT/noharm" >>"$LOG" 2>&1
-bash "$here/post_mortem.sh" "$OUT/pm" >>"$LOG" 2>&1
+bash "$h200/proofs/do_no_harm.sh" "$OUT/noharm" >>"$LOG" 2>&1
+bash "$h200/proofs/post_mortem.sh" "$OUT/pm" >>"$LOG" 2>&1
 echo "== NVTX steps from PyTorch" >>"$LOG"
-"$CLI" run -o "$WORK/nvtx-%p.trace" -- "$PY" "$here/python/nvtx_steps.py" >>"$LOG" 2>&1
+"$CLI" run -o "$WORK/nvtx-%p.trace" -- "$PY" "$h200/python/workloads/nvtx_steps.py" >>"$LOG" 2>&1
 t=$(ls "$WORK"/nvtx-*.trace | head -n 1)
 echo "marks in the trace: $("$CLI" dump "$t" | grep -c 'mark t=.* step')" >>"$LOG"
 "$CLI" dump "$t" | grep 'mark t=' | head -n 5 >>"$LOG"

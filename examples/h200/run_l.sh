@@ -6,13 +6,13 @@
 # the consumer, cuMemImportFromShareableHandle). Binaries prebuilt in BIN_DIR (bin/, lib/).
 #   examples/h200/run_l.sh BIN_DIR OUTDIR      (env: PYTHON)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+h200=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "${1:?usage: run_l.sh BIN_DIR OUTDIR}" && pwd) out=${2:?usage: run_l.sh BIN_DIR OUTDIR}
 mkdir -p "$out"
 export PYTHON=${PYTHON:-python3} CUMEMTRACE=$bin/bin/cumemtrace CUMEMTRACE_LIBRARY=$bin/lib/libcumemtrace.so
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$out/gpu.txt"
-"$here/graph_memory.sh" "$out/graph" >/dev/null 2>&1; echo "graph_memory.sh exit $?" >>"$out/gpu.txt"
-"$here/ipc_share.sh" "$out/ipc-native" >/dev/null 2>&1; echo "ipc_share.sh (native) exit $?" >>"$out/gpu.txt"
-PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "$here/ipc_share.sh" "$out/ipc-expandable" >/dev/null 2>&1
+"$h200/proofs/graph_memory.sh" "$out/graph" >/dev/null 2>&1; echo "graph_memory.sh exit $?" >>"$out/gpu.txt"
+"$h200/proofs/ipc_share.sh" "$out/ipc-native" >/dev/null 2>&1; echo "ipc_share.sh (native) exit $?" >>"$out/gpu.txt"
+PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "$h200/proofs/ipc_share.sh" "$out/ipc-expandable" >/dev/null 2>&1
 echo "ipc_share.sh (expandable segments) exit $?" >>"$out/gpu.txt"

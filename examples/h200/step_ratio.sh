@@ -29,8 +29,8 @@
 # Writes OUTDIR/step_ratio.jsonl (train.py's records of every run, labelled
 # MODE/CONFIG/rROUND) and OUTDIR/step_ratio.md (the table for docs/performance.md).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$h200/../.." && pwd)
 out=${1:?usage: step_ratio.sh OUTDIR}
 mkdir -p "$out"
 PY=${PYTHON:-python3}
@@ -52,9 +52,9 @@ for ((r = 1; r <= rounds; ++r)); do
       cfg=${cfgs[(i + r - 1) % ${#cfgs[@]}]}
       run="$mode/$cfg/r$r"
       if [[ $cfg == untraced || $cfg == again ]]; then
-        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} >/dev/null
+        timeout 120 "${pin[@]}" "$PY" "$h200/python/workloads/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} >/dev/null
       elif [[ $cfg == anchor ]]; then
-        timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} \
+        timeout 120 "${pin[@]}" "$PY" "$h200/python/workloads/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} \
           --record-history --history-stacks python >/dev/null
       else
         python=1 depth=${cfg#depth} snapshot_ms=1000 compress=1 blocks=1
@@ -67,7 +67,7 @@ for ((r = 1; r <= rounds; ++r)); do
         [[ $cfg == before ]] && lib=${BEFORE_LIB:?the "before" configuration needs BEFORE_LIB}
         env LD_PRELOAD=$lib ${depth:+CUMEMTRACE_DEPTH=$depth} CUMEMTRACE_PYTHON=$python \
           CUMEMTRACE_SNAPSHOT_MS=$snapshot_ms CUMEMTRACE_COMPRESS=$compress CUMEMTRACE_BLOCKS=$blocks CUMEMTRACE_OUTPUT="$traces/t-%p.trace" \
-          timeout 120 "${pin[@]}" "$PY" "$here/python/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} >/dev/null
+          timeout 120 "${pin[@]}" "$PY" "$h200/python/workloads/train.py" --mode "$mode" --steps "$steps" --log "$log" --run "$run" ${TRAIN_ARGS:-} >/dev/null
       fi
       echo "step_ratio: $run exit $?" >&2
       rm -f "$traces"/*

@@ -31,8 +31,8 @@
 #   VALIDATE_SKIP_HISTORY=1  skip the _record_memory_history comparison run
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$h200/../.." && pwd)
 if [[ $# -ne 1 ]]; then
   echo "usage: $0 OUTDIR" >&2
   exit 2
@@ -120,14 +120,14 @@ unset PYTORCH_CUDA_ALLOC_CONF
 # --- 1. build the CUDA C++ programs (static cudart) -------------------------------------
 for prog in static_runtime alloc_loop oom; do
   # shellcheck disable=SC2086  # COMPILE and LINK are word lists on purpose
-  step "build-$prog" 120 - $COMPILE "$here/cuda/$prog.cu" -o "$WORK/bin/$prog" $LINK
+  step "build-$prog" 120 - $COMPILE "$h200/cuda/$prog.cu" -o "$WORK/bin/$prog" $LINK
 done
 
 # --- 2. every runtime entry point, static cudart: each allocation seen exactly once -----
 step static-runtime 60 "$WORK/static_runtime.out" \
   "$CLI" run -o "$WORK/static-%p.trace" -- "$WORK/bin/static_runtime"
 step check-static 60 "$WORK/check_static.txt" \
-  "$PY" "$here/python/check_programs.py" static --cli "$CLI" --trace "$(newest "$WORK/static-*.trace")" \
+  "$PY" "$h200/python/checks/check_programs.py" static --cli "$CLI" --trace "$(newest "$WORK/static-*.trace")" \
   --program-out "$WORK/static_runtime.out" --json-out "$WORK/check_static.json"
 
 # --- 3. an out-of-memory failure, explained --------------------------------------------
@@ -135,7 +135,7 @@ step oom 60 "$WORK/oom.out" "$CLI" run -o "$WORK/oom-%p.trace" -- "$WORK/bin/oom
 oom_trace=$(newest "$WORK/oom-*.trace")
 step oom-report 60 "$OUT/oom-report.txt" "$CLI" report "${oom_trace:-$WORK/oom-missing.trace}"
 step check-oom 60 "$WORK/check_oom.txt" \
-  "$PY" "$here/python/check_programs.py" oom --cli "$CLI" --trace "${oom_trace:-$WORK/oom-missing.trace}" \
+  "$PY" "$h200/python/checks/check_programs.py" oom --cli "$CLI" --trace "${oom_trace:-$WORK/oom-missing.trace}" \
   --program-out "$WORK/oom.out" --json-out "$WORK/check_oom.json"
 
 # --- 4. overhead per cudaMalloc+cudaFree pair: plain, stacks off, 32-frame stacks -------
@@ -152,7 +152,7 @@ done
 for v in plain depth0 depth32; do cat "$WORK"/alloc-$v-r*.jsonl >"$WORK/alloc-$v.jsonl" 2>/dev/null; done
 
 # --- 5. PyTorch: untraced baseline, then traced under the three allocator modes ---------
-train=("$PY" "$here/python/train.py" --log "$WORK/train.jsonl" --steps "$STEPS")
+train=("$PY" "$h200/python/workloads/train.py" --log "$WORK/train.jsonl" --steps "$STEPS")
 step train-default-untraced 150 /dev/null env -u PYTORCH_CUDA_ALLOC_CONF \
   "${train[@]}" --mode default --run default-untraced
 step train-default 180 /dev/null env -u PYTORCH_CUDA_ALLOC_CONF \
@@ -171,15 +171,15 @@ if [[ ${VALIDATE_SKIP_HISTORY:-0} != 1 ]]; then
     "${train[@]}" --mode default --run record-history --record-history
 fi
 step check-pytorch 180 "$OUT/check_pytorch.txt" \
-  "$PY" "$here/python/check_pytorch.py" --cli "$CLI" --trace-pattern "$WORK/train-{run}-{pid}.trace" \
+  "$PY" "$h200/python/checks/check_pytorch.py" --cli "$CLI" --trace-pattern "$WORK/train-{run}-{pid}.trace" \
   --json-out "$WORK/check_pytorch.json" "$WORK/train.jsonl"
 
 # --- 5b. other frameworks: CuPy and JAX load CUDA from RTLD_LOCAL extension modules -------
 for fw in cupy jax; do
   step "framework-$fw" 90 /dev/null "$CLI" run -o "$WORK/fw-$fw-%p.trace" -- \
-    "$PY" "$here/python/frameworks.py" "$fw" "$WORK/frameworks.jsonl"
+    "$PY" "$h200/python/workloads/frameworks.py" "$fw" "$WORK/frameworks.jsonl"
 done
-step check-frameworks 60 "$WORK/check_frameworks.txt" "$PY" "$here/python/check_frameworks.py" --cli "$CLI" \
+step check-frameworks 60 "$WORK/check_frameworks.txt" "$PY" "$h200/python/checks/check_frameworks.py" --cli "$CLI" \
   --log "$WORK/frameworks.jsonl" --trace-glob "$WORK/fw-{mode}-*.trace"
 
 # --- 6. gather ---------------------------------------------------------------------------
@@ -196,7 +196,7 @@ cp "$WORK/train.jsonl" "$OUT/train.jsonl" 2>/dev/null
 # The summary gets a fixed budget of its own, so that it is written even when the steps
 # above used up theirs.
 say "RUN  summarize"
-timeout -k 5 60 "$PY" "$here/python/summarize.py" --work "$WORK" --out "$OUT" >>"$LOG" 2>&1
+timeout -k 5 60 "$PY" "$h200/python/checks/summarize.py" --work "$WORK" --out "$OUT" >>"$LOG" 2>&1
 rc=$?
 say "DONE summarize: status $rc; total $(($(date +%s) - start))s; scratch left in $WORK"
 [[ -f $OUT/summary.json ]] || exit 1

@@ -1,7 +1,7 @@
 // CUDA graphs, only as far as their memory goes: graphs made by stream capture or by
 // cuGraphAddMemAllocNode/FreeNode, their executables, and each device's graph memory pool.
 //
-// The model (the real driver's policy is its own; examples/h200/graph_memory.sh measures it):
+// The model (the real driver's policy is its own; examples/h200/proofs/graph_memory.sh measures it):
 //  - A graph's footprint is the peak, over its memory nodes in the order they were added,
 //    of the bytes its allocation nodes hold (each rounded up to 2 MiB granules). Nodes freed
 //    inside the graph so reuse one another's memory: alloc/free three times 1 GiB needs

@@ -1,5 +1,5 @@
 """Loads a memory_viz snapshot the way PyTorch would, for export_test.cpp (and
-examples/h200/python/memviz_check.py, which imports history_errors).
+examples/h200/python/checks/memviz_check.py, which imports history_errors).
 
 Usage: memviz_load.py SNAPSHOT.pickle
 Prints one JSON object: the first two bytes, the opcodes used (by pickletools), the

@@ -1,4 +1,4 @@
-// Categories (issue 28 §1; stacks/categories.h, reports/categories.h): a training step's
+// Categories (issue 28 §1; stacks/categories.h, reports/by/categories.h): a training step's
 // allocations by the default rules at the peak, at a failure and at the end, segments of
 // PyTorch's cache said to be inferred, the user's rules first, a bad rules file named by line.
 #include "catch.h"

@@ -1,7 +1,7 @@
-// Memory per function (reports/functions.h, `report --by function`): the program's own
+// Memory per function (reports/by/functions.h, `report --by function`): the program's own
 // Python functions, inclusive, a recursive one counting an allocation once, the standard
 // library's left out; each figure worked out by hand from the trace below.
-#include "reports/functions.h"
+#include "reports/by/functions.h"
 
 #include <map>
 #include <sstream>

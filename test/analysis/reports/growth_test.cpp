@@ -76,7 +76,7 @@ TEST_CASE("growth classes: leak, one-time, cache-growth, transient and varies ov
 }
 
 TEST_CASE("growth: a caching allocator's warm-up is left out, and every path through one call is one site") {
-  // The H200 run of examples/h200/python/growth_steps.py leak (docs/validation.md): cudaMalloc'd
+  // The H200 run of examples/h200/python/workloads/growth_steps.py leak (docs/validation.md): cudaMalloc'd
   // MiB per step 1472, 192, 320, then 288 in each of the last nine, through one call
   // instruction reached from two callers (stacks 2 and 3 share the leaf address), both the
   // interpreter's: no caller of the user's tells the paths apart (call_site_rule.h).

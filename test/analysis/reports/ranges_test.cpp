@@ -1,7 +1,7 @@
-// Memory per range (reports/ranges.h, `report --by range`): NVTX push ranges of one thread,
+// Memory per range (reports/by/ranges.h, `report --by range`): NVTX push ranges of one thread,
 // a start/end range and marks of every thread, nested, repeated and left open; each
 // figure worked out by hand from the trace below.
-#include "reports/ranges.h"
+#include "reports/by/ranges.h"
 
 #include <map>
 #include <sstream>

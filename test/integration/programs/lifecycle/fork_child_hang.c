@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "wait_child.h"
 int main(int argc, char** argv) {
   int forks = argc > 1 ? atoi(argv[1]) : 1500, hung = 0;
   cudaFree(0);
+  block_sigchld();
   for (int f = 0; f < forks; f++) {
     pid_t pid = fork();
     if (pid == 0) {
@@ -18,9 +21,7 @@ int main(int argc, char** argv) {
       (void)cudaMalloc(&p, 1024);
       _exit(0);
     }
-    int st, k;
-    for (k = 0; k < 500 && waitpid(pid, &st, WNOHANG) != pid; k++) usleep(10000);
-    if (k == 500) {
+    if (!wait_child(pid, 5)) {
       /* Where it hangs, for the test's failure message: every thread's stack by gdb when
          there is one, and each thread's kernel wait channel. */
       char cmd[512];
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
       if (system(cmd) == -1) fprintf(stderr, "cannot look at child %d\n", pid);
       hung++;
       kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
+      waitpid(pid, NULL, 0);
     }
   }
   printf("%d of %d children hung\n", hung, forks);

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "wait_child.h"
+
 static int g_stop; /* read and written with __atomic builtins */
 
 static void* worker(void* arg) {
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   int forks = argc > 1 ? atoi(argv[1]) : 200, hung = 0;
   if (cudaFree(0)) return 2;
   nvtxRangeEnd(nvtxRangeStartA("before the worker"));
+  block_sigchld(); /* before the worker starts, which inherits the mask */
   pthread_t t;
   if (pthread_create(&t, NULL, worker, NULL)) return 2;
   for (int f = 0; f < forks; f++) {
@@ -36,13 +39,11 @@ int main(int argc, char** argv) {
       nvtxRangeEnd(r);
       _exit(0);
     }
-    int st, k;
-    for (k = 0; k < 300 && waitpid(pid, &st, WNOHANG) != pid; k++) usleep(10000);
-    if (k == 300) {
+    if (!wait_child(pid, 3)) {
       fprintf(stderr, "child %d hung\n", pid);
       hung++;
       kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
+      waitpid(pid, NULL, 0);
     }
   }
   __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);

@@ -8,17 +8,17 @@
 #  2. arrays.cu (nvcc, -cudart shared): the trace's array bytes against the printed ones.
 #  With PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PyTorch shares through VMM
 #  (cuMemExportToShareableHandle, then cuMemImportFromShareableHandle in the consumer).
-#   examples/h200/ipc_share.sh OUTDIR    (env: PYTHON, NVCC, CUMEMTRACE, CUMEMTRACE_LIBRARY)
+#   examples/h200/proofs/ipc_share.sh OUTDIR    (env: PYTHON, NVCC, CUMEMTRACE, CUMEMTRACE_LIBRARY)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 out=${1:?usage: ipc_share.sh OUTDIR}
 mkdir -p "$out/traces" "$out/arrays"
 PY=${PYTHON:-python3} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace} NVCC=${NVCC:-nvcc}
 export CUMEMTRACE_LIBRARY=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
 {
   echo "== 1. IPC through torch.multiprocessing"
-  "$CLI" run -o "$out/traces/%p.trace" -- "$PY" "$here/python/ipc_share.py"; echo "run exit $?"
+  "$CLI" run -o "$out/traces/%p.trace" -- "$PY" "$h200/python/workloads/ipc_share.py"; echo "run exit $?"
   for t in "$out"/traces/*.trace; do "$CLI" report --json "$t" > "${t%.trace}.json"; done
   "$CLI" report "$out"/traces/*.trace > "$out/job-report.txt"; echo "job report exit $?"
   "$PY" - "$out"/traces/*.json <<'PY'
@@ -47,7 +47,7 @@ PY
   grep -n "imports\|exported\|GPU\|peak" "$out/job-report.txt" | head -30
 
   echo "== 2. CUDA arrays"
-  "$NVCC" -O1 -cudart shared -o "$out/arrays/arrays" "$here/cuda/arrays.cu"; echo "nvcc exit $?"
+  "$NVCC" -O1 -cudart shared -o "$out/arrays/arrays" "$h200/cuda/arrays.cu"; echo "nvcc exit $?"
   LD_PRELOAD=$CUMEMTRACE_LIBRARY CUMEMTRACE_OUTPUT="$out/arrays/arrays.trace" "$out/arrays/arrays"; echo "arrays exit $?"
   "$CLI" report --json "$out/arrays/arrays.trace" > "$out/arrays/arrays.json"
   "$PY" - "$out/arrays/arrays.json" <<'PY'

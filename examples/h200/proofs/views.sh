@@ -5,10 +5,10 @@
 # run is opened with PyTorch's own torch.cuda._memory_viz (memviz_check.py). The traces
 # are copied into OUTDIR so that `cumemtrace html` and the browser test can run on them
 # elsewhere.
-#   examples/h200/views.sh OUTDIR      (env: PYTHON, CUMEMTRACE, CUMEMTRACE_LIB, STEPS=20)
+#   examples/h200/proofs/views.sh OUTDIR      (env: PYTHON, CUMEMTRACE, CUMEMTRACE_LIB, STEPS=20)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 out=${1:?usage: views.sh OUTDIR}
 mkdir -p "$out"
 PY=${PYTHON:-python3} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace} LIB=${CUMEMTRACE_LIB:-$top/build/lib/libcumemtrace.so}
@@ -21,9 +21,9 @@ trace() {  # NAME CMD...: runs CMD traced, the trace to OUTDIR/NAME.trace
   tail -2 "$work/$name.err"
 }
 {
-  trace train "$PY" "$here/python/train.py" --steps "$steps" --log "$work/train.jsonl"
-  trace cupy "$PY" "$here/python/frameworks.py" cupy "$work/fw.jsonl"
-  trace jax "$PY" "$here/python/frameworks.py" jax "$work/fw.jsonl"
+  trace train "$PY" "$h200/python/workloads/train.py" --steps "$steps" --log "$work/train.jsonl"
+  trace cupy "$PY" "$h200/python/workloads/frameworks.py" cupy "$work/fw.jsonl"
+  trace jax "$PY" "$h200/python/workloads/frameworks.py" jax "$work/fw.jsonl"
   for name in train cupy jax; do
     t=$out/$name.trace
     [[ -s $t ]] || continue
@@ -38,7 +38,7 @@ print("chrome:", len(events), "events,", sum(e.get("ph") == "C" for e in events)
 PY
   done
   mkdir -p "$out/memviz-train"
-  "$PY" "$here/python/memviz_check.py" "$out/train.pickle" "$out/memviz-train"
+  "$PY" "$h200/python/checks/memviz_check.py" "$out/train.pickle" "$out/memviz-train"
   echo "memviz_check exit $?"
 } 2>&1 | tee "$out/views.txt"
 rm -rf "$work"

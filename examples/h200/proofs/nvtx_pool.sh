@@ -3,8 +3,8 @@
 # loader (docs/validation.md section 24): test/integration/programs/nvtx_pool.c built with
 # nvcc against the toolkit's nvtx3 headers, run untraced, under `cumemtrace run`, and with
 # compute-sanitizer's NVTX injection both outside `run` (chained) and inside it.
-#   examples/h200/nvtx_pool.sh OUTDIR   (env: CUMEMTRACE, NVCC)
-. "$(dirname "$0")/proof_setup.sh" nvtx_pool "$@"
+#   examples/h200/proofs/nvtx_pool.sh OUTDIR   (env: CUMEMTRACE, NVCC)
+. "$(dirname "$0")/../proof_setup.sh" nvtx_pool "$@"
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 export PATH=$PATH:/usr/local/cuda/bin
 {

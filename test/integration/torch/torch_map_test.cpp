@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "harness.h"
-#include "../sizes.h"
+#include "sizes.h"
 
 using namespace harness;
 

@@ -1,9 +1,9 @@
 """Checks a `cumemtrace export --format memviz` snapshot with PyTorch's own memory_viz
 (issue 11 §2). Run on the GPU machine, where torch is installed:
 
-    cumemtrace run -o 'memviz-%p.trace' -- python3 examples/h200/python/python_frames.py
+    cumemtrace run -o 'memviz-%p.trace' -- python3 examples/h200/python/workloads/python_frames.py
     cumemtrace export --format memviz memviz-*.trace -o snap.pickle
-    python3 examples/h200/python/memviz_check.py snap.pickle [OUTDIR]
+    python3 examples/h200/python/checks/memviz_check.py snap.pickle [OUTDIR]
 
 It (1) checks the first bytes are a protocol-4 pickle (the web viewer rejects 5),
 (2) replays the "Allocator State History" view's undo from the end state, as
@@ -19,7 +19,7 @@ import sys
 from torch.cuda import _memory_viz as mv
 
 # The same undo of the history view that the unit tests run (test/analysis/memviz_load.py).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "test", "analysis"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "test", "analysis"))
 from memviz_load import history_errors  # noqa: E402
 
 

@@ -6,8 +6,8 @@
 # (CUMEMTRACE_PYTHON=0, or a version without contexts) a 54 MiB, b 20 MiB (a opens, b nests
 # in it, a's exit closes b's tag, so b2 counts to a). Caching off, so that each tensor is
 # one cudaMalloc of its size. Under a minute.
-#   examples/h200/tag_contexts.sh OUTDIR    (env: CUMEMTRACE, CUMEMTRACE_LIBRARY, PYTHON)
-. "$(dirname "$0")/proof_setup.sh" tag_contexts "$@"
+#   examples/h200/proofs/tag_contexts.sh OUTDIR    (env: CUMEMTRACE, CUMEMTRACE_LIBRARY, PYTHON)
+. "$(dirname "$0")/../proof_setup.sh" tag_contexts "$@"
 export CUMEMTRACE_LIBRARY=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
 export PYTHONPATH=$top/python${PYTHONPATH:+:$PYTHONPATH} PYTORCH_NO_CUDA_MEMORY_CACHING=1
 # First the offsets themselves, read with ctypes in the interpreter (python_layout.cpp):

@@ -5,10 +5,10 @@
 # - the same program traced with CUMEMTRACE_CHECK_STACKS=1, which interns every event's
 #   stack the full way too and walks the native stack again at full length, warning on
 #   any difference: the count of "stack check:" warnings must be 0.
-#   examples/h200/categories.sh OUTDIR
+#   examples/h200/proofs/categories.sh OUTDIR
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 OUT=${1:?usage: $0 OUTDIR}
 mkdir -p "$OUT"
 CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
@@ -19,14 +19,14 @@ log=$OUT/categories.log
 for mode in default async; do
   case $mode in default) conf= ;; async) conf=backend:cudaMallocAsync ;; esac
   PYTORCH_CUDA_ALLOC_CONF=$conf timeout 180 "$CLI" run -o "$WORK/train-$mode.trace" -- \
-    "$PY" "$here/python/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/train.jsonl" --run "$mode" >>"$log" 2>&1
+    "$PY" "$h200/python/workloads/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/train.jsonl" --run "$mode" >>"$log" 2>&1
   echo "run $mode exit $?" >>"$log"
   timeout 120 "$CLI" report --by category "$WORK/train-$mode.trace" >"$OUT/report-$mode.txt" 2>&1
   echo "report $mode exit $?" >>"$log"
   timeout 120 "$CLI" report --by category --json "$WORK/train-$mode.trace" >"$OUT/report-$mode.json" 2>>"$log"
   echo "report --json $mode exit $?" >>"$log"
   PYTORCH_CUDA_ALLOC_CONF=$conf CUMEMTRACE_CHECK_STACKS=1 timeout 300 "$CLI" run -o "$WORK/check-$mode.trace" -- \
-    "$PY" "$here/python/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/check.jsonl" --run "check-$mode" \
+    "$PY" "$h200/python/workloads/train.py" --mode "$mode" --steps "${STEPS:-10}" --log "$WORK/check.jsonl" --run "check-$mode" \
     >"$WORK/check-$mode.log" 2>&1
   echo "check-stacks $mode exit $? warnings $(grep -c 'stack check:' "$WORK/check-$mode.log")" >>"$log"
   grep -m5 'stack check:' "$WORK/check-$mode.log" >>"$log"

@@ -2,10 +2,10 @@
 # Pinned host memory: PyTorch's host allocator's own figures against the trace's host row,
 # with the default allocation path and with pinned_use_cuda_host_register (malloc +
 # cudaHostRegister). Writes OUTDIR/pinned.txt.
-#   examples/h200/pinned_check.sh OUTDIR     (env: PYTHON, CUMEMTRACE, CUMEMTRACE_LIB)
+#   examples/h200/proofs/pinned_check.sh OUTDIR     (env: PYTHON, CUMEMTRACE, CUMEMTRACE_LIB)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 out=${1:?usage: pinned_check.sh OUTDIR}
 mkdir -p "$out"
 PY=${PYTHON:-python3} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace} LIB=${CUMEMTRACE_LIB:-$top/build/lib/libcumemtrace.so}
@@ -13,7 +13,7 @@ work=$(mktemp -d)
 for conf in default pinned_use_cuda_host_register:True; do
   name=${conf%%:*}
   if [[ $conf == default ]]; then unset PYTORCH_CUDA_ALLOC_CONF; else export PYTORCH_CUDA_ALLOC_CONF=$conf; fi
-  LD_PRELOAD=$LIB CUMEMTRACE_OUTPUT="$work/$name.trace" "$PY" "$here/python/pinned_memory.py" >"$work/$name.stats" 2>"$work/$name.err"
+  LD_PRELOAD=$LIB CUMEMTRACE_OUTPUT="$work/$name.trace" "$PY" "$h200/python/workloads/pinned_memory.py" >"$work/$name.stats" 2>"$work/$name.err"
   echo "== $name: exit $?"
   "$CLI" report --json "$work/$name.trace" >"$work/$name.json" 2>>"$work/$name.err"
   "$PY" - "$work/$name.stats" "$work/$name.json" <<'PY'

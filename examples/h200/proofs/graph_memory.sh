@@ -9,16 +9,16 @@
 # Expected: inside -> pool reserved 1024 MiB from the launch until the trim; escape -> 3072 MiB
 # until the trim; the report's "graph memory pool" line shows the same highest reading, and
 # NVML's "untracked" does not contain it. PyTorch: the graph pool stays 0.
-#   examples/h200/graph_memory.sh OUTDIR     (env: NVCC, PYTHON, CUMEMTRACE)
+#   examples/h200/proofs/graph_memory.sh OUTDIR     (env: NVCC, PYTHON, CUMEMTRACE)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 out=${1:?usage: graph_memory.sh OUTDIR}
 mkdir -p "$out"
 NVCC=${NVCC:-nvcc} PY=${PYTHON:-python3} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
 {
   echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-  "$NVCC" -O2 -cudart shared -o "$out/graph_memory" "$here/cuda/graph_memory.cu" || exit 1
+  "$NVCC" -O2 -cudart shared -o "$out/graph_memory" "$h200/cuda/graph_memory.cu" || exit 1
   for mode in inside escape; do
     echo "== $mode, untraced"
     "$out/graph_memory" "$mode"
@@ -44,9 +44,9 @@ for rep in reports:
 PY
   done
   echo "== torch.cuda.graph, untraced"
-  "$PY" "$here/python/graph_memory_torch.py"
+  "$PY" "$h200/python/workloads/graph_memory_torch.py"
   echo "== torch.cuda.graph, traced"
   rm -f "$out"/torch-*.trace
-  "$CLI" run -o "$out/torch-%p.trace" -- "$PY" "$here/python/graph_memory_torch.py"
+  "$CLI" run -o "$out/torch-%p.trace" -- "$PY" "$h200/python/workloads/graph_memory_torch.py"
   "$CLI" report "$out"/torch-*.trace
 } 2>&1 | tee "$out/graph_memory.txt"

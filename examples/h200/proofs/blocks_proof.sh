@@ -4,9 +4,9 @@
 # figures, in the default and expandable-segments modes; the tensor kept per step caught
 # by check --max-growth at its Python line; an out-of-memory error of live tensors
 # diagnosed `demand`; and cudaMallocAsync, whose allocator reports no blocks.
-#   examples/h200/blocks_proof.sh OUTDIR
+#   examples/h200/proofs/blocks_proof.sh OUTDIR
 set -u
-. "$(dirname "$0")/proof_setup.sh" blocks "$@"
+. "$(dirname "$0")/../proof_setup.sh" blocks "$@"
 steps=${BLOCKS_STEPS:-24}
 for mode in default expandable async; do
   case $mode in
@@ -18,13 +18,13 @@ for mode in default expandable async; do
   [[ $mode == default ]] && extra=(oom)
   echo "== $mode" >>"$LOG"
   PYTORCH_CUDA_ALLOC_CONF=$conf timeout 300 "$CLI" run -o "$WORK/$mode-%p.trace" -- \
-    "$PY" "$here/python/blocks_loop.py" "$WORK/$mode.jsonl" "$steps" "${extra[@]}" >>"$LOG" 2>&1
+    "$PY" "$h200/python/workloads/blocks_loop.py" "$WORK/$mode.jsonl" "$steps" "${extra[@]}" >>"$LOG" 2>&1
   echo "run exit $?" >>"$LOG"
   t=$(ls "$WORK/$mode"-*.trace | head -n 1)
   "$CLI" dump "$t" >"$WORK/$mode.dump" 2>>"$LOG"
   echo "block records: $(grep -c block-event "$WORK/$mode.dump")" >>"$LOG"
   grep -m2 block-source "$WORK/$mode.dump" | cut -c1-300 >>"$LOG"
-  [[ $mode != async ]] && "$PY" "$here/python/blocks_compare.py" "$WORK/$mode.dump" "$WORK/$mode.jsonl" >>"$LOG" 2>&1
+  [[ $mode != async ]] && "$PY" "$h200/python/checks/blocks_compare.py" "$WORK/$mode.dump" "$WORK/$mode.jsonl" >>"$LOG" 2>&1
   echo "compare exit $?" >>"$LOG"
   "$CLI" check "$t" --max-growth 1MiB >>"$LOG" 2>&1
   echo "check exit $?" >>"$LOG"

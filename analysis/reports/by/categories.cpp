@@ -1,4 +1,4 @@
-#include "reports/categories.h"
+#include "reports/by/categories.h"
 
 #include <algorithm>
 #include <cstdint>

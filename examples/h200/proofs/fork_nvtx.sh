@@ -4,10 +4,10 @@
 # library as NVTX's injection, three interleaved rounds. Each child opens a range and
 # allocates (the driver refuses CUDA in a fork child); before the fix, children made while
 # the worker was inside the tracer's NVTX bookkeeping hung on their first range.
-#   examples/h200/fork_nvtx.sh BIN_DIR OUTDIR   (env: NVCC)
+#   examples/h200/proofs/fork_nvtx.sh BIN_DIR OUTDIR   (env: NVCC)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 bin=$(cd "${1:?usage: fork_nvtx.sh BIN_DIR OUTDIR}" && pwd) out=${2:?usage: fork_nvtx.sh BIN_DIR OUTDIR}
 mkdir -p "$out"
 NVCC=${NVCC:-nvcc}

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The post-mortem proof on a real GPU (docs/validation.md, "Post-mortem"):
-#   examples/h200/post_mortem.sh OUTDIR
+#   examples/h200/proofs/post_mortem.sh OUTDIR
 # Runs each scenario of oom_kinds.py (and JAX's default preallocation) under `cumemtrace
 # run`, then prints, per trace, each failed allocation's diagnosis and the NVML split at the
 # peak with whether it is of one moment. Writes OUTDIR/post_mortem.txt and the text reports.
-. "$(dirname "$0")/proof_setup.sh" post_mortem "$@"
-summary() { "$CLI" report --json "$1" | "$PY" "$here/python/pm_summary.py"; }
+. "$(dirname "$0")/../proof_setup.sh" post_mortem "$@"
+summary() { "$CLI" report --json "$1" | "$PY" "$h200/python/checks/pm_summary.py"; }
 run() {
   local name=$1
   shift
@@ -21,8 +21,8 @@ run() {
     echo "  no trace" | tee -a "$LOG"
   fi
 }
-run cached "$CLI" run -o "$WORK/cached-%p.trace" -- "$PY" "$here/python/oom_kinds.py" cached
-run pool PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$CLI" run -o "$WORK/pool-%p.trace" -- "$PY" "$here/python/oom_kinds.py" pool
-run other "$CLI" run -o "$WORK/other-%p.trace" -- "$PY" "$here/python/oom_kinds.py" other
-run peak15 "$CLI" run -o "$WORK/peak15-%p.trace" -- "$PY" "$here/python/oom_kinds.py" peak15
+run cached "$CLI" run -o "$WORK/cached-%p.trace" -- "$PY" "$h200/python/workloads/oom_kinds.py" cached
+run pool PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "$CLI" run -o "$WORK/pool-%p.trace" -- "$PY" "$h200/python/workloads/oom_kinds.py" pool
+run other "$CLI" run -o "$WORK/other-%p.trace" -- "$PY" "$h200/python/workloads/oom_kinds.py" other
+run peak15 "$CLI" run -o "$WORK/peak15-%p.trace" -- "$PY" "$h200/python/workloads/oom_kinds.py" peak15
 run jax "$CLI" run -o "$WORK/jax-%p.trace" -- "$PY" -c 'import jax, jax.numpy as jnp; print(float(jnp.ones(1000).sum()))'

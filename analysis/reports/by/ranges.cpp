@@ -1,4 +1,4 @@
-#include "reports/ranges.h"
+#include "reports/by/ranges.h"
 
 #include <algorithm>
 #include <deque>

@@ -1,4 +1,4 @@
-#include "reports/functions.h"
+#include "reports/by/functions.h"
 
 #include <algorithm>
 #include <string_view>

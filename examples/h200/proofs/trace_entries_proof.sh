@@ -5,9 +5,9 @@
 # frees the trace holds equal memory_stats() and memory_snapshot(), in the default and
 # expandable-segments modes; the report's words on a free that waits; the memviz export of
 # the trace's end equals the snapshot block for block and draws in PyTorch's _memory_viz.
-#   examples/h200/trace_entries_proof.sh OUTDIR
+#   examples/h200/proofs/trace_entries_proof.sh OUTDIR
 set -u
-. "$(dirname "$0")/proof_setup.sh" trace_entries "$@"
+. "$(dirname "$0")/../proof_setup.sh" trace_entries "$@"
 steps=${ENTRIES_STEPS:-8}
 lib=$("$PY" -c 'import torch,os;print(os.path.join(os.path.dirname(torch.__file__),"lib","libc10_cuda.so"))')
 sym=$(readelf -Ws "$lib" | awk '$8 ~ /NativeCachingAllocator27attachAllocatorTraceTracker/ {print $2; exit}')
@@ -30,18 +30,18 @@ for mode in default expandable; do
   esac
   echo "== $mode" >>"$LOG"
   PYTORCH_CUDA_ALLOC_CONF=$conf timeout 300 "$CLI" run -o "$WORK/$mode-%p.trace" -- \
-    "$PY" "$here/python/trace_entries_loop.py" "$WORK/$mode.jsonl" "$steps" exit >>"$LOG" 2>&1
+    "$PY" "$h200/python/workloads/trace_entries_loop.py" "$WORK/$mode.jsonl" "$steps" exit >>"$LOG" 2>&1
   echo "run exit $?" >>"$LOG"
   t=$(ls "$WORK/$mode"-*.trace | head -n 1)
   "$CLI" dump "$t" >"$WORK/$mode.dump" 2>>"$LOG"
   grep block-source "$WORK/$mode.dump" | cut -c1-300 >>"$LOG"
-  "$PY" "$here/python/trace_entries_compare.py" "$WORK/$mode.dump" "$WORK/$mode.jsonl" >>"$LOG" 2>&1
+  "$PY" "$h200/python/checks/trace_entries_compare.py" "$WORK/$mode.dump" "$WORK/$mode.jsonl" >>"$LOG" 2>&1
   echo "compare exit $?" >>"$LOG"
   "$CLI" report --top 5 --frames 4 "$t" >"$OUT/entries-$mode.txt" 2>&1
   "$CLI" export --format memviz "$t" -o "$WORK/$mode.pickle" >>"$LOG" 2>&1
-  "$PY" "$here/python/memviz_snapshot_compare.py" "$WORK/$mode.pickle" "$WORK/$mode.jsonl" >>"$LOG" 2>&1
+  "$PY" "$h200/python/checks/memviz_snapshot_compare.py" "$WORK/$mode.pickle" "$WORK/$mode.jsonl" >>"$LOG" 2>&1
   echo "memviz compare exit $?" >>"$LOG"
-  "$PY" "$here/python/memviz_check.py" "$WORK/$mode.pickle" "$WORK/viz-$mode" >>"$LOG" 2>&1
+  "$PY" "$h200/python/checks/memviz_check.py" "$WORK/$mode.pickle" "$WORK/viz-$mode" >>"$LOG" 2>&1
   echo "memviz_check exit $?" >>"$LOG"
   "$PY" - "$WORK/$mode.pickle" >>"$LOG" 2>&1 <<'PY'
 import collections, pickle, sys

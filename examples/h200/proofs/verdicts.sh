@@ -5,12 +5,12 @@
 # (text), `check --max-leaked 0 --max-growth 0` and the report's JSON as a user gets them.
 # Before those, the exactness check of section 1 once more (train.py in the three allocator
 # modes, check_pytorch.py), since the tracer's ledger and its NVML reader changed.
-#   examples/h200/verdicts.sh OUTDIR
+#   examples/h200/proofs/verdicts.sh OUTDIR
 # Writes at most 8 files into OUTDIR: verdicts.log, check_pytorch.txt, one .txt per loop in
 # the default mode and cudaMallocAsync's (4), and verdicts.json (every report's JSON).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 OUT=${1:?usage: $0 OUTDIR}
 mkdir -p "$OUT"
 CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
@@ -22,7 +22,7 @@ log=$OUT/verdicts.log
 # Exactness: train.py traced in each allocator mode, PyTorch's figures at each checkpoint
 # (VERDICTS_SKIP_EXACT=1 leaves it out, for a second look at the verdicts alone).
 [[ ${VERDICTS_SKIP_EXACT:-0} == 1 ]] || {
-train=("$PY" "$here/python/train.py" --log "$WORK/train.jsonl" --steps "${TRAIN_STEPS:-20}")
+train=("$PY" "$h200/python/workloads/train.py" --log "$WORK/train.jsonl" --steps "${TRAIN_STEPS:-20}")
 for mode in default expandable async; do
   case $mode in
     default) conf= ;;
@@ -34,7 +34,7 @@ for mode in default expandable async; do
     "${train[@]}" --mode "$mode" --run "$mode" >>"$log" 2>&1
   echo "exit $?" >>"$log"
 done
-timeout 180 "$PY" "$here/python/check_pytorch.py" --cli "$CLI" --trace-pattern "$WORK/train-{run}-{pid}.trace" \
+timeout 180 "$PY" "$h200/python/checks/check_pytorch.py" --cli "$CLI" --trace-pattern "$WORK/train-{run}-{pid}.trace" \
   "$WORK/train.jsonl" >"$OUT/check_pytorch.txt" 2>&1
 echo "check_pytorch exit $?" >>"$log"
 }
@@ -49,7 +49,7 @@ for conf in default backend:cudaMallocAsync; do
     [[ $c == default ]] && c=
     echo "== $name" >>"$log"
     PYTORCH_CUDA_ALLOC_CONF=$c timeout 180 "$CLI" run -o "$WORK/$name-%p.trace" -- \
-      "$PY" "$here/python/verdict_loop.py" "$mode" 16 >>"$log" 2>&1
+      "$PY" "$h200/python/workloads/verdict_loop.py" "$mode" 16 >>"$log" 2>&1
     echo "run exit $?" >>"$log"
     t=$(ls "$WORK/$name"-*.trace 2>/dev/null | head -n 1)
     [[ -n $t ]] || continue

@@ -2,15 +2,15 @@
 # Run L: how the static runtime's cudaDeviceReset reaches the driver. teardown.c built
 # with nvcc's default static runtime and with -cudart shared, each run under the lookup
 # logger (proc_lookups.c) and under cumemtrace; the report's teardown counts beside it.
-#   examples/h200/static_reset.sh OUTDIR    (env: NVCC, CUMEMTRACE, CUMEMTRACE_LIBRARY)
+#   examples/h200/proofs/static_reset.sh OUTDIR    (env: NVCC, CUMEMTRACE, CUMEMTRACE_LIBRARY)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../.." && pwd)
+h200=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$h200/../.." && pwd)
 out=${1:?usage: static_reset.sh OUTDIR}
 mkdir -p "$out"
 NVCC=${NVCC:-nvcc} CLI=${CUMEMTRACE:-$top/build/bin/cumemtrace}
 LIB=${CUMEMTRACE_LIBRARY:-$top/build/lib/libcumemtrace.so}
-gcc -shared -fPIC -O1 -I/usr/local/cuda/include -o "$out/proc_lookups.so" "$here/cuda/proc_lookups.c" -ldl || exit 1
+gcc -shared -fPIC -O1 -I/usr/local/cuda/include -o "$out/proc_lookups.so" "$h200/cuda/proc_lookups.c" -ldl || exit 1
 for rt in static shared; do
   "$NVCC" -O1 -cudart "$rt" -o "$out/teardown-$rt" "$top/test/integration/programs/lifecycle/teardown.c" -lcuda || exit 1
   LD_PRELOAD="$out/proc_lookups.so" "$out/teardown-$rt" reset >"$out/$rt.out" 2>"$out/$rt.lookups"

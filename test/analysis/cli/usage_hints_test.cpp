@@ -190,6 +190,26 @@ TEST_CASE("a count is in the singular for one: the plural rule, check's last lin
         std::string::npos);
 }
 
+TEST_CASE(
+    "a noun in -y after a consonant counts in -ies, and the report's checksums and inconsistencies in the singular") {
+  CHECK(count_of(1, "inconsistency") == "1 inconsistency");
+  CHECK(count_of(2, "inconsistency") == "2 inconsistencies");
+  CHECK(count_of(2, "key") == "2 keys");  // a vowel before the y
+  TempDir d;
+  const std::string t = d.path + "/t.trace";
+  // Every record in one chunk (batch, then one seal); 1 MiB at one address allocated twice
+  // with no free between: one inconsistency.
+  TraceBuilder b;
+  b.batch().process().device(0, 1ull << 30);
+  b.alloc(10, 0x7000000000, 1 << 20).alloc(11, 0x7000000000, 1 << 20).end(20).seal();
+  b.write(t);
+  auto report = shell(kCli + " report " + t + " 2>/dev/null");
+  INFO(report.out);
+  // Before: "1 chunks verified" and "1 inconsistencies (lost events?)".
+  CHECK(report.out.find("\n  checksums: 1 chunk verified\n") != std::string::npos);
+  CHECK(report.out.find(", 1 inconsistency (lost events?)\n") != std::string::npos);
+}
+
 TEST_CASE("libc's start-up frames are left out of printed stacks and folded on the page") {
   Frame f;
   for (const char* name : {"_start", "__libc_start_main", "__libc_start_main@@GLIBC_2.34", "__libc_start_main_impl",

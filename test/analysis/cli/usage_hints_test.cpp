@@ -236,3 +236,13 @@ TEST_CASE("libc's start-up frames are left out of printed stacks and folded on t
   auto j = shell(kCli + " report --json " + d.path + "/t.trace 2>/dev/null");
   CHECK(j.out.find("\"__libc_start_call_main\"") != std::string::npos);
 }
+
+TEST_CASE("live's help says it queries a written trace, which memray's users would take for its live mode") {
+  // Before: "What was live at given moments", in both.
+  const std::string says = "What was live at given moments of a written trace (not memray's live mode)";
+  auto help = shell(kCli + " live --help 2>/dev/null");
+  CHECK(help.status == 0);
+  CHECK(help.out.substr(0, help.out.find('\n')) == says);
+  auto all = shell(kCli + " --help 2>/dev/null");
+  CHECK(all.out.find("\n  live                        " + says + "\n") != std::string::npos);
+}

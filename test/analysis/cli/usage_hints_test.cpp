@@ -246,3 +246,13 @@ TEST_CASE("live's help says it queries a written trace, which memray's users wou
   auto all = shell(kCli + " --help 2>/dev/null");
   CHECK(all.out.find("\n  live                        " + says + "\n") != std::string::npos);
 }
+
+TEST_CASE("check --junit says on stderr what it wrote, before its verdict") {
+  TempDir d;
+  const std::string t = d.path + "/t.trace", xml = d.path + "/j.xml";
+  startup_trace(t);  // its peak: 1 MiB
+  // Before: the verdict line alone.
+  auto r = shell(kCli + " check " + t + " --max-peak 1TiB --junit " + xml + " 2>&1 >/dev/null");
+  CHECK(r.status == 0);
+  CHECK(r.out == "cumemtrace check: JUnit XML written to " + xml + "\ncumemtrace check: 1 limit check holds\n");
+}

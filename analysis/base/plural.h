@@ -9,9 +9,12 @@
 
 namespace cumemtrace {
 
-// The noun's plural: English adds "es" after a hissing end (process, launch, box), else "s".
+// The noun's plural: English adds "es" after a hissing end (process, launch, box), makes a
+// "y" after a consonant "ies" (inconsistency, entry), else adds "s" (day, key, block).
 inline std::string plural_of(std::string_view noun) {
   const auto ends = [&](std::string_view tail) { return noun.ends_with(tail); };
+  if (noun.size() >= 2 && ends("y") && std::string_view("aeiou").find(noun[noun.size() - 2]) == std::string_view::npos)
+    return std::string(noun.substr(0, noun.size() - 1)) + "ies";
   return std::string(noun) + (ends("s") || ends("x") || ends("z") || ends("ch") || ends("sh") ? "es" : "s");
 }
 

@@ -207,6 +207,7 @@ int run_check(const CheckOptions& given) {
       std::cerr << "cumemtrace check: " << out.error() << "\n";
       return out.exit_status();
     }
+    std::cerr << "cumemtrace check: JUnit XML written to " << printable(opt.junit) << "\n";
   }
   size_t n = 0;
   for (const auto& c : checks)

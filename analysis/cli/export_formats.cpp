@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "base/output_file.h"
+#include "base/plural.h"
 #include "render/export/chrome.h"
 #include "render/export/folded.h"
 #include "render/export/jsonl.h"
@@ -79,7 +80,8 @@ int write_jsonl_format(const ExportRun& run, std::ostream&, std::string&) {
       if (file.changed()) throw std::runtime_error(file.changed_message() + "; no table written");
     }
     const JsonlCounts c = tables.close();
-    std::cerr << "cumemtrace export: " << c.rows << " rows in " << c.files << " tables in " << opt.output << "\n";
+    std::cerr << "cumemtrace export: " << count_of(c.rows, "row") << " in " << count_of(c.files, "table") << " in "
+              << opt.output << "\n";
   } catch (const std::exception& e) {
     std::cerr << "cumemtrace export: " << e.what() << "\n";
     return 1;

@@ -141,7 +141,7 @@ Command register_live(CLI::App& app) {
   };
   const auto o = std::make_shared<Options>();
   Command c;
-  c.sub = app.add_subcommand("live", "What was live at given moments");
+  c.sub = app.add_subcommand("live", "What was live at given moments of a written trace (not memray's live mode)");
   c.sub->add_option("trace", o->trace, "Trace file")->required();
   c.sub
       ->add_option("--at", o->at,

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "base/escape.h"
+#include "base/plural.h"
 #include "cli/command.h"
 #include "symbols/symbolize.h"
 
@@ -20,8 +21,9 @@ int cmd_symbolize(const std::vector<std::string>& paths) {
     } else {
       std::cerr << "cumemtrace: " << printable(path) << ": " << r.appended << " of " << r.stats.ips
                 << " ips symbolized";
-      if (r.stats.modules_missing) std::cerr << ", " << r.stats.modules_missing << " module files missing";
-      if (r.stats.modules_mismatch) std::cerr << ", " << r.stats.modules_mismatch << " modules with another build-id";
+      if (r.stats.modules_missing) std::cerr << ", " << count_of(r.stats.modules_missing, "module file") << " missing";
+      if (r.stats.modules_mismatch)
+        std::cerr << ", " << count_of(r.stats.modules_mismatch, "module") << " with another build-id";
       if (r.cut_partial) std::cerr << "; partial last record cut off";
       std::cerr << "\n";
     }

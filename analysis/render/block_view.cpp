@@ -127,7 +127,8 @@ void write_blocks_text(std::ostream& out, const Report& rep) {
     out << "  (the library dropped records, the disk being behind: these figures may lack some blocks)\n";
   for (const BlockDevice& d : b.devices) {
     const uint64_t free_end = d.end_reserved > d.end_allocated ? d.end_reserved - d.end_allocated : 0;
-    out << "  device " << d.device << ": " << d.allocations << " blocks allocated, " << d.frees << " freed\n"
+    out << "  device " << d.device << ": " << count_of(d.allocations, "block") << " allocated, " << d.frees
+        << " freed\n"
         << "    peak allocated " << iec_exact(d.peak_allocated);
     if (d.peak_allocated)
       out << " at " << at(rep, d.peak_time_ns) << ", reserved then " << iec_exact(d.reserved_at_peak) << "; "
@@ -136,7 +137,8 @@ void write_blocks_text(std::ostream& out, const Report& rep) {
         << "    at the end: allocated " << iec_exact(d.end_allocated) << " in " << tensors(d.end_count)
         << " (the program's tensors), free inside the cache " << iec_exact(free_end) << ", reserved "
         << iec_exact(d.end_reserved) << "; " << inside(d.at_end) << "\n";
-    if (d.unknown_frees) out << "    " << d.unknown_frees << " frees of blocks allocated before the records began\n";
+    if (d.unknown_frees)
+      out << "    " << count_of(d.unknown_frees, "free") << " of blocks allocated before the records began\n";
     for (const BlockSite& s : d.sites) {
       out << "    " << class_name(s.cls) << ": " << where(s);
       if (s.cls == GrowthSite::Class::kLeak)

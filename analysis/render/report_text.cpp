@@ -41,8 +41,7 @@ void write_python_frames(std::ostream& out, const std::vector<Frame>& fs, const 
 
 void write_frames(std::ostream& out, const std::vector<Frame>& fs, const char* indent) {
   // libc's start-up frames end every stack of the main thread and say nothing about it.
-  size_t shown = fs.size();
-  while (shown > 0 && is_libc_startup(fs[shown - 1])) --shown;
+  const size_t shown = fs.size() - libc_startup_frames(fs);
   for (size_t i = 0; i < shown; ++i) {
     out << indent << '#' << i << ' ' << printable(describe(fs[i], FrameStyle::kReport)) << '\n';
   }

@@ -76,6 +76,17 @@ bool is_libc_startup(const Frame& f) {
          fn == "__libc_start_call_main";
 }
 
+size_t libc_startup_frames(const std::vector<Frame>& native) {
+  const size_t n = native.size();
+  const auto start_main = [](const Frame& f) {
+    const std::string_view fn = std::string_view(f.function).substr(0, f.function.find('@'));
+    return !f.python && (fn == "__libc_start_main" || fn == "__libc_start_main_impl");
+  };
+  size_t k = n >= 2 && !native[n - 1].python && native[n - 1].function.empty() && start_main(native[n - 2]) ? 1 : 0;
+  while (k < n && is_libc_startup(native[n - 1 - k])) ++k;
+  return k;
+}
+
 bool is_foreign_native(const Frame& f) {
   if (f.python) return false;
   return is_cuda_or_tracer_module(f.module) || is_dispatch_or_interpreter(f) || is_libc_startup(f) ||

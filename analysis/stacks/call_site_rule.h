@@ -53,6 +53,10 @@ bool is_dispatch_or_interpreter(const Frame& f);
 // `__libc_start_call_main`, with or without a symbol version ("@@GLIBC_2.34"). Text stacks
 // leave them out (docs/cli.md, "report").
 bool is_libc_startup(const Frame& f);
+// How many of a native stack's outermost frames (innermost first) are libc's start-up: those
+// above, and an outermost frame with no name outside `__libc_start_main`, which only `_start`
+// calls (a stripped program's `_start`: `prog+0x26d1`). Text stacks and trees leave them out.
+size_t libc_startup_frames(const std::vector<Frame>& native);
 // A native frame no user acts on: CUDA's or the tracer's, an allocator's, framework
 // dispatch's or the interpreter's, libc's start-up. The page's flame graph folds these,
 // `--by function` leaves them out.

@@ -71,11 +71,14 @@ NamedStack* pushes(nvtxDomainHandle_t d) {
 // module (else CORE), its callback id there, our function (defined below).
 #define CUMEMTRACE_NVTX_SLOTS(X)                                          \
   X(kPushA, false, NVTX_CBID_CORE_RangePushA, push_a)                     \
+  X(kPushW, false, NVTX_CBID_CORE_RangePushW, push_w)                     \
   X(kPushEx, false, NVTX_CBID_CORE_RangePushEx, push_ex)                  \
   X(kPop, false, NVTX_CBID_CORE_RangePop, pop)                            \
   X(kMarkA, false, NVTX_CBID_CORE_MarkA, mark_a)                          \
+  X(kMarkW, false, NVTX_CBID_CORE_MarkW, mark_w)                          \
   X(kMarkEx, false, NVTX_CBID_CORE_MarkEx, mark_ex)                       \
   X(kStartA, false, NVTX_CBID_CORE_RangeStartA, start_a)                  \
+  X(kStartW, false, NVTX_CBID_CORE_RangeStartW, start_w)                  \
   X(kStartEx, false, NVTX_CBID_CORE_RangeStartEx, start_ex)               \
   X(kEnd, false, NVTX_CBID_CORE_RangeEnd, end)                            \
   X(kDomainPush, true, NVTX_CBID_CORE2_DomainRangePushEx, domain_push)    \
@@ -100,8 +103,9 @@ Fn next(Slot slot) {
   return reinterpret_cast<Fn>(g_next[slot].load(std::memory_order_acquire));
 }
 
-std::string_view message_of(const nvtxEventAttributes_t* a) {
-  return a ? nvtx_message(a->messageType, a->message) : std::string_view();
+// An event's message; a wide one is decoded into `wide`, which must outlive the view.
+std::string_view message_of(const nvtxEventAttributes_t* a, WideName& wide) {
+  return a ? nvtx_message(a->messageType, a->message, wide) : std::string_view();
 }
 
 // Each function records, then calls the chained tool's (nvtx.h: CUMEMTRACE_NVTX_CHAIN),
@@ -127,8 +131,15 @@ int push_a(const char* message) {
   if (auto f = next<int (*)(const char*)>(kPushA)) return f(message);
   return depth;
 }
+int push_w(const wchar_t* message) {
+  WideName wide;
+  const int depth = push_named(nullptr, std::string(utf8_of(message, wide)));
+  if (auto f = next<int (*)(const wchar_t*)>(kPushW)) return f(message);
+  return depth;
+}
 int push_ex(const nvtxEventAttributes_t* a) {
-  const int depth = push_named(nullptr, std::string(message_of(a)));
+  WideName wide;
+  const int depth = push_named(nullptr, std::string(message_of(a, wide)));
   if (auto f = next<int (*)(const nvtxEventAttributes_t*)>(kPushEx)) return f(a);
   return depth;
 }
@@ -141,8 +152,14 @@ void mark_a(const char* message) {
   track_mark(message ? message : "", MarkSource::kNvtxMark);
   if (auto f = next<void (*)(const char*)>(kMarkA)) f(message);
 }
+void mark_w(const wchar_t* message) {
+  WideName wide;
+  track_mark(utf8_of(message, wide), MarkSource::kNvtxMark);
+  if (auto f = next<void (*)(const wchar_t*)>(kMarkW)) f(message);
+}
 void mark_ex(const nvtxEventAttributes_t* a) {
-  track_mark(message_of(a), MarkSource::kNvtxMark);
+  WideName wide;
+  track_mark(message_of(a, wide), MarkSource::kNvtxMark);
   if (auto f = next<void (*)(const nvtxEventAttributes_t*)>(kMarkEx)) f(a);
 }
 
@@ -181,8 +198,16 @@ nvtxRangeId_t start_a(const char* message) {
   auto f = next<nvtxRangeId_t (*)(const char*)>(kStartA);
   return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
 }
+nvtxRangeId_t start_w(const wchar_t* message) {
+  WideName wide;
+  const std::string_view name = utf8_of(message, wide);
+  track_mark(name, MarkSource::kNvtxStart);
+  auto f = next<nvtxRangeId_t (*)(const wchar_t*)>(kStartW);
+  return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+}
 nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) {
-  const std::string_view name = message_of(a);
+  WideName wide;
+  const std::string_view name = message_of(a, wide);
   track_mark(name, MarkSource::kNvtxStart);
   auto f = next<nvtxRangeId_t (*)(const nvtxEventAttributes_t*)>(kStartEx);
   return remember_open(f ? f(a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
@@ -193,7 +218,8 @@ void end(nvtxRangeId_t id) {
 }
 
 int domain_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  const int depth = push_named(d, std::string(message_of(a)));
+  WideName wide;
+  const int depth = push_named(d, std::string(message_of(a, wide)));
   if (auto f = next<int (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainPush)) return f(d, a);
   return depth;
 }
@@ -203,11 +229,13 @@ int domain_pop(nvtxDomainHandle_t d) {
   return depth;
 }
 void domain_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  track_mark(message_of(a), MarkSource::kNvtxMark);
+  WideName wide;
+  track_mark(message_of(a, wide), MarkSource::kNvtxMark);
   if (auto f = next<void (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainMark)) f(d, a);
 }
 nvtxRangeId_t domain_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  const std::string_view name = message_of(a);
+  WideName wide;
+  const std::string_view name = message_of(a, wide);
   track_mark(name, MarkSource::kNvtxStart);
   auto f = next<nvtxRangeId_t (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainStart);
   return remember_open(f ? f(d, a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
@@ -242,35 +270,11 @@ nvtxDomainHandle_t domain_create_a(const char* name) {
   if (auto f = next<nvtxDomainHandle_t (*)(const char*)>(kDomainCreateA)) return f(name);
   return domain_named(name ? name : "");
 }
-// A wide name is the same domain as its UTF-8 spelling through nvtxDomainCreateA. wchar_t is
-// UTF-32 here (Linux); a value that is no character (a surrogate, past U+10FFFF) reads as
-// U+FFFD. The first 4,096 characters name it, as a mark's name is cut.
-std::string utf8_of(const wchar_t* s) {
-  std::string out;
-  for (size_t i = 0; s && s[i] && i < 4096; ++i) {
-    uint32_t c = uint32_t(s[i]);
-    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
-    if (c < 0x80) {
-      out += char(c);
-    } else if (c < 0x800) {
-      out += char(0xC0 | c >> 6);
-      out += char(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-      out += char(0xE0 | c >> 12);
-      out += char(0x80 | (c >> 6 & 0x3F));
-      out += char(0x80 | (c & 0x3F));
-    } else {
-      out += char(0xF0 | c >> 18);
-      out += char(0x80 | (c >> 12 & 0x3F));
-      out += char(0x80 | (c >> 6 & 0x3F));
-      out += char(0x80 | (c & 0x3F));
-    }
-  }
-  return out;
-}
+// A wide name is the same domain as its UTF-8 spelling through nvtxDomainCreateA (utf8_of).
 nvtxDomainHandle_t domain_create_w(const wchar_t* name) {
   if (auto f = next<nvtxDomainHandle_t (*)(const wchar_t*)>(kDomainCreateW)) return f(name);
-  return domain_named(utf8_of(name));
+  WideName wide;
+  return domain_named(std::string(utf8_of(name, wide)));
 }
 
 // A registered string lives as long as the process: its handle is a copy we never free,
@@ -292,6 +296,12 @@ nvtxStringHandle_t register_string(nvtxDomainHandle_t, const char* s) {
   const char* copy = strdup(s ? s : "");
   if (copy) g_strings[at].store(copy, std::memory_order_release);
   return reinterpret_cast<nvtxStringHandle_t>(const_cast<char*>(copy));
+}
+// A wide string is kept in UTF-8, so its messages read as a narrow one's (utf8_of).
+nvtxStringHandle_t register_string_w(nvtxDomainHandle_t d, const wchar_t* s) {
+  WideName wide;
+  utf8_of(s, wide);
+  return register_string(d, wide.bytes);
 }
 bool ours(const void* handle) {
   const size_t n = std::min(g_string_count.load(std::memory_order_acquire), kMaxStrings);
@@ -345,16 +355,46 @@ InitFn chained_init() {
 
 std::atomic<bool> g_chained{false};
 
-// The message of an event attribute or a name: ASCII, or a string registered with
-// nvtxDomainRegisterStringA (whose handle is our own copy of it).
-std::string_view nvtx_message(int32_t type, const nvtxMessageValue_t& value) {
+std::string_view utf8_of(const wchar_t* s, WideName& out) {
+  size_t n = 0;
+  for (size_t i = 0; s && s[i]; ++i) {
+    uint32_t c = uint32_t(s[i]);
+    if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
+    const size_t size = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    if (n + size > kMaxNameBytes) break;
+    char* b = out.bytes + n;
+    if (size == 1) {
+      b[0] = char(c);
+    } else if (size == 2) {
+      b[0] = char(0xC0 | c >> 6);
+      b[1] = char(0x80 | (c & 0x3F));
+    } else if (size == 3) {
+      b[0] = char(0xE0 | c >> 12);
+      b[1] = char(0x80 | (c >> 6 & 0x3F));
+      b[2] = char(0x80 | (c & 0x3F));
+    } else {
+      b[0] = char(0xF0 | c >> 18);
+      b[1] = char(0x80 | (c >> 12 & 0x3F));
+      b[2] = char(0x80 | (c >> 6 & 0x3F));
+      b[3] = char(0x80 | (c & 0x3F));
+    }
+    n += size;
+  }
+  out.bytes[n] = '\0';
+  return std::string_view(out.bytes, n);
+}
+
+// The message of an event attribute or a name: ASCII, wide, or a string registered with
+// nvtxDomainRegisterStringA or W (whose handle is our own UTF-8 copy of it).
+std::string_view nvtx_message(int32_t type, const nvtxMessageValue_t& value, WideName& wide) {
   switch (type) {
     case NVTX_MESSAGE_TYPE_ASCII: return value.ascii ? std::string_view(value.ascii) : "";
+    case NVTX_MESSAGE_TYPE_UNICODE: return utf8_of(value.unicode, wide);
     case NVTX_MESSAGE_TYPE_REGISTERED:
       if (g_chained.load(std::memory_order_relaxed) || !value.registered || !ours(value.registered))
         return "(registered string)";  // the tool's handle, or none of ours
       return std::string_view(reinterpret_cast<const char*>(value.registered));
-    default: return {};  // wide strings: not decoded
+    default: return {};  // a type of a later NVTX: not decoded
   }
 }
 
@@ -439,5 +479,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
   if (!g_chained.load(std::memory_order_relaxed) && t2 && NVTX_CBID_CORE2_DomainRegisterStringA < n2 &&
       t2[NVTX_CBID_CORE2_DomainRegisterStringA])
     *t2[NVTX_CBID_CORE2_DomainRegisterStringA] = reinterpret_cast<NvtxFunctionPointer>(register_string);
+  if (!g_chained.load(std::memory_order_relaxed) && t2 && NVTX_CBID_CORE2_DomainRegisterStringW < n2 &&
+      t2[NVTX_CBID_CORE2_DomainRegisterStringW])
+    *t2[NVTX_CBID_CORE2_DomainRegisterStringW] = reinterpret_cast<NvtxFunctionPointer>(register_string_w);
   return 1;
 }

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstddef>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "api/nvtx_shared.h"
@@ -90,6 +91,15 @@ class Drafts {
     d_[n_++] = d;
     if (n_ == kPiece) flush();
   }
+  // `d`, whose name is copied here when `copy_name` (a wide name decoded into the caller's
+  // room, nvtx_shared.h), to be read when the piece is recorded.
+  void add(NvtxMemDraft d, bool copy_name) {
+    if (copy_name) {
+      names_[n_].assign(d.name);
+      d.name = names_[n_];
+    }
+    add(d);
+  }
 
  private:
   void flush() {
@@ -98,6 +108,7 @@ class Drafts {
   }
   static constexpr size_t kPiece = 64;
   NvtxMemDraft d_[kPiece];
+  std::string names_[kPiece];
   size_t n_ = 0;
   bool stacks_;
 };
@@ -109,6 +120,7 @@ nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, const nvtxMemHeapDe
   if (!h || h == reinterpret_cast<nvtxMemHeapHandle_t>(intptr_t(-1)))
     h = reinterpret_cast<nvtxMemHeapHandle_t>(g_heap_ids.fetch_add(1, std::memory_order_relaxed));
   NvtxMemDraft d = draft(NvtxMemOp::kHeapRegister, bits(h));
+  WideName wide;  // a wide name in UTF-8, read by d.name
   if (desc) {
     if (HAS_FIELD(desc, nvtxMemHeapDesc_t, typeSpecificDesc) && desc->type == NVTX_MEM_TYPE_VIRTUAL_ADDRESS &&
         desc->typeSpecificDesc && desc->typeSpecificDescSize >= sizeof(nvtxMemVirtualRangeDesc_t)) {
@@ -117,7 +129,8 @@ nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, const nvtxMemHeapDe
       d.size = range->size;
     }
     if (HAS_FIELD(desc, nvtxMemHeapDesc_t, usage)) d.usage = uint8_t(desc->usage);
-    if (HAS_FIELD(desc, nvtxMemHeapDesc_t, message)) d.name = nvtx_message(int32_t(desc->messageType), desc->message);
+    if (HAS_FIELD(desc, nvtxMemHeapDesc_t, message))
+      d.name = nvtx_message(int32_t(desc->messageType), desc->message, wide);
   }
   track_nvtx_mem(&d, 1, true);
   return h;
@@ -189,8 +202,9 @@ void regions_name(nvtxDomainHandle_t domain, const nvtxMemRegionsNameBatch_t* b)
       const auto* r = element<nvtxMemRegionNameDesc_t>(b->regionElements, b->regionElementSize, i);
       if (!r) break;
       NvtxMemDraft d = draft(NvtxMemOp::kRegionName, 0, address_of(r->regionRefType, r->region));
-      d.name = nvtx_message(int32_t(r->nameType), r->name);
-      drafts.add(d);
+      WideName wide;
+      d.name = nvtx_message(int32_t(r->nameType), r->name, wide);
+      drafts.add(d, int32_t(r->nameType) == NVTX_MESSAGE_TYPE_UNICODE);
     }
   }
   if (auto f = tool_fn<void (*)(nvtxDomainHandle_t, const nvtxMemRegionsNameBatch_t*)>(6)) f(domain, b);

@@ -26,7 +26,7 @@ bool track_mark(std::string_view name, format::MarkSource source) {
   format::MarkRecord m{};
   m.tid = thread_state().tid;
   m.source = uint8_t(source);
-  const std::string text(name.substr(0, 4096));
+  const std::string text(name.substr(0, kMaxNameBytes));
   if (!started_state()) {  // before the first CUDA call: kept for the trace's start
     const int kept = append_before_start([&](std::string& out) {
       m.time_ns = now_ns();  // under the lock that orders them
@@ -66,7 +66,7 @@ bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
   for (size_t i = 0; i < n; ++i) {
     const NvtxMemDraft& d = drafts[i];
     const format::NvtxMemRecord r{time, d.heap, d.address, d.size, tid, native, py, uint8_t(d.op), d.usage, 0};
-    put_record(s.pending, format::RecordType::kNvtxMem, r, std::string(d.name.substr(0, 4096)));
+    put_record(s.pending, format::RecordType::kNvtxMem, r, std::string(d.name.substr(0, kMaxNameBytes)));
   }
   return true;
 }

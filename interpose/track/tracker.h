@@ -6,6 +6,7 @@
 // no driver call, no allocation proportional to the live set.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -35,6 +36,11 @@ format::EventRecord track(const EventDraft& e, uint16_t api, uint32_t flags);
 void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t flags);
 // A cuCtxCreate gave `context` on `device`: allocations made while it is current belong to it.
 void note_created_context(uint64_t context, int32_t device);
+
+// The bytes of a name (mark, range, tag, heap, region) the trace keeps; the rest is cut
+// (docs/cli.md, "What the tracer bounds"). A wide name is cut before the character that
+// would pass it, so that it stays valid UTF-8 (nvtx_shared.h: utf8_of).
+inline constexpr size_t kMaxNameBytes = 4096;
 
 // Records a mark (a named moment: iterations are delimited by marks of one name). Never
 // calls CUDA; safe from any thread, also during a stream capture.

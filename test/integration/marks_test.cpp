@@ -2,6 +2,7 @@
 // from Python's cumemtrace.mark; `dump` shows them, one line each.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -332,7 +333,7 @@ TEST_CASE("past the tracer's bounds: open start ids, push and tag names, registe
 }
 
 // nvToolsExt.h: a push returns its 0-based level and a pop the level of the range it ended,
-// each per domain (-1 with none open); pushes nest per domain (nvtx_domains.c works out
+// each per domain (-1 with none open); pushes nest per domain (nvtx/nvtx_domains.c works out
 // the bytes).
 TEST_CASE(
     "NVTX pushes nest per domain, a wide-named domain included, and pushes and pops return the levels nvToolsExt.h "
@@ -351,4 +352,43 @@ TEST_CASE(
   CHECK(by.at("w-range").at("open_at_end") == 0);
   CHECK(by.at("d-range").at("bytes_allocated") == 6 * MiB);
   CHECK(by.at("d-range").at("open_at_end") == 0);
+}
+
+// NVTX's wide entry points and wide messages reach the trace in UTF-8 (nvtx/nvtx_wide.c
+// works out each range's bytes; 4 KiB are live before the first range). The rows of
+// `report --by range`, as the text report writes them.
+TEST_CASE(
+    "NVTX's wide names (W entry points, wide messages, wide registered strings) are recorded in UTF-8, U+FFFD for "
+    "no character, cut before the character that would pass 4,096 bytes") {
+  TempDir dir;
+  const std::string trace = run_nvtx_program(dir, "nvtx_wide", "wide: push 0, pop 0; domain push 0, pop 0\n");
+  const Result r = run({cli(), "report", "--by", "range", trace});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> rows;
+  std::istringstream lines(r.out.substr(r.out.find("Memory per range")));
+  for (std::string line; std::getline(lines, line) && line != "";)
+    if (line.rfind("  ", 0) == 0) rows.push_back(line);
+  // é is c3 a9 in UTF-8: 2,047 of them are 4,094 bytes, and € (e2 82 ac) would end at 4,097.
+  std::string long_name;
+  for (int i = 0; i < 2047; ++i) long_name += "\xc3\xa9";
+  // U+FFFD is ef bf bd; ß c3 9f; ü c3 bc; Ω ce a9; U+1F600 f0 9f 98 80.
+  const std::string fffd = "\xef\xbf\xbd";
+  const std::vector<std::string> want = {
+      "  \xc3\xbc"
+      "bung-\xce\xa9 (nvtx push): 1 call, 1 allocation of 8.00 MiB (8,388,608 B); peak inside 11.00 MiB "
+      "(11,538,432 B) on device 0; held after 8.00 MiB (8,388,608 B)",
+      "  registriert-\xc3\x9f (mark): 1 call (1 open at the end), 1 allocation of 4.00 MiB (4,194,304 B); peak inside "
+      "18.00 MiB (18,878,464 B) on device 0; held after 4.00 MiB (4,194,304 B)",
+      "  bad-" + fffd + fffd +
+          " (mark): 2 calls (1 open at the end), 1 allocation of 4.00 MiB (4,194,304 B); peak inside 18.00 MiB "
+          "(18,878,464 B) on device 0; held after 4.00 MiB (4,194,304 B)",
+      "  " + long_name +
+          " (nvtx push): 1 call, 1 allocation of 3.00 MiB (3,145,728 B); peak inside 14.00 MiB (14,684,160 B) on "
+          "device 0; held after 3.00 MiB (3,145,728 B)",
+      "  emoji-\xf0\x9f\x98\x80 (nvtx start): 1 call, 1 allocation of 2.00 MiB (2,097,152 B); peak inside 3.00 MiB "
+      "(3,149,824 B) on device 0; held after 2.00 MiB (2,097,152 B)",
+      "  \xc3\xa9tape-\xc3\xbc (nvtx push): 1 call, 1 allocation of 1.00 MiB (1,048,576 B); peak inside 1.00 MiB "
+      "(1,052,672 B) on device 0; held after 1.00 MiB (1,048,576 B)"};
+  CHECK(rows.size() == want.size());
+  for (const std::string& w : want) CHECK(std::count(rows.begin(), rows.end(), w) == 1);
 }

@@ -53,7 +53,9 @@ class Names {
     auto it = paths_.find(key);
     if (it != paths_.end()) return it->second;
     std::vector<uint32_t> p;
-    for (const Frame& f : frames(stack_id, python_stack_id, SIZE_MAX)) p.push_back(label(f));
+    const std::vector<Frame> fs = frames(stack_id, python_stack_id, SIZE_MAX);
+    const size_t startup = libc_startup_frames(fs);  // a stripped program's _start has no name to fold by
+    for (size_t i = 0; i < fs.size(); ++i) p.push_back(label(fs[i], i + startup >= fs.size()));
     if (p.empty()) p.push_back(intern("(no stack recorded)"));
     std::reverse(p.begin(), p.end());
     return paths_.emplace(key, std::move(p)).first->second;
@@ -104,11 +106,14 @@ class Names {
     return out;
   }
 
-  uint32_t label(const Frame& f) { return intern(printable(describe(f, FrameStyle::kFlame)), folds(f)); }
+  uint32_t label(const Frame& f, bool startup = false) {
+    return intern(printable(describe(f, FrameStyle::kFlame)), startup || folds(f));
+  }
 
   uint32_t intern(const std::string& s, bool fold = false) {
     auto [it, fresh] = label_index_.emplace(s, uint32_t(labels_.size()));
     if (fresh) labels_.push_back(s), folds_.push_back(fold ? 1 : 0);
+    else if (fold) folds_[it->second] = 1;  // a stripped _start, met first as a call site's frame
     return it->second;
   }
 

@@ -91,7 +91,7 @@ void device(std::ostream& out, const Report& rep, const DeviceReport& d) {
   if (c.pool_trims) out << ", " << count_of(c.pool_trims, "pool trim");
   if (c.contexts) out << ", " << count_of(c.contexts, "context") << " (" << iec(d.context_bytes) << ")";
   if (c.shares) out << ", " << c.shares << " exported to other processes";
-  if (c.anomalies) out << ", " << c.anomalies << " inconsistencies (lost events?)";
+  if (c.anomalies) out << ", " << count_of(c.anomalies, "inconsistency") << " (lost events?)";
   out << "\n";
   if (d.peak_bytes) {
     const auto& f = d.frag_at_peak;

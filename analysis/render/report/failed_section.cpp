@@ -26,12 +26,12 @@ std::string block_summary(const BlockTotals& t) {
 // The block-level view inside the allocator's cached segments (allocator_map.h).
 void allocator_map(std::ostream& out, const AllocatorMapView& v) {
   const std::string who = v.allocator == "pytorch" ? "PyTorch's" : v.allocator + "'s";
-  out << "     " << who << " block map at the failure: " << v.segments << " cached segments ("
+  out << "     " << who << " block map at the failure: " << count_of(v.segments, "cached segment") << " ("
       << iec_exact(v.total_bytes) << "), " << v.joined << " joined to a traced allocation, " << v.segments - v.joined
       << " not\n";
   out << "       in the cached segments: " << iec_exact(v.totals.allocated_bytes) << " allocated, "
       << iec_exact(v.totals.pending_free_bytes) << " pending free, " << iec_exact(v.totals.free_bytes) << " free in "
-      << v.totals.free_blocks << " blocks\n";
+      << count_of(v.totals.free_blocks, "block") << "\n";
   out << "       largest free block: " << iec_exact(v.totals.largest_free_block);
   if (v.free_block_fits) out << "; a free block is as large as the request (" << v.request << " B)\n";
   else out << "; no free block is as large as the request (" << v.request << " B)\n";
@@ -39,7 +39,7 @@ void allocator_map(std::ostream& out, const AllocatorMapView& v) {
     out << "       segment " << hex(s.address) << " " << iec_exact(s.total_bytes) << (s.small ? " small" : " large");
     if (s.joined) out << ", " << format::kind_name(s.kind) << " allocation from " << printable(s.library);
     else out << ", no traced allocation at this address";
-    out << ": " << s.blocks << " blocks: " << block_summary(s.totals) << "\n";
+    out << ": " << count_of(s.blocks, "block") << ": " << block_summary(s.totals) << "\n";
   }
 }
 

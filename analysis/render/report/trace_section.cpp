@@ -35,12 +35,12 @@ std::string command_line(const ProcessInfo& p) {
 // Everything that makes the figures below less than the whole truth, said before them.
 void integrity(std::ostream& out, const Report& rep) {
   const Integrity& in = rep.integrity;
-  if (in.sealed) out << "  checksums: " << in.sealed_chunks << " chunks verified\n";
+  if (in.sealed) out << "  checksums: " << count_of(in.sealed_chunks, "chunk") << " verified\n";
   for (const auto& d : in.damage)
     out << "  DAMAGED: " << iec_exact(d.bytes) << " at byte " << d.byte_offset << " unread: " << printable(d.message)
         << "\n";
   if (in.end_mismatch)
-    out << "  END RECORD MISMATCH: it counts " << in.end_mismatch->announced << " events written, "
+    out << "  END RECORD MISMATCH: it counts " << count_of(in.end_mismatch->announced, "event") << " written, "
         << in.end_mismatch->read << " were read\n";
   if (in.events_dropped)
     out << "  " << in.events_dropped << " EVENTS DROPPED by the writer (its buffer was full): replayed figures are"

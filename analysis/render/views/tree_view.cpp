@@ -29,8 +29,9 @@ TreeNode build_tree(const AllocationStats& st, const Trace& trace, bool top_down
   TreeNode root;
   for (const auto& [key, a] : st.stacks) {
     std::vector<std::string> path;
-    for (const Frame& f : frames.of(key.first, key.second))
-      if (!is_libc_startup(f)) path.push_back(describe(f, FrameStyle::kExport));
+    const std::vector<Frame>& stack = frames.of(key.first, key.second);
+    const size_t startup = libc_startup_frames(stack);
+    for (size_t i = 0; i + startup < stack.size(); ++i) path.push_back(describe(stack[i], FrameStyle::kExport));
     if (path.empty()) path.push_back("[no stack]");
     if (top_down) std::reverse(path.begin(), path.end());
     TreeNode* n = &root;

@@ -28,18 +28,34 @@ void put_bytes(const std::string& path, const std::string& bytes) { std::ofstrea
 
 // One 1 MiB allocation from alloc_buffers, called by main, under libc's three start-up
 // frames (the stack's nodes from the outermost, _start, to the innermost), live at the End.
-void startup_trace(const std::string& path) {
+// Without `named_start` the program is stripped: its _start has no symbol.
+void startup_trace(const std::string& path, bool named_start = true) {
   TraceBuilder b;
   b.process().device(0, 1ull << 30);
   b.module(0, 0x400000, 0x500000, "/usr/bin/prog");
   b.module(0, 0x7f0000000000, 0x7f0000100000, "/usr/lib/x86_64-linux-gnu/libc.so.6");
   b.stack(1, 0, 0x400010).stack(2, 1, 0x7f0000000100).stack(3, 2, 0x7f0000000200);
   b.stack(4, 3, 0x400100).stack(5, 4, 0x400200);
-  b.symbol(0x400010, "_start", "", 0).symbol(0x7f0000000100, "__libc_start_main@@GLIBC_2.34", "", 0);
+  if (named_start) b.symbol(0x400010, "_start", "", 0);
+  b.symbol(0x7f0000000100, "__libc_start_main@@GLIBC_2.34", "", 0);
   b.symbol(0x7f0000000200, "__libc_start_call_main", "", 0).symbol(0x400100, "main", "prog.c", 30);
   b.symbol(0x400200, "alloc_buffers", "prog.c", 12);
   b.alloc(10, 0x7000000000, 1 << 20, 5).end(20);
   b.write(path);
+}
+
+// The call site's stack in startup_trace's text report: alloc_buffers, main, and nothing after
+// main (the frames after it are libc's start-up).
+const std::string kUserFramesOnly =
+    "         #0 alloc_buffers at prog.c:12 (prog)\n         #1 main at prog.c:30 (prog)\n  bytes by library at "
+    "peak:\n";
+
+// `report` of startup_trace(named_start), which exits 0.
+std::string startup_report(const TempDir& d, bool named_start) {
+  startup_trace(d.path + "/t.trace", named_start);
+  auto r = shell(kCli + " report " + d.path + "/t.trace 2>/dev/null");
+  CHECK(r.status == 0);
+  return r.out;
 }
 
 }  // namespace
@@ -190,6 +206,26 @@ TEST_CASE("a count is in the singular for one: the plural rule, check's last lin
         std::string::npos);
 }
 
+TEST_CASE(
+    "a noun in -y after a consonant counts in -ies, and the report's checksums and inconsistencies in the singular") {
+  CHECK(count_of(1, "inconsistency") == "1 inconsistency");
+  CHECK(count_of(2, "inconsistency") == "2 inconsistencies");
+  CHECK(count_of(2, "key") == "2 keys");  // a vowel before the y
+  TempDir d;
+  const std::string t = d.path + "/t.trace";
+  // Every record in one chunk (batch, then one seal); 1 MiB at one address allocated twice
+  // with no free between: one inconsistency.
+  TraceBuilder b;
+  b.batch().process().device(0, 1ull << 30);
+  b.alloc(10, 0x7000000000, 1 << 20).alloc(11, 0x7000000000, 1 << 20).end(20).seal();
+  b.write(t);
+  auto report = shell(kCli + " report " + t + " 2>/dev/null");
+  INFO(report.out);
+  // Before: "1 chunks verified" and "1 inconsistencies (lost events?)".
+  CHECK(report.out.find("\n  checksums: 1 chunk verified\n") != std::string::npos);
+  CHECK(report.out.find(", 1 inconsistency (lost events?)\n") != std::string::npos);
+}
+
 TEST_CASE("libc's start-up frames are left out of printed stacks and folded on the page") {
   Frame f;
   for (const char* name : {"_start", "__libc_start_main", "__libc_start_main@@GLIBC_2.34", "__libc_start_main_impl",
@@ -202,17 +238,55 @@ TEST_CASE("libc's start-up frames are left out of printed stacks and folded on t
   CHECK_FALSE(is_libc_startup(f));
   CHECK_FALSE(is_foreign_native(f));
   TempDir d;
-  startup_trace(d.path + "/t.trace");
-  auto r = shell(kCli + " report " + d.path + "/t.trace 2>/dev/null");
-  INFO(r.out);
-  CHECK(r.status == 0);
-  // The call site's stack: alloc_buffers, main, and nothing after main (frames #2-#4 were libc's).
-  CHECK(
-      r.out.find(
-          "         #0 alloc_buffers at prog.c:12 (prog)\n         #1 main at prog.c:30 (prog)\n  bytes by library at "
-          "peak:\n") != std::string::npos);
-  CHECK(r.out.find("_start") == std::string::npos);
+  const std::string report = startup_report(d, true);
+  INFO(report);
+  // Frames #2-#4 were libc's.
+  CHECK(report.find(kUserFramesOnly) != std::string::npos);
+  CHECK(report.find("_start") == std::string::npos);
   // JSON keeps every frame.
   auto j = shell(kCli + " report --json " + d.path + "/t.trace 2>/dev/null");
   CHECK(j.out.find("\"__libc_start_call_main\"") != std::string::npos);
+}
+
+TEST_CASE("live's help says it queries a written trace, which memray's users would take for its live mode") {
+  // Before: "What was live at given moments", in both.
+  const std::string says = "What was live at given moments of a written trace (not memray's live mode)";
+  auto help = shell(kCli + " live --help 2>/dev/null");
+  CHECK(help.status == 0);
+  CHECK(help.out.substr(0, help.out.find('\n')) == says);
+  auto all = shell(kCli + " --help 2>/dev/null");
+  CHECK(all.out.find("\n  live                        " + says + "\n") != std::string::npos);
+}
+
+TEST_CASE("check --junit says on stderr what it wrote, before its verdict") {
+  TempDir d;
+  const std::string t = d.path + "/t.trace", xml = d.path + "/j.xml";
+  startup_trace(t);  // its peak: 1 MiB
+  // Before: the verdict line alone.
+  auto r = shell(kCli + " check " + t + " --max-peak 1TiB --junit " + xml + " 2>&1 >/dev/null");
+  CHECK(r.status == 0);
+  CHECK(r.out == "cumemtrace check: JUnit XML written to " + xml + "\ncumemtrace check: 1 limit check holds\n");
+}
+
+TEST_CASE("a stripped program's _start, unnamed outside __libc_start_main, is left out with libc's start-up frames") {
+  const auto frame = [](const char* function) {
+    Frame f;
+    f.function = function;
+    return f;
+  };
+  const Frame main = frame("main"), call_main = frame("__libc_start_call_main"),
+              start_main = frame("__libc_start_main@@GLIBC_2.34"), unnamed = frame(""), start = frame("_start");
+  CHECK(libc_startup_frames({main, call_main, start_main, start}) == 3);
+  CHECK(libc_startup_frames({main, call_main, start_main, unnamed}) == 3);
+  // An unnamed outermost frame that __libc_start_main did not call is no _start: kept.
+  CHECK(libc_startup_frames({main, unnamed}) == 0);
+  CHECK(libc_startup_frames({unnamed, main}) == 0);
+  CHECK(libc_startup_frames({}) == 0);
+  TempDir d;
+  const std::string report = startup_report(d, false);
+  INFO(report);
+  // Before: "#2 __libc_start_call_main (libc.so.6)", "#3 __libc_start_main@@GLIBC_2.34 (libc.so.6)"
+  // and "#4 prog+0x10 (prog)" after main.
+  CHECK(report.find(kUserFramesOnly) != std::string::npos);
+  CHECK(report.find("__libc_start") == std::string::npos);
 }

@@ -238,3 +238,26 @@ TEST_CASE("html: the flame graph over a time range keeps each bucket's highest m
   CHECK(rf.at("devices").at(0).at("device") == 0);
   CHECK(rf.at("devices").at(0).at("buckets") == want);
 }
+
+TEST_CASE("html: a stripped program's _start, unnamed outside __libc_start_main, folds with libc's start-up") {
+  // 1 MiB from alloc_buffers ← main ← __libc_start_main ← a frame of prog with no name (its
+  // _start: the program is stripped), the stack's nodes from the outermost.
+  TraceBuilder b;
+  b.process().device(0, 1ull << 30);
+  b.module(0, 0x400000, 0x500000, "/usr/bin/prog");
+  b.module(0, 0x7f0000000000, 0x7f0000100000, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  b.stack(1, 0, 0x400010).stack(2, 1, 0x7f0000000100).stack(3, 2, 0x400100).stack(4, 3, 0x400200);
+  b.symbol(0x7f0000000100, "__libc_start_main", "", 0).symbol(0x400100, "main", "prog.c", 30);
+  b.symbol(0x400200, "alloc_buffers", "prog.c", 12);
+  b.alloc(10, 0x7000000000, 1 << 20, 4).end(20);
+  const Json d = data_of(b);
+  std::map<std::string, int> folds;
+  for (size_t i = 0; i < d.at("labels").size(); ++i)
+    folds[d.at("labels")[i].get<std::string>()] = d.at("label_folds")[i].get<int>();
+  INFO(d.at("labels").dump());
+  // The unnamed frame reads as its offset in prog (load bias 0: 0x400010). Before: it did not fold.
+  CHECK(folds == std::map<std::string, int>{{"alloc_buffers at prog.c:12 (prog)", 0},
+                                            {"main at prog.c:30 (prog)", 0},
+                                            {"__libc_start_main (libc.so.6)", 1},
+                                            {"prog+0x400010 (prog)", 1}});
+}

@@ -10,6 +10,7 @@
 #include "render/page/page_tables.h"
 #include "reports/job/job.h"
 #include "html_page.h"
+#include "base/json_object.h"
 #include "base/json_text.h"
 #include "base/escape.h"
 #include "base/output_file.h"
@@ -83,7 +84,10 @@ int cmd_html(const HtmlOptions& opt) {
       if (line.starts_with("  ")) view["summary"].push_back(line.substr(2));  // not the heading before them
     nlohmann::ordered_json report = to_json(rep);
     bound_page_tables(report);  // a page of a few hundred rows per table, however long the trace's
-    processes.push_back(nlohmann::ordered_json{{"report", std::move(report)}, {"view", std::move(view)}});
+    nlohmann::ordered_json process = reserved_object<nlohmann::ordered_json>(2);  // json_object.h: no copy
+    process["report"] = std::move(report);
+    process["view"] = std::move(view);
+    processes.push_back(std::move(process));
     if (opt.traces.size() > 1) reports.push_back(std::move(rep)), devices.push_back(t.devices);
   }
   if (processes.empty()) return rc ? rc : 1;

@@ -156,6 +156,7 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   const CallerNames names(users, pass.allocated_from);
   const uint64_t last = last_time(trace, pass);
   rep.duration_ns = last > rep.start_ns ? last - rep.start_ns : 0;
+  if (pass.kept) rep.earliest_event_ns = pass.earliest_ns, rep.latest_event_ns = pass.latest_ns;
 
   // Second pass: every live set the report shows, copied in one replay (live_sets.h):
   // each device's peak, each failure's group, each allocator map, each growth boundary.

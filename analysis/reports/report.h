@@ -288,6 +288,9 @@ struct Report {
   // without a replay of its own to find them. Not printed.
   std::map<int32_t, size_t> peak_events;                  // devices that had a peak
   std::vector<std::pair<size_t, int32_t>> failed_events;  // (event index, device), in file order
+  // The least and the greatest time of the events (ns, monotonic; 0 without events): the
+  // page's time range is known before its replay. Not printed.
+  uint64_t earliest_event_ns = 0, latest_event_ns = 0;
 };
 
 Report build_report(const Trace& trace, const ReportOptions& opt);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/escape.h"
+#include "base/json_object.h"
 #include "render/page/range_flame.h"
 #include "render/page/site_bands.h"
 #include "stacks/call_site_rule.h"
@@ -248,17 +249,20 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, Page
   };
   Json range_flame = range_flame_json(page.flames, path_of);
 
-  return Json{{"start_ns", start},
-              {"duration_ns", rep.duration_ns},
-              {"devices", std::move(devices)},
-              {"time_range_ns", Json::array({page.first, page.last})},
-              {"marks", std::move(marks)},
-              {"marks_omitted", trace.marks.size() > opt.max_marks ? trace.marks.size() - opt.max_marks : 0},
-              {"moments", std::move(moments)},
-              {"range_flame", std::move(range_flame)},
-              {"labels", names.labels()},
-              {"label_folds", names.label_folds()},
-              {"sites", names.sites()}};
+  // Its 11 keys and the report's Summary lines, which `html` adds (cli/html_command.cpp).
+  Json out = reserved_object<Json>(12);
+  out["start_ns"] = start;
+  out["duration_ns"] = rep.duration_ns;
+  out["devices"] = std::move(devices);
+  out["time_range_ns"] = Json::array({page.first, page.last});
+  out["marks"] = std::move(marks);
+  out["marks_omitted"] = trace.marks.size() > opt.max_marks ? trace.marks.size() - opt.max_marks : 0;
+  out["moments"] = std::move(moments);
+  out["range_flame"] = std::move(range_flame);
+  out["labels"] = names.labels();
+  out["label_folds"] = names.label_folds();
+  out["sites"] = names.sites();
+  return out;
 }
 
 }  // namespace cumemtrace

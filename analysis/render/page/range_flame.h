@@ -18,8 +18,8 @@ using PathOf = std::function<const std::vector<uint32_t>&(uint32_t stack_id, uin
 // {start_ns, bucket_ns, buckets, paths, devices: [{device, buckets: [[k, t, tracked,
 // [path, bytes, ...]]]}]}: bucket k is [start_ns + k × bucket_ns, + bucket_ns); each
 // bucket's live bytes by path as a change from the device's bucket before it (a path's
-// bytes hold until a later bucket names it again; 0: gone). Paths are numbered in the order
-// the replay reached them: stop by stop, device by device.
+// bytes hold until a later bucket names it again; 0: gone). Paths are numbered as first
+// met: stop by stop, device by device, within a bucket in its order (by stack id).
 nlohmann::ordered_json range_flame_json(const RangeFlame& flames, const PathOf& path_of);
 
 }  // namespace cumemtrace

@@ -1,5 +1,7 @@
 #include "reports/sections/first_pass.h"
 
+#include <algorithm>
+
 namespace cumemtrace {
 
 using format::Kind;
@@ -12,6 +14,8 @@ void FirstPass::observe(const Event& e) {
   if (ranges) ranges->observe(e, final);
   if (functions) functions->observe(e);
   last_kept_ns = e.time_ns;
+  earliest_ns = std::min(earliest_ns, e.time_ns);
+  latest_ns = std::max(latest_ns, e.time_ns);
   growth.observe(e, k);
   graph_calls.observe(e);
   failed_frees.observe(e);

@@ -37,6 +37,7 @@ struct FirstPass {
   std::set<std::pair<uint32_t, uint32_t>> allocated_from;  // (stack, Python stack) of every allocation
   size_t kept = 0;                                         // events replayed (all but the impossible ones)
   uint64_t last_kept_ns = 0;                               // the time of the last of them
+  uint64_t earliest_ns = UINT64_MAX, latest_ns = 0;        // the least and the greatest of their times
 
   void observe(const Event& e);
   // A block record (trace format 1.13), in file order with the events: its allocation's

@@ -142,28 +142,41 @@ PageModel page_model(const Trace& trace, const EventSource& events, const Report
   stops.insert(spaced.begin(), spaced.end());
 
   PageModel page;
+  // The time range, from the first pass's least and greatest event times (rel() keeps
+  // their order), before the replay: the range flame graph's buckets are taken during it.
+  uint64_t first = n ? rel(rep.earliest_event_ns) : UINT64_MAX, last = n ? rel(rep.latest_event_ns) : 0;
+  for (const Mark& m : trace.marks) {
+    first = std::min(first, rel(m.time_ns));
+    last = std::max(last, rel(m.time_ns));
+  }
+  if (first > last) first = 0, last = rep.duration_ns;
+  page.first = first, page.last = last;
+  page.flames = RangeFlame(PageTimeline(rep.duration_ns, opt.buckets).width(), first, last);
+  RangeFlame& flames = page.flames;
+
   page.bands.emplace(rep, stacks);
   SiteBands& bands = *page.bands;
   size_t spent = 0;
-  uint64_t first_event = UINT64_MAX, last_event = 0;
   Replayer r(trace.granule());
+  r.watch(flames);
+  auto next_stop = stops.begin();  // the events come in index order, each once
   events.scan([&](const Event& e, size_t i) {
     if ((i & 0xfff) == 0) progress("replaying", i, n);
+    flames.event(i);
     r.apply(e, i);
-    first_event = std::min(first_event, rel(e.time_ns));
-    last_event = std::max(last_event, rel(e.time_ns));
     bands.observe(e);
     auto dit = r.devices().find(e.device);
     if (dit != r.devices().end() && e.device >= 0) {
       const DeviceState& s = dit->second;
-      auto [tl, fresh] = page.timelines.try_emplace(e.device, rep.duration_ns, opt.buckets);
-      tl->second.add(PageSample{rel(e.time_ns), s.device_bytes, s.frag.figures().arena_bytes, s.context_bytes,
-                                bands.values(e.device, s.device_bytes), i});
+      PageTimeline& tl = page.timelines.try_emplace(e.device, rep.duration_ns, opt.buckets).first->second;
+      const size_t closed = tl.buckets().size();
+      tl.add(PageSample{rel(e.time_ns), s.device_bytes, s.frag.figures().arena_bytes, s.context_bytes,
+                        bands.values(e.device, s.device_bytes), i});
+      if (tl.buckets().size() != closed) flames.timeline_bucket(e.device, tl.buckets().back());
     }
     if (e.op == format::Op::kAlloc && e.result != 0) page.failed_times[e.device].push_back(rel(e.time_ns));
-    auto st = stops.find(i);
-    if (st == stops.end()) return;
-    const Stop& stop = st->second;
+    if (next_stop == stops.end() || next_stop->first != i) return;
+    const Stop& stop = (next_stop++)->second;
     // Spaced moments only while the budget lasts: the page must stay small for a big trace.
     if (stop.kind == "spaced") {
       size_t live = 0;
@@ -179,21 +192,13 @@ PageModel page_model(const Trace& trace, const EventSource& events, const Report
     }
     page.moments.push_back(std::move(m));
   });
-  for (auto& [d, tl] : page.timelines) tl.close();
-
-  uint64_t first = n ? first_event : UINT64_MAX, last = n ? last_event : 0;
-  for (const Mark& m : trace.marks) {
-    first = std::min(first, rel(m.time_ns));
-    last = std::max(last, rel(m.time_ns));
+  r.stop_watching();
+  for (auto& [d, tl] : page.timelines) {
+    const size_t closed = tl.buckets().size();
+    tl.close();
+    if (tl.buckets().size() != closed) flames.timeline_bucket(d, tl.buckets().back());
   }
-  if (first > last) first = 0, last = rep.duration_ns;
-  page.first = first, page.last = last;
-
-  // The flame graph over a time range (range_flame.h): each bucket's highest moment from
-  // the timelines, then the live bytes by stack there from one more replay.
-  page.flames = RangeFlame(PageTimeline(rep.duration_ns, opt.buckets).width(), first, last);
-  for (const auto& [d, tl] : page.timelines) page.flames.add_device(d, tl.buckets());
-  page.flames.replay(events, trace.granule());
+  flames.finish();
   return page;
 }
 

@@ -1,6 +1,6 @@
 // What `cumemtrace html`'s page shows beyond the report itself (docs/html-report.md),
-// computed from one more replay of the trace; render/page/html_data.h writes it as the
-// page's JSON.
+// computed from one more replay of the trace (the range flame graph's moments too);
+// render/page/html_data.h writes it as the page's JSON.
 //
 // A 10-million-event trace cannot go into a page event by event, nor can its address map
 // at every moment. So:
@@ -121,7 +121,7 @@ struct PageModel {
 };
 
 // The page of `trace` with its events read from `events` (event_source.h: a trace read in
-// passes), in two scans; `rep` is the trace's report (its peaks and failures, found in the
+// passes), in one scan; `rep` is the trace's report (its peaks and failures, found in the
 // report's first pass, choose the moments), `stacks` its stacks.
 PageModel page_model(const Trace& trace, const EventSource& events, const Report& rep, const Stacks& stacks,
                      const HtmlDataOptions& opt = {});

@@ -42,13 +42,13 @@ void SiteBands::observe(const Event& e) {
     const int band = band_of(e);
     if (band < 0) return;
     live_[e.device][size_t(band)] += e.size;
-    in_band_[e.address] = {e.device, uint32_t(band), e.size};
+    in_band_.insert_or_assign(e.address, InBand{e.device, uint32_t(band), e.size});
   } else if (e.op == format::Op::kFree) {
-    const auto it = in_band_.find(e.address);
-    if (it == in_band_.end()) return;
-    uint64_t& live = live_[it->second.device][it->second.band];
-    live -= std::min(live, it->second.bytes);
-    in_band_.erase(it);
+    const InBand* in = in_band_.find(e.address);
+    if (!in) return;
+    uint64_t& live = live_[in->device][in->band];
+    live -= std::min(live, in->bytes);
+    in_band_.erase(e.address);
   }
 }
 

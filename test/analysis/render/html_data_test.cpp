@@ -261,3 +261,41 @@ TEST_CASE("html: a stripped program's _start, unnamed outside __libc_start_main,
                                             {"__libc_start_main (libc.so.6)", 1},
                                             {"prog+0x400010 (prog)", 1}});
 }
+
+TEST_CASE("html: a range flame bucket's highest moment, taken during the replay, undoes what came after it") {
+  // One bucket holds the whole range (one timeline bucket of 1,000 / 1 + 1 = 1,001 ns).
+  // Stack 3 makes P (2 MiB) at 100 ns, stack 1 Q (1 MiB) at 120, stack 2 R (4 MiB) at 150:
+  // 7 MiB, the bucket's highest. After it, in the same bucket: R freed at 160, P at 170,
+  // stack 4 makes S (1 MiB) at 180, Q freed at 190; at the end only S is live. At 150, by
+  // hand: stack 1 1 MiB, stack 2 4 MiB, stack 3 2 MiB, and no stack 4. A device of its
+  // own: device 1's T (16 MiB, stack 4, at 130) is never undone into device 0's bucket.
+  // Paths are numbered moment by moment (device 1's, at event 2, first: path 0 is stack 4),
+  // within a moment in stack id order: paths 1, 2, 3 are stacks 1, 2, 3.
+  constexpr uint64_t MiB = 1 << 20;
+  TraceBuilder b;
+  b.process().stack(1, 0, 0x1000).stack(2, 0, 0x2000).stack(3, 0, 0x3000).stack(4, 0, 0x4000);
+  b.alloc(100, 0x7f0000000000, 2 * MiB, 3).alloc(120, 0x7f0000200000, MiB, 1);
+  b.alloc(130, 0x7f1000000000, 16 * MiB, 4, /*device=*/1);
+  b.alloc(150, 0x7f0000400000, 4 * MiB, 2).free(160, 0x7f0000400000).free(170, 0x7f0000000000);
+  b.alloc(180, 0x7f0000800000, MiB, 4).free(190, 0x7f0000200000).end(1000);
+  HtmlDataOptions opt;
+  opt.buckets = 1;
+  const Json d = data_of(b, opt);
+  REQUIRE(d.at("time_range_ns") == Json::array({100, 190}));
+  const Json& rf = d.at("range_flame");
+  CHECK(rf.at("buckets") == 1);
+  REQUIRE(rf.at("paths").size() == 4);
+  const Json& labels = d.at("labels");
+  for (size_t i = 0; i < 4; ++i) {
+    const std::string innermost = labels.at(rf.at("paths").at(i).back().get<size_t>()).get<std::string>();
+    CHECK(innermost.find("0x" + std::to_string(i ? i : 4) + "000") != std::string::npos);
+  }
+  const Json& devices = rf.at("devices");
+  REQUIRE(devices.size() == 2);
+  CHECK(devices.at(0).at("device") == 0);
+  CHECK(devices.at(0).at("buckets") ==
+        Json::array({Json::array({0, 150, 7 * MiB, Json::array({1, MiB, 2, 4 * MiB, 3, 2 * MiB})})}));
+  // Device 1's one change, T at 130 ns: its highest.
+  CHECK(devices.at(1).at("device") == 1);
+  CHECK(devices.at(1).at("buckets") == Json::array({Json::array({0, 130, 16 * MiB, Json::array({0, 16 * MiB})})}));
+}

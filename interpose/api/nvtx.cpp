@@ -33,6 +33,7 @@
 
 #include "base/loader_lock.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "track/named_stack.h"
 #include "api/nvtx.h"
 #include "api/nvtx_shared.h"
@@ -360,25 +361,7 @@ std::string_view utf8_of(const wchar_t* s, WideName& out) {
   for (size_t i = 0; s && s[i]; ++i) {
     uint32_t c = uint32_t(s[i]);
     if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) c = 0xFFFD;
-    const size_t size = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
-    if (n + size > kMaxNameBytes) break;
-    char* b = out.bytes + n;
-    if (size == 1) {
-      b[0] = char(c);
-    } else if (size == 2) {
-      b[0] = char(0xC0 | c >> 6);
-      b[1] = char(0x80 | (c & 0x3F));
-    } else if (size == 3) {
-      b[0] = char(0xE0 | c >> 12);
-      b[1] = char(0x80 | (c >> 6 & 0x3F));
-      b[2] = char(0x80 | (c & 0x3F));
-    } else {
-      b[0] = char(0xF0 | c >> 18);
-      b[1] = char(0x80 | (c >> 12 & 0x3F));
-      b[2] = char(0x80 | (c >> 6 & 0x3F));
-      b[3] = char(0x80 | (c & 0x3F));
-    }
-    n += size;
+    if (!put_utf8(c, out.bytes, kMaxNameBytes, n)) break;  // the next character does not fit
   }
   out.bytes[n] = '\0';
   return std::string_view(out.bytes, n);

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/utf8.h"
+
 namespace cumemtrace::interpose {
 namespace {
 
@@ -36,24 +38,6 @@ int32_t signed_varint(const uint8_t* p, size_t n) {
     if (!(p[i] & 64)) break;
   }
   return (v & 1) ? -int32_t(v >> 1) : int32_t(v >> 1);
-}
-
-// Appends code point `c` as UTF-8 if it fits in `cap - n`; false when it does not.
-bool put_utf8(uint32_t c, char* out, size_t cap, size_t& n) {
-  char b[4];
-  size_t k;
-  if (c < 0x80) b[0] = char(c), k = 1;
-  else if (c < 0x800) b[0] = char(0xC0 | c >> 6), b[1] = char(0x80 | (c & 63)), k = 2;
-  else if (c < 0x10000)
-    b[0] = char(0xE0 | c >> 12), b[1] = char(0x80 | (c >> 6 & 63)), b[2] = char(0x80 | (c & 63)), k = 3;
-  else if (c < 0x110000)
-    b[0] = char(0xF0 | c >> 18), b[1] = char(0x80 | (c >> 12 & 63)), b[2] = char(0x80 | (c >> 6 & 63)),
-    b[3] = char(0x80 | (c & 63)), k = 4;
-  else return false;
-  if (cap - n < k) return false;
-  std::memcpy(out + n, b, k);
-  n += k;
-  return true;
 }
 
 // Pages that process_vm_readv read from lately. A system call per read cost 2 µs each

@@ -68,21 +68,26 @@ bool is_user_python(const Frame& f) {
          !has(file, "/cumemtrace/pytest_plugin.py") && !has(file, "/cumemtrace/__init__.py");
 }
 
+namespace {
+// A native frame's function without the symbol's version: elfutils names it
+// "__libc_start_main@@GLIBC_2.34".
+std::string_view unversioned(const Frame& f) { return std::string_view(f.function).substr(0, f.function.find('@')); }
+
+bool is_start_main(const Frame& f) {
+  const std::string_view fn = unversioned(f);
+  return !f.python && (fn == "__libc_start_main" || fn == "__libc_start_main_impl");
+}
+}  // namespace
+
 bool is_libc_startup(const Frame& f) {
   if (f.python) return false;
-  // Without the symbol's version: elfutils names it "__libc_start_main@@GLIBC_2.34".
-  const std::string_view fn = std::string_view(f.function).substr(0, f.function.find('@'));
-  return fn == "_start" || fn == "__libc_start_main" || fn == "__libc_start_main_impl" ||
-         fn == "__libc_start_call_main";
+  const std::string_view fn = unversioned(f);
+  return fn == "_start" || is_start_main(f) || fn == "__libc_start_call_main";
 }
 
 size_t libc_startup_frames(const std::vector<Frame>& native) {
   const size_t n = native.size();
-  const auto start_main = [](const Frame& f) {
-    const std::string_view fn = std::string_view(f.function).substr(0, f.function.find('@'));
-    return !f.python && (fn == "__libc_start_main" || fn == "__libc_start_main_impl");
-  };
-  size_t k = n >= 2 && !native[n - 1].python && native[n - 1].function.empty() && start_main(native[n - 2]) ? 1 : 0;
+  size_t k = n >= 2 && !native[n - 1].python && native[n - 1].function.empty() && is_start_main(native[n - 2]) ? 1 : 0;
   while (k < n && is_libc_startup(native[n - 1 - k])) ++k;
   return k;
 }

@@ -159,6 +159,12 @@ PageModel page_model(const Trace& trace, const EventSource& events, const Report
   size_t spent = 0;
   Replayer r(trace.granule());
   r.watch(flames);
+  // A sample or the end may close a timeline bucket: the range flame graph takes each as it closes.
+  const auto closing = [&](int32_t device, PageTimeline& tl, auto&& step) {
+    const size_t closed = tl.buckets().size();
+    step();
+    if (tl.buckets().size() != closed) flames.timeline_bucket(device, tl.buckets().back());
+  };
   auto next_stop = stops.begin();  // the events come in index order, each once
   events.scan([&](const Event& e, size_t i) {
     if ((i & 0xfff) == 0) progress("replaying", i, n);
@@ -169,10 +175,10 @@ PageModel page_model(const Trace& trace, const EventSource& events, const Report
     if (dit != r.devices().end() && e.device >= 0) {
       const DeviceState& s = dit->second;
       PageTimeline& tl = page.timelines.try_emplace(e.device, rep.duration_ns, opt.buckets).first->second;
-      const size_t closed = tl.buckets().size();
-      tl.add(PageSample{rel(e.time_ns), s.device_bytes, s.frag.figures().arena_bytes, s.context_bytes,
-                        bands.values(e.device, s.device_bytes), i});
-      if (tl.buckets().size() != closed) flames.timeline_bucket(e.device, tl.buckets().back());
+      closing(e.device, tl, [&] {
+        tl.add(PageSample{rel(e.time_ns), s.device_bytes, s.frag.figures().arena_bytes, s.context_bytes,
+                          bands.values(e.device, s.device_bytes), i});
+      });
     }
     if (e.op == format::Op::kAlloc && e.result != 0) page.failed_times[e.device].push_back(rel(e.time_ns));
     if (next_stop == stops.end() || next_stop->first != i) return;
@@ -193,11 +199,7 @@ PageModel page_model(const Trace& trace, const EventSource& events, const Report
     page.moments.push_back(std::move(m));
   });
   r.stop_watching();
-  for (auto& [d, tl] : page.timelines) {
-    const size_t closed = tl.buckets().size();
-    tl.close();
-    if (tl.buckets().size() != closed) flames.timeline_bucket(d, tl.buckets().back());
-  }
+  for (auto& entry : page.timelines) closing(entry.first, entry.second, [&] { entry.second.close(); });
   flames.finish();
   return page;
 }

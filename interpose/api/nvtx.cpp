@@ -193,25 +193,22 @@ void record_end(nvtxRangeId_t id) {
   track_mark(it->second, MarkSource::kNvtxEnd);
   open_ranges().erase(it);
 }
-nvtxRangeId_t start_a(const char* message) {
-  const std::string_view name = message ? message : "";
+// A range started by `name`: marked, then given the chained tool's id (its function in
+// `slot` called with `args`) or one of ours, and kept open under that id for its end.
+template <class... Args>
+nvtxRangeId_t start_named(std::string_view name, Slot slot, Args... args) {
   track_mark(name, MarkSource::kNvtxStart);
-  auto f = next<nvtxRangeId_t (*)(const char*)>(kStartA);
-  return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+  auto f = next<nvtxRangeId_t (*)(Args...)>(slot);
+  return remember_open(f ? f(args...) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
 }
+nvtxRangeId_t start_a(const char* message) { return start_named(message ? message : "", kStartA, message); }
 nvtxRangeId_t start_w(const wchar_t* message) {
   WideName wide;
-  const std::string_view name = utf8_of(message, wide);
-  track_mark(name, MarkSource::kNvtxStart);
-  auto f = next<nvtxRangeId_t (*)(const wchar_t*)>(kStartW);
-  return remember_open(f ? f(message) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+  return start_named(utf8_of(message, wide), kStartW, message);
 }
 nvtxRangeId_t start_ex(const nvtxEventAttributes_t* a) {
   WideName wide;
-  const std::string_view name = message_of(a, wide);
-  track_mark(name, MarkSource::kNvtxStart);
-  auto f = next<nvtxRangeId_t (*)(const nvtxEventAttributes_t*)>(kStartEx);
-  return remember_open(f ? f(a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+  return start_named(message_of(a, wide), kStartEx, a);
 }
 void end(nvtxRangeId_t id) {
   record_end(id);
@@ -236,10 +233,7 @@ void domain_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
 }
 nvtxRangeId_t domain_start(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
   WideName wide;
-  const std::string_view name = message_of(a, wide);
-  track_mark(name, MarkSource::kNvtxStart);
-  auto f = next<nvtxRangeId_t (*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*)>(kDomainStart);
-  return remember_open(f ? f(d, a) : g_range_ids.fetch_add(1, std::memory_order_relaxed), name);
+  return start_named(message_of(a, wide), kDomainStart, d, a);
 }
 void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   record_end(id);

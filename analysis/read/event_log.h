@@ -162,7 +162,9 @@ class EventLog {
   void push_back(const Event& e) {
     if ((size_ & (kBlock - 1)) == 0) {
       blocks_.emplace_back();
-      blocks_.back().reserve(kBlock);
+      // The first block grows as it fills: most logs (a moment replayed from a checkpoint, a
+      // small trace) hold far fewer events than a block, and 2 MiB each would be mostly unused.
+      if (blocks_.size() > 1) blocks_.back().reserve(kBlock);
     }
     if ((size_ & (kGroup - 1)) == 0) bases_.push_back(e.time_ns);
     const uint64_t base = bases_.back();

@@ -47,12 +47,19 @@ int write_chrome_format(const ExportRun& run, std::ostream& out, std::string& sa
   return 0;
 }
 
-int write_folded_format(const ExportRun& run, std::ostream& out, std::string& said) {
-  FoldedStacks stacks;
+// The stacks live in each trace at its moment, as folded and the formats drawn from its
+// lines have them; false, having said why, when a trace was not read as checked.
+bool fold(const ExportRun& run, FoldedStacks& stacks) {
   for (const ExportInput& in : run.inputs)
     if (!read_again(in,
                     [&](const TraceFile& f) { stacks.add(f.trace(), f.events(), in.at_ns, run.inputs.size() > 1); }))
-      return 1;
+      return false;
+  return true;
+}
+
+int write_folded_format(const ExportRun& run, std::ostream& out, std::string& said) {
+  FoldedStacks stacks;
+  if (!fold(run, stacks)) return 1;
   said = std::to_string(stacks.write(out)) + " live bytes";
   return 0;
 }

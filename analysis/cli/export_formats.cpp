@@ -10,6 +10,7 @@
 #include "render/export/jsonl.h"
 #include "render/export/memviz.h"
 #include "render/export/pprof.h"
+#include "render/export/speedscope.h"
 
 namespace cumemtrace {
 namespace {
@@ -74,6 +75,16 @@ int write_pprof_format(const ExportRun& run, std::ostream& out, std::string& sai
   return 0;
 }
 
+// The profile is named by its traces (docs/cli.md, `export`).
+int write_speedscope_format(const ExportRun& run, std::ostream& out, std::string& said) {
+  FoldedStacks stacks;
+  if (!fold(run, stacks)) return 1;
+  std::string name;
+  for (const std::string& path : run.opt.paths) name += (name.empty() ? "" : ", ") + path;
+  said = std::to_string(write_speedscope(out, stacks, name)) + " live bytes in a speedscope profile";
+  return 0;
+}
+
 // A directory of tables: it says where they went itself.
 int write_jsonl_format(const ExportRun& run, std::ostream&, std::string&) {
   const ExportOptions& opt = run.opt;
@@ -102,6 +113,7 @@ const ExportFormat kFormats[] = {
     {"folded", "stacks", ExportReads::kAtMoment, write_folded_format},
     {"jsonl", "tables", ExportReads::kDirectory, write_jsonl_format},
     {"pprof", "profile.proto", ExportReads::kAtMoment, write_pprof_format},
+    {"speedscope", "speedscope JSON", ExportReads::kAtMoment, write_speedscope_format},
 };
 
 }  // namespace

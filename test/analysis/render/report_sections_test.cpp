@@ -58,3 +58,18 @@ TEST_CASE("report sections: the JSON's keys in their order of schema version 3",
                                              "growth"};
   CHECK(keys == expected);
 }
+
+TEST_CASE("report sections: a section's own figures are held in the report by their type", "[render][report]") {
+  struct Mine {
+    int n = 0;
+  };
+  SectionResults held;
+  CHECK(held.find<Mine>() == nullptr);  // no step made them
+  held.get<Mine>().n = 3;
+  held.get<Mine>().n += 4;  // the same figures, not new ones
+  REQUIRE(held.find<Mine>() != nullptr);
+  CHECK(held.find<Mine>()->n == 7);
+  CHECK(held.find<int>() == nullptr);  // another type is another section's
+  const SectionResults copy = held;    // a report copied keeps them
+  CHECK(copy.find<Mine>()->n == 7);
+}

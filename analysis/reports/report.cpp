@@ -166,14 +166,18 @@ Report build_report(const Trace& trace, const EventSource& all, const ReportOpti
   LiveSets sets;
   std::map<int32_t, PeakSums> peak_sums;
   std::map<int32_t, LiveSets::Ticket> peak_sets;
+  std::vector<void (*)(const LiveAlloc&, Report&)> at_peak_steps;
+  for (const ReportStep& step : report_steps())
+    if (step.at_peak) at_peak_steps.push_back(step.at_peak);
   for (const auto& [d, s] : final.devices()) {
     if (s.peak_event == kNoEvent) continue;
     rep.peak_events[d] = s.peak_event;
     PeakSums& sums = peak_sums.try_emplace(d, stacks).first->second;
-    sets.visit(s.peak_event, d, [&sums](const LiveAlloc& a) {
+    sets.visit(s.peak_event, d, [&sums, &at_peak_steps, &rep](const LiveAlloc& a) {
       if (a.kind == Kind::kIpcImport) return;
       sums.sites.add(a);
       sums.libraries.add(a);
+      for (const auto step : at_peak_steps) step(a, rep);
     });
     if (cats) peak_sets.emplace(d, sets.want(s.peak_event, d));
   }

@@ -24,6 +24,7 @@
 #include "reports/framework_limit.h"
 #include "reports/growth/growth.h"
 #include "reports/job/ipc.h"
+#include "reports/sections/section_results.h"
 #include "read/damage/integrity.h"
 #include "replay/replay.h"
 #include "stacks/call_site_rule.h"
@@ -283,6 +284,7 @@ struct Report {
   Blocks blocks;                                      // inside a caching allocator (blocks.h); 1.13
   Ipc ipc;                                            // CUDA IPC exports and imports (ipc.h)
   std::optional<FrameworkLimit> framework_limit;      // a framework's own limit reached (framework_limit.h)
+  SectionResults section_results;                     // the figures of sections whose own files say what they are
   // Where the first pass's replay found each device's peak and each failed allocation, by
   // event index in file order: the page (reports/timeline/page_model.h) takes its moments there
   // without a replay of its own to find them. Not printed.

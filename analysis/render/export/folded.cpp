@@ -21,28 +21,34 @@ std::string clean(std::string_view frame) {
 }  // namespace
 
 void FoldedStacks::add(const Trace& t, const EventSource& events, uint64_t at_ns, bool name_process) {
-  std::string prefix;
+  std::vector<FoldedFrame> prefix;
   if (name_process && t.process)
-    prefix = t.process->rank >= 0 ? "rank " + std::to_string(t.process->rank) + ";"
-                                  : "pid " + std::to_string(t.process->pid) + ";";
+    prefix.push_back(
+        {t.process->rank >= 0 ? "rank " + std::to_string(t.process->rank) : "pid " + std::to_string(t.process->pid)});
   ExportFrames frames(t);
   StackProfile live;
   add_live_at(live, events, t.granule(), at_ns);
   for (const auto& [key, figures] : live) {
     const auto& [d, stack_id, python_stack_id] = key;
-    std::string line = prefix + "cuda:" + std::to_string(d);
+    std::vector<FoldedFrame> stack = prefix;
+    stack.push_back({"cuda:" + std::to_string(d)});
     const auto& fs = frames.of(stack_id, python_stack_id);
-    for (auto f = fs.rbegin(); f != fs.rend(); ++f) line += ";" + clean(describe(*f, FrameStyle::kExport));
-    if (fs.empty()) line += ";[no stack]";
-    lines_[line] += figures.live_bytes;
+    for (auto f = fs.rbegin(); f != fs.rend(); ++f)
+      stack.push_back({clean(describe(*f, FrameStyle::kExport)), f->file, f->line});
+    if (fs.empty()) stack.push_back({"[no stack]"});
+    std::string line;
+    for (const FoldedFrame& f : stack) line += (line.empty() ? "" : ";") + f.name;
+    FoldedStack& s = lines_[line];
+    if (s.frames.empty()) s.frames = std::move(stack);
+    s.bytes += figures.live_bytes;
   }
 }
 
 uint64_t FoldedStacks::write(std::ostream& out) const {
   uint64_t total = 0;
-  for (const auto& [stack, bytes] : lines_) {
-    out << stack << ' ' << bytes << '\n';
-    total += bytes;
+  for (const auto& [line, stack] : lines_) {
+    out << line << ' ' << stack.bytes << '\n';
+    total += stack.bytes;
   }
   out.flush();
   return total;

@@ -26,6 +26,21 @@
 
 namespace cumemtrace {
 
+// A frame of a line: its text as the line has it and, where the trace knows them, the
+// source file and line it came from (the process, device and "[no stack]" frames have
+// neither), for an export that shows them apart (speedscope.h).
+struct FoldedFrame {
+  std::string name;
+  std::string file;   // empty: unknown
+  uint32_t line = 0;  // 0: unknown
+};
+
+// One line: its frames, root first, and the live bytes held there.
+struct FoldedStack {
+  std::vector<FoldedFrame> frames;
+  uint64_t bytes = 0;
+};
+
 // The lines of several traces, added one at a time (a trace read in passes,
 // event_source.h, is replayed from a scan of its file), then written together.
 class FoldedStacks {
@@ -36,8 +51,12 @@ class FoldedStacks {
   // Returns the bytes in all lines.
   uint64_t write(std::ostream& out) const;
 
+  // Each line's stack by its text, in the order write() puts them; stacks whose frames
+  // read alike are one line, with the frames of the first.
+  const std::map<std::string, FoldedStack>& stacks() const { return lines_; }
+
  private:
-  std::map<std::string, uint64_t> lines_;  // sorted: the same traces give the same file
+  std::map<std::string, FoldedStack> lines_;  // sorted: the same traces give the same file
 };
 
 struct FoldedInput {

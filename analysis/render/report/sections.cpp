@@ -5,6 +5,7 @@
 #include "render/job_view.h"
 #include "render/pool_view.h"
 #include "render/range_view.h"
+#include "render/report/largest_at_peak_section.h"
 #include "render/report_text.h"
 
 namespace cumemtrace {
@@ -22,6 +23,7 @@ const std::vector<ReportSection>& report_sections() {
       {"summary", summary, nullptr},
       {"categories", write_categories_text, categories_json},
       {"devices", devices_text, devices_json},
+      {"largest_at_peak", largest_at_peak_text, largest_at_peak_json},
       {"held_by_cache_at_exit", held_by_cache_text, nullptr},
       {"exported_still_open", write_exports_still_open, nullptr},
       {"leaks", leaks_text, leaks_json},

@@ -1,6 +1,7 @@
 #include "reports/sections/steps.h"
 
 #include "reports/sections/at_exit.h"
+#include "reports/sections/largest_at_peak.h"
 
 namespace cumemtrace {
 namespace {
@@ -57,6 +58,7 @@ const std::vector<ReportStep>& report_steps() {
       {"ipc", ipc_step},
       {"at_exit", at_exit_step},
       {"framework_limit", framework_limit_step},
+      {"largest_at_peak", largest_at_peak_step, largest_at_peak_seen},
   };
   return steps;
 }

@@ -1,6 +1,7 @@
 // build_report's compute steps after its two passes, one row each (steps.cpp): a section
-// whose figures come from the first pass's scans (first_pass.h), the replay at the end or
-// the sections before it, in the order they read each other. The text and JSON writers of
+// whose figures come from the first pass's scans (first_pass.h), each device's live set at
+// its peak (at_peak), the replay at the end or the sections before it, in the order they
+// read each other. The text and JSON writers of
 // each section are rows of render/report/sections.h's table, under the same name.
 #pragma once
 
@@ -27,6 +28,10 @@ struct ReportInputs {
 struct ReportStep {
   std::string_view name;
   void (*compute)(ReportInputs& in, Report& rep);
+  // Null, or shown each allocation live at a device's peak (another process's memory mapped
+  // here left out, as for the peak's sites) while the second pass stands there, before any
+  // step runs: what a section reads of the peak's live set, kept as it goes, not copied.
+  void (*at_peak)(const LiveAlloc& a, Report& rep) = nullptr;
 };
 
 // Every step, in the order build_report runs them.

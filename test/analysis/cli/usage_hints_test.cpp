@@ -94,8 +94,8 @@ TEST_CASE("a mistyped word of --by or --format names the word meant") {
   auto format = shell(kCli + " export --format chrom " + kHintsTrace + " 2>&1");
   CHECK(format.status == 2);
   CHECK(format.out ==
-        "cumemtrace export: --format wants memviz, chrome, folded, jsonl or pprof, not 'chrom'; did you mean "
-        "'chrome'?\n");
+        "cumemtrace export: --format wants memviz, chrome, folded, jsonl, pprof or speedscope, not 'chrom'; did "
+        "you mean 'chrome'?\n");
 }
 
 TEST_CASE("a size the shell split at its space says to write it whole") {

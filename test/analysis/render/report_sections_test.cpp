@@ -20,17 +20,18 @@ TEST_CASE("report sections: every row writes something, and no section twice in 
   }
   for (const auto& [name, n] : in_text) CHECK(n == 1);
   for (const auto& [name, n] : in_json) CHECK(n == 1);
-  // 17 sections: the summary only in the text, the exit status and framework limit ("exit")
-  // only in the JSON, 15 in both; 3 of those (held at exit, exports still open,
-  // reservations) placed apart by the two outputs, so 15 + 3 + 2 = 20 rows.
-  CHECK(in_text.size() == 16);
-  CHECK(in_json.size() == 16);
-  CHECK(report_sections().size() == 20);
+  // 18 sections: the summary only in the text, the exit status and framework limit ("exit")
+  // only in the JSON, 16 in both; 3 of those (held at exit, exports still open,
+  // reservations) placed apart by the two outputs, so 16 + 3 + 2 = 21 rows.
+  CHECK(in_text.size() == 17);
+  CHECK(in_json.size() == 17);
+  CHECK(report_sections().size() == 21);
 }
 
 TEST_CASE("report sections: the JSON's keys in their order of schema version 3", "[render][report]") {
   // An empty report: no categories, ranges, functions, pools or blocks, so none of their
-  // keys; every other section's, in the order report_json has always written them.
+  // keys; every other section's, in the order report_json has always written them, and
+  // largest_at_peak (an empty list) after the devices.
   const nlohmann::ordered_json j = report_json(Report{});
   std::vector<std::string> keys;
   for (const auto& [key, value] : j.items()) keys.push_back(key);
@@ -41,6 +42,7 @@ TEST_CASE("report sections: the JSON's keys in their order of schema version 3",
                                              "process",
                                              "duration_ns",
                                              "devices",
+                                             "largest_at_peak",
                                              "leaks",
                                              "held_by_cache_at_exit",
                                              "failed_allocations",
@@ -57,4 +59,19 @@ TEST_CASE("report sections: the JSON's keys in their order of schema version 3",
                                              "reservations",
                                              "growth"};
   CHECK(keys == expected);
+}
+
+TEST_CASE("report sections: a section's own figures are held in the report by their type", "[render][report]") {
+  struct Mine {
+    int n = 0;
+  };
+  SectionResults held;
+  CHECK(held.find<Mine>() == nullptr);  // no step made them
+  held.get<Mine>().n = 3;
+  held.get<Mine>().n += 4;  // the same figures, not new ones
+  REQUIRE(held.find<Mine>() != nullptr);
+  CHECK(held.find<Mine>()->n == 7);
+  CHECK(held.find<int>() == nullptr);  // another type is another section's
+  const SectionResults copy = held;    // a report copied keeps them
+  CHECK(copy.find<Mine>()->n == 7);
 }

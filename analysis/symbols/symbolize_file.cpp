@@ -8,17 +8,12 @@
 #include <cstring>
 
 #include "cumemtrace/checksum.h"
+#include "cumemtrace/record_encode.h"
 #include "read/reader_chunks.h"
 #include "symbols/symbolize.h"
 
 namespace cumemtrace {
 namespace {
-
-void put_u32(std::string& b, uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); }
-void put_string(std::string& b, const std::string& s) {
-  put_u32(b, uint32_t(s.size()));
-  b += s;
-}
 
 bool write_all(int fd, const char* p, size_t n) {
   size_t done = 0;
@@ -33,16 +28,8 @@ bool write_all(int fd, const char* p, size_t n) {
 
 std::string symbol_records(const std::unordered_map<uint64_t, Symbol>& symbols) {
   std::string buf;
-  for (const auto& [ip, s] : symbols) {
-    std::string payload;
-    format::SymbolRecord rec{ip, s.line, 0};
-    payload.append(reinterpret_cast<const char*>(&rec), sizeof rec);
-    put_string(payload, s.function);
-    put_string(payload, s.file);
-    format::RecordHeader h{uint16_t(format::RecordType::kSymbol), 0, uint32_t(payload.size())};
-    buf.append(reinterpret_cast<const char*>(&h), sizeof h);
-    buf += payload;
-  }
+  for (const auto& [ip, s] : symbols)
+    put_record<format::RecordType::kSymbol>(buf, format::SymbolRecord{ip, s.line, 0}, s.function, s.file);
   return buf;
 }
 

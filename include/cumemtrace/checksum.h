@@ -14,6 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "cumemtrace/record_encode.h"
 #include "cumemtrace/trace_format.h"
 
 namespace cumemtrace {
@@ -49,10 +50,8 @@ class ChunkHasher {
   size_t seal_into(char* out) {
     size_t n = 0;
     if (numbered_) {
-      const format::ChunkSequenceRecord s{trace_id_, next_++};
-      const format::RecordHeader sh{uint16_t(format::RecordType::kChunkSequence), 0, uint32_t(sizeof s)};
-      std::memcpy(out, &sh, sizeof sh);
-      std::memcpy(out + sizeof sh, &s, sizeof s);
+      BytesAt at{out};
+      put_record<format::RecordType::kChunkSequence>(at, format::ChunkSequenceRecord{trace_id_, next_++});
       update(out, kSequenceBytes);
       n = kSequenceBytes;
     }
@@ -61,9 +60,8 @@ class ChunkHasher {
     r.covered_bytes = bytes_;
     XXH3_64bits_update(&state_, &r, offsetof(format::ChecksumRecord, xxh3));
     r.xxh3 = XXH3_64bits_digest(&state_);
-    const format::RecordHeader h{uint16_t(format::RecordType::kChecksum), 0, uint32_t(sizeof r)};
-    std::memcpy(out + n, &h, sizeof h);
-    std::memcpy(out + n + sizeof h, &r, sizeof r);
+    BytesAt at{out + n};
+    put_record<format::RecordType::kChecksum>(at, r);
     reset();
     return n + kSealBytes;
   }

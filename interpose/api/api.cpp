@@ -10,7 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "base/encode.h"
+#include <cumemtrace/record_encode.h>
+
 #include "base/log.h"
 #include "base/trace_start.h"
 #include "track/context_tags.h"
@@ -47,13 +48,11 @@ std::string encode(const char* allocator, int32_t device, const cumemtrace_segme
                                        sizeof(format::AllocatorSegment),
                                        sizeof(format::AllocatorBlock),
                                        0};
-  const size_t payload = sizeof head + strings_bytes(name) + n_segs * sizeof(format::AllocatorSegment) +
-                         n_blocks * sizeof(format::AllocatorBlock);
-  const format::RecordHeader h{uint16_t(format::RecordType::kAllocatorSegments), 0, uint32_t(payload)};
+  const size_t rest =
+      4 + name.size() + n_segs * sizeof(format::AllocatorSegment) + n_blocks * sizeof(format::AllocatorBlock);
   std::string out;
-  out.reserve(sizeof h + payload);
-  put_bytes(out, &h, sizeof h);
-  put_bytes(out, &head, sizeof head);
+  out.reserve(sizeof(format::RecordHeader) + sizeof head + rest);
+  put_record_head<format::RecordType::kAllocatorSegments>(out, head, rest);
   put_string(out, name);
   for (size_t i = 0; i < n_segs; ++i) {
     const cumemtrace_segment& s = segs[i];

@@ -1,8 +1,8 @@
 #include "stacks/python_tree.h"
 
+#include <cumemtrace/record_encode.h>
 #include <cumemtrace/trace_format.h>
 
-#include "base/encode.h"
 #include "stacks/python_frames.h"
 #include "stacks/stack_memo.h"
 
@@ -13,7 +13,7 @@ uint32_t PyStackTree::string_id(const std::string& s, std::string& out) {
   if (fresh) {
     ++next_string_;
     string_of_.push_back(&it->first);
-    put_record(out, format::RecordType::kPyString, format::PyStringRecord{it->second}, s);
+    put_record<format::RecordType::kPyString>(out, format::PyStringRecord{it->second}, s);
   }
   return it->second;
 }
@@ -63,8 +63,8 @@ uint32_t PyStackTree::child(uint32_t parent, const PyRawFrame& f, std::string& o
   if (fresh) {
     ++next_node_;
     node_of_.push_back(&it->first);
-    put_record(out, format::RecordType::kPyFrame,
-               format::PyFrameRecord{it->second, parent, file, function, line, flags});
+    put_record<format::RecordType::kPyFrame>(out,
+                                             format::PyFrameRecord{it->second, parent, file, function, line, flags});
   }
   return it->second;
 }

@@ -1,8 +1,8 @@
 #include "stacks/stack_tree.h"
 
+#include <cumemtrace/record_encode.h>
 #include <cumemtrace/trace_format.h>
 
-#include "base/encode.h"
 #include "stacks/stack_memo.h"
 
 namespace cumemtrace::interpose {
@@ -28,7 +28,7 @@ uint32_t StackTree::child(uint32_t parent, uint64_t ip, std::string& out) {
   if (fresh) {
     ++next_id_;
     nodes_.emplace_back(parent, ip);
-    put_record(out, format::RecordType::kStackNode, format::StackNodeRecord{it->second, parent, ip});
+    put_record<format::RecordType::kStackNode>(out, format::StackNodeRecord{it->second, parent, ip});
   }
   return it->second;
 }

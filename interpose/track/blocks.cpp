@@ -9,8 +9,9 @@
 #include <string>
 #include <utility>
 
+#include <cumemtrace/record_encode.h>
+
 #include "base/config.h"
-#include "base/encode.h"
 #include "base/errno_guard.h"
 #include "base/log.h"
 #include "base/thread_state.h"
@@ -28,8 +29,8 @@ std::atomic<bool> g_trace_entries_off{false};  // a trace entry failed its check
 void put_block_source(State& s, uint64_t time, const BlockSourceFacts& src, uint32_t flags,
                       format::BlockSourceState state, std::string_view reason) {
   const format::BlockSourceRecord r{time, -1, flags, uint8_t(src.allocator), uint8_t(state), 0, 0};
-  put_record(s.pending, format::RecordType::kBlockSource, r, std::string(src.version.substr(0, 256)),
-             std::string(reason), std::string(src.settings.substr(0, 4096)));
+  put_record<format::RecordType::kBlockSource>(s.pending, r, std::string(src.version.substr(0, 256)),
+                                               std::string(reason), std::string(src.settings.substr(0, 4096)));
 }
 
 uint32_t sources_of(uint16_t draft_flags) {
@@ -166,7 +167,7 @@ void track_block(const BlockDraft& d, const BlockSourceFacts& src) {
       r.allocated = d.allocated, r.reserved = d.reserved, r.tid = tid;
       r.stack_id = native, r.python_stack_id = py;
       r.device = int16_t(d.device), r.op = uint8_t(d.op), r.allocator = uint8_t(src.allocator), r.flags = flags;
-      put_record(s.pending, format::RecordType::kBlockEvent, r);
+      put_record<format::RecordType::kBlockEvent>(s.pending, r);
     }
   }
   if (stats) {

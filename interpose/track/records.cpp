@@ -7,8 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include <cumemtrace/record_encode.h>
+
 #include "base/config.h"
-#include "base/encode.h"
 #include "base/errno_guard.h"
 #include "base/thread_state.h"
 #include "track/event_stacks.h"
@@ -20,17 +21,20 @@ namespace cumemtrace::interpose {
 bool track_mark(std::string_view name, format::MarkSource source) {
   const bool end = source == format::MarkSource::kNvtxPop || source == format::MarkSource::kNvtxEnd ||
                    source == format::MarkSource::kTagPop;
-  const format::RecordType type = end ? format::RecordType::kRangeEnd : format::RecordType::kMark;
   if (!tracing_enabled()) return false;
   const ErrnoGuard keep_errno;
   format::MarkRecord m{};
   m.tid = thread_state().tid;
   m.source = uint8_t(source);
   const std::string text(name.substr(0, kMaxNameBytes));
+  const auto put = [&](auto& out) {
+    if (end) put_record<format::RecordType::kRangeEnd>(out, m, text);
+    else put_record<format::RecordType::kMark>(out, m, text);
+  };
   if (!started_state()) {  // before the first CUDA call: kept for the trace's start
     const int kept = append_before_start([&](std::string& out) {
       m.time_ns = now_ns();  // under the lock that orders them
-      put_record(out, type, m, text);
+      put(out);
     });
     if (kept != 0) return kept > 0;
   }
@@ -42,7 +46,7 @@ bool track_mark(std::string_view name, format::MarkSource source) {
     ++s.records_dropped;
     return false;
   }
-  put_record(s.pending, type, m, text);
+  put(s.pending);
   return true;
 }
 
@@ -66,7 +70,7 @@ bool track_nvtx_mem(const NvtxMemDraft* drafts, size_t n, bool with_stack) {
   for (size_t i = 0; i < n; ++i) {
     const NvtxMemDraft& d = drafts[i];
     const format::NvtxMemRecord r{time, d.heap, d.address, d.size, tid, native, py, uint8_t(d.op), d.usage, 0};
-    put_record(s.pending, format::RecordType::kNvtxMem, r, std::string(d.name.substr(0, kMaxNameBytes)));
+    put_record<format::RecordType::kNvtxMem>(s.pending, r, std::string(d.name.substr(0, kMaxNameBytes)));
   }
   return true;
 }
@@ -83,7 +87,7 @@ void put_bounded_counts(State& s) {
     const uint64_t dropped = g_bounded[what].load(std::memory_order_relaxed);
     if (dropped == s.bounded_written[what]) continue;
     const format::BoundedRecord r{now_ns(), what, g_bounded_cap[what].load(std::memory_order_relaxed), dropped};
-    put_record(s.pending, format::RecordType::kBounded, r);
+    put_record<format::RecordType::kBounded>(s.pending, r);
     s.bounded_written[what] = dropped;
   }
 }
@@ -106,20 +110,7 @@ void bounded_after_fork_child() {
 }
 
 namespace {
-#pragma pack(push, 1)
-struct EndWithReason {
-  format::EndRecord end;
-  uint32_t reason;  // format::EndReason; its string follows
-};
-// 1.15, an exit's End: its exec target is the empty string, then the exit status.
-struct EndOfExit {
-  EndWithReason head;
-  uint32_t target_bytes;  // 0: the empty string
-  int32_t exit_status;    // what exit() or _exit() was given, 0-255; -1 unknown
-};
-#pragma pack(pop)
-
-std::atomic<int32_t> g_exit_status{-1};
+std::atomic<int32_t> g_exit_status{-1};  // what exit() or _exit() was given, 0-255; -1 unknown
 }  // namespace
 
 void note_exit_status(int status) { g_exit_status.store(status & 0xff, std::memory_order_relaxed); }
@@ -129,10 +120,10 @@ void append_end() {
   std::lock_guard lock(s.mu);
   if (s.ended) return;
   put_bounded_counts(s);
-  const EndOfExit rec{{{now_ns(), s.events_written, s.dropped()}, uint32_t(format::EndReason::kExit)},
-                      0,
-                      g_exit_status.load(std::memory_order_relaxed)};
-  put_record(s.pending, format::RecordType::kEnd, rec);
+  // 1.10: the reason and the exec target, empty for an exit; 1.15: an exit's status.
+  put_extended_record<format::RecordType::kEnd>(s.pending, format::EndRecord{now_ns(), s.events_written, s.dropped()},
+                                                Strings{}, uint32_t(format::EndReason::kExit), std::string_view(),
+                                                g_exit_status.load(std::memory_order_relaxed));
   s.ended = true;
 }
 
@@ -140,8 +131,8 @@ void append_exec_end(std::string_view target) {
   State& s = state();
   std::lock_guard lock(s.mu);
   put_bounded_counts(s);
-  const EndWithReason rec{{now_ns(), s.events_written, s.dropped()}, uint32_t(format::EndReason::kExec)};
-  put_record(s.pending, format::RecordType::kEnd, rec, target);
+  put_extended_record<format::RecordType::kEnd>(s.pending, format::EndRecord{now_ns(), s.events_written, s.dropped()},
+                                                Strings{}, uint32_t(format::EndReason::kExec), target);
 }
 
 bool append_program_records(std::string_view encoded) {

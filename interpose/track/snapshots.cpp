@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "base/encode.h"
+#include <cumemtrace/record_encode.h>
+
 #include "base/loader_lock.h"
 #include "base/log.h"
 #include "probe/driver_api.h"
@@ -30,10 +31,7 @@ bool State::append_snapshot(format::SnapshotReason reason, const DeviceSamples& 
   const uint32_t flags = samples.capture_open ? uint32_t(format::kSnapshotCaptureOpen) : 0u;
   const format::SnapshotRecord head{
       now_ns(), uint32_t(reason), uint32_t(devices.size()), uint32_t(sizeof(format::DeviceSnapshot)), flags, dropped()};
-  const format::RecordHeader h{uint16_t(format::RecordType::kSnapshot), 0,
-                               uint32_t(sizeof head + devices.size() * sizeof(format::DeviceSnapshot))};
-  put_bytes(pending, &h, sizeof h);
-  put_bytes(pending, &head, sizeof head);
+  put_record_head<format::RecordType::kSnapshot>(pending, head, devices.size() * sizeof(format::DeviceSnapshot));
   for (const auto& [dev, ds] : devices) {
     format::DeviceSnapshot e{};
     e.device = dev;
@@ -69,10 +67,7 @@ bool State::append_snapshot(format::SnapshotReason reason, const DeviceSamples& 
     if (!sample.nvml.processes_known || !devices.count(dev)) continue;
     const auto& procs = sample.nvml.processes;
     const format::GpuProcessesRecord g{sample.nvml.read_ns, dev, uint32_t(procs.size())};
-    const format::RecordHeader gh{uint16_t(format::RecordType::kGpuProcesses), 0,
-                                  uint32_t(sizeof g + procs.size() * sizeof(format::GpuProcess))};
-    put_bytes(pending, &gh, sizeof gh);
-    put_bytes(pending, &g, sizeof g);
+    put_record_head<format::RecordType::kGpuProcesses>(pending, g, procs.size() * sizeof(format::GpuProcess));
     if (!procs.empty()) put_bytes(pending, procs.data(), procs.size() * sizeof(format::GpuProcess));
   }
   return true;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include <cuda.h>
+#include <cumemtrace/record_encode.h>
 
 #include "base/config.h"
-#include "base/encode.h"
 #include "base/errno_guard.h"
 #include "base/thread_state.h"
 #include "probe/driver_api.h"
@@ -24,14 +24,6 @@ namespace {
 
 using format::Kind;
 using format::Op;
-
-// 1.6: an event with Python frames carries its Python stack after the EventRecord.
-#pragma pack(push, 1)
-struct EventWithPython {
-  format::EventRecord ev;
-  format::EventPython python;
-};
-#pragma pack(pop)
 
 // Contexts from cuCtxCreate ever made: until one is, every allocation is its device's
 // primary context's, and no allocation pays a driver call to ask which context is current.
@@ -119,7 +111,7 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       rec.nvml_index = -1;
       rec.total_bytes = facts.total_bytes;
       std::copy(std::begin(facts.uuid), std::end(facts.uuid), rec.uuid);
-      put_record(s.pending, format::RecordType::kDevice, rec, facts.name);
+      put_record<format::RecordType::kDevice>(s.pending, rec, facts.name);
       if (facts.uuid_known) s.device_uuids[ev.device] = nvml_uuid_string(facts.uuid);
       for (uint64_t pool : facts.pools)
         if (pool) s.pool_devices[pool] = ev.device;
@@ -132,8 +124,10 @@ format::EventRecord track(const EventDraft& d, uint16_t api, uint32_t flags) {
       if (Allocation* a = s.allocation(ev.address)) a->context = context;
     sample_peak = s.crosses_sampled_peak(ev);
     if (s.pending.size() < config().buffer_limit_bytes) {
-      if (python_stack_id) put_record(s.pending, format::RecordType::kEvent, EventWithPython{ev, {python_stack_id}});
-      else put_record(s.pending, format::RecordType::kEvent, ev);
+      // 1.6: an event with Python frames carries its Python stack after the EventRecord.
+      if (python_stack_id)
+        put_extended_record<format::RecordType::kEvent>(s.pending, ev, Strings{}, format::EventPython{python_stack_id});
+      else put_record<format::RecordType::kEvent>(s.pending, ev);
       ++s.events_written;
     } else {
       ++s.events_dropped;  // the disk is behind: keep the job going, say so in the trace
@@ -188,7 +182,7 @@ void track_teardown(uint16_t api, int32_t device, uint64_t context, uint32_t fla
     ev.flags = format::kEventTeardown | flags;
     s.apply(ev);  // completes kind and size
     if (s.pending.size() < config().buffer_limit_bytes) {
-      put_record(s.pending, format::RecordType::kEvent, ev);
+      put_record<format::RecordType::kEvent>(s.pending, ev);
       ++s.events_written;
     } else {
       ++s.events_dropped;

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include <cumemtrace/record_encode.h>
 #include <cumemtrace/trace_format.h>
 
-#include "base/encode.h"
 #include "base/loader_lock.h"
 #include "resolve/object_range.h"
 
@@ -85,7 +85,7 @@ void ModuleScanner::scan_if_changed(std::string& out) {
     // The vDSO has no file to symbolize from.
     if (f.path.empty() || f.path.starts_with("linux-vdso")) continue;
     if (!reported_.emplace(f.bias, f.start, f.path).second) continue;
-    put_record(out, format::RecordType::kModule, format::ModuleRecord{f.bias, f.start, f.end}, f.path, f.build_id);
+    put_record<format::RecordType::kModule>(out, format::ModuleRecord{f.bias, f.start, f.end}, f.path, f.build_id);
   }
 }
 

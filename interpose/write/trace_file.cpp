@@ -17,10 +17,10 @@
 #include "cumemtrace/rules/manifest_line.h"
 #include "cumemtrace/rules/no_follow.h"
 #include "cumemtrace/rules/output_pattern.h"
+#include <cumemtrace/record_encode.h>
 #include <cumemtrace/trace_format.h>
 
 #include "base/config.h"
-#include "base/encode.h"
 #include "hook_ids.h"
 #include "base/log.h"
 #include "base/signal_safe.h"
@@ -196,20 +196,14 @@ std::string trace_preamble(const TraceStart& start, uint64_t trace_id) {
   p.rank = rank_from_env();
   // Read here, on the writer thread as it opens the file, like the rank: never in a hook.
   const format::ProcessLineage lineage{number_from_env("LOCAL_RANK"), number_from_env("WORLD_SIZE")};
-  std::string payload;
-  put_bytes(payload, &p, sizeof p);
-  for (const std::string& s : {host_name(), command_line(), std::string(CUMEMTRACE_VERSION)}) put_string(payload, s);
-  put_bytes(payload, &lineage, sizeof lineage);
-  put_string(payload, environment_facts(format::kLauncherVariables));
-  put_string(payload, environment_facts(format::kFrameworkVariables));
-  const format::RecordHeader process_header{static_cast<uint16_t>(format::RecordType::kProcess), 0,
-                                            static_cast<uint32_t>(payload.size())};
-  put_bytes(out, &process_header, sizeof process_header);
-  out += payload;
+  // 1.8: the lineage and the launcher after the row's three strings; 1.15: the environment.
+  put_extended_record<format::RecordType::kProcess>(
+      out, p, Strings{host_name(), command_line(), std::string_view(CUMEMTRACE_VERSION)}, lineage,
+      environment_facts(format::kLauncherVariables), environment_facts(format::kFrameworkVariables));
 
   for (int i = 0; i < kHookCount; ++i)
-    put_record(out, format::RecordType::kApiName, format::ApiNameRecord{static_cast<uint16_t>(i)},
-               hook_info(static_cast<HookId>(i)).symbol);
+    put_record<format::RecordType::kApiName>(out, format::ApiNameRecord{static_cast<uint16_t>(i)},
+                                             hook_info(static_cast<HookId>(i)).symbol);
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <cumemtrace/checksum.h>
+#include <cumemtrace/record_encode.h>
 #include <zstd.h>
 
 #include "base/config.h"
@@ -100,11 +101,8 @@ void TraceWriter::write_compressed(const char* records, size_t n) {
   if (!zstd_ || ZSTD_isError(z) || head + z >= n) {
     compressed_.assign(records, n);
   } else {
-    const format::RecordHeader h{uint16_t(format::RecordType::kCompressed), 0,
-                                 uint32_t(sizeof(format::CompressedRecord) + z)};
-    const format::CompressedRecord c{n, format::kCodecZstd, 0};
-    std::memcpy(compressed_.data(), &h, sizeof h);
-    std::memcpy(compressed_.data() + sizeof h, &c, sizeof c);
+    BytesAt at{compressed_.data()};  // in front of the frame, whose size is now known
+    put_record_head<format::RecordType::kCompressed>(at, format::CompressedRecord{n, format::kCodecZstd, 0}, z);
     compressed_.resize(head + z);
   }
   write_out(compressed_);

@@ -12,7 +12,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json site_json(const SiteAllocations& s, const ViewContext& ctx) {
+// A ranking's row (report_parts.h site_json is the report's `site` alone).
+Json ranked_site_json(const SiteAllocations& s, const ViewContext& ctx) {
   const std::vector<Frame> native = s.node ? ctx.stacks.frames(s.node, ctx.frames) : std::vector<Frame>{};
   const std::vector<Frame> python =
       s.python_stack ? python_frames(ctx.stacks.trace(), s.python_stack) : std::vector<Frame>{};
@@ -28,7 +29,7 @@ Json site_json(const SiteAllocations& s, const ViewContext& ctx) {
 
 Json ranking_json(const std::vector<const SiteAllocations*>& rows, const ViewContext& ctx) {
   Json out = Json::array();
-  for (size_t i = 0; i < rows.size() && i < ctx.top; ++i) out.push_back(site_json(*rows[i], ctx));
+  for (size_t i = 0; i < rows.size() && i < ctx.top; ++i) out.push_back(ranked_site_json(*rows[i], ctx));
   return Json{{"rows", std::move(out)}, {"omitted", rows.size() > ctx.top ? rows.size() - ctx.top : 0}};
 }
 

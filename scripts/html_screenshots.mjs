@@ -1,8 +1,9 @@
 // Screenshots of a `cumemtrace html` page's views, for docs/ (docs/html-report.md):
 //   node scripts/html_screenshots.mjs PAGE.html OUTDIR [PREFIX]
 // writes PREFIX-summary.png, PREFIX-timeline.png, PREFIX-bands.png, PREFIX-address-map.png,
-// PREFIX-flame.png, PREFIX-range-flame.png (the flame graph over the whole time range) and
-// PREFIX-page.png (the whole page); a view the page does not have is left out. Uses test/html's puppeteer-core (scripts/html_assets.sh installs it)
+// PREFIX-flame.png, PREFIX-range-flame.png (the flame graph over the whole time range),
+// PREFIX-tree.png and PREFIX-sizes.png (the top-down tree and the size histogram of the
+// Allocations section) and PREFIX-page.png (the whole page); a view the page does not have is left out. Uses test/html's puppeteer-core (scripts/html_assets.sh installs it)
 // and Debian's chromium (CHROMIUM overrides the path).
 import path from 'node:path';
 
@@ -32,6 +33,8 @@ try {
   await shot('#map', 'address-map');
   await shot('#flame', 'flame');
   await shot('#range-flame', 'range-flame');
+  await shot('#alloc-tree', 'tree');
+  await shot('#alloc-sizes', 'sizes');
   await page.screenshot({ path: path.join(out_dir, `${prefix}-page.png`), fullPage: true });
 } finally {
   await browser.close();

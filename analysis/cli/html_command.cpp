@@ -69,7 +69,10 @@ int cmd_html(const HtmlOptions& opt) {
     stacks.set_symbols(&extra);
     // The report's own JSON (the tables' figures equal `report --json`'s), beside what
     // only the page needs.
-    nlohmann::ordered_json view = html_data(t, rep, stacks, page_model(t, file.events(), rep, stacks));
+    HtmlDataOptions hopt;
+    hopt.top = opt.top;  // the allocation views keep as many rows as the tables
+    hopt.frames = opt.frames;
+    nlohmann::ordered_json view = html_data(t, rep, stacks, page_model(t, file.events(), rep, stacks, hopt), hopt);
     if (file.changed()) {
       std::cerr << "cumemtrace html: " << file.changed_message() << "\n";
       rc = 1;

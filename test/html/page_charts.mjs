@@ -14,33 +14,24 @@
 //   1 GiB spacer at A + 2 MiB, 512 B at A + 2 MiB + 1 GiB: at the peak one arena of
 //   1 GiB + 4 MiB (1,028 MiB), from A to the end of B's granule.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { drawn, launch_chromium, watched_page } from './browser.mjs';
+import { checks, drawn, launch_chromium, traced, watched_page } from './browser.mjs';
 
 const [cli, prog, simDir, shots, stepsProg] = process.argv.slice(2);
 if (!stepsProg) {
   console.error('usage: node page_charts.mjs CLI PROG_RUNTIME SIM_DIR SCREENSHOT_DIR NVTX_STEPS');
   process.exit(2);
 }
-let failures = 0;
-function check(ok, what, got) {
-  console.log((ok ? 'ok   ' : 'FAIL ') + what + (ok ? '' : ' (got ' + JSON.stringify(got) + ')'));
-  if (!ok) failures++;
-}
+const { check, finish } = checks();
 
 const dir = mkdtempSync(path.join(tmpdir(), 'cumemtrace-charts-'));
 const traceOf = {};
 function page_of(name, args) {
   const sub = path.join(dir, name);
-  mkdirSync(sub);
-  execFileSync(cli, ['run', '-o', sub + '/t-%p.trace', '--', ...args], {
-    env: { ...process.env, LD_LIBRARY_PATH: simDir }, stdio: 'ignore' });
-  const found = readdirSync(sub).filter((f) => f.endsWith('.trace'));
-  if (found.length !== 1) throw new Error(name + ': expected one trace, found ' + found.length);
-  traceOf[name] = path.join(sub, found[0]);
+  traceOf[name] = traced(cli, simDir, sub, args);
   const out = path.join(sub, name + '.html');
   execFileSync(cli, ['html', traceOf[name], '-o', out], { stdio: 'ignore' });
   return out;
@@ -224,8 +215,4 @@ try {
 } finally {
   await browser.close();
 }
-if (failures) {
-  console.log(failures + ' check(s) failed');
-  process.exit(1);
-}
-console.log('all checks passed');
+finish();

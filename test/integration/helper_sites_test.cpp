@@ -99,3 +99,20 @@ TEST_CASE("an allocation helper's three sites keep their keys from one run to th
   REQUIRE(d.exit_code == 0);
   CHECK(nlohmann::json::parse(d.out).at("call_sites").empty());
 }
+
+TEST_CASE("report --view tree names an unsymbolized trace's frames with the symbols report finds, as its tables do") {
+  // Traced under LD_PRELOAD, not `run`: the trace holds no Symbol record. Top-down, --top 1:
+  // main (all 11 allocations, 64 + 5 × 32 + 5 × 8 = 264 MiB), forward's 5 × 32 MiB below it
+  // (the most bytes), alloc below that, and load_weights and keep_history counted.
+  TempDir dir;
+  REQUIRE(traced(dir, {here("helper_sites")}).exit_code == 0);
+  const Result r = run({cli(), "report", only_trace(dir), "--view", "tree", "--top", "1"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "Top-down tree: each frame with the bytes and allocations made below it (device memory: 11 allocations, "
+        "264.00 MiB (276,824,064 B) in all)\n"
+        "  main [helper_sites]: 264.00 MiB (276,824,064 B), 11 allocations\n"
+        "    forward [helper_sites]: 160.00 MiB (167,772,160 B), 5 allocations\n"
+        "      alloc [helper_sites]: 160.00 MiB (167,772,160 B), 5 allocations\n"
+        "    ... and 2 more frames (--top)\n");
+}

@@ -2,7 +2,8 @@
 // is uPlot's, the icicles d3-flame-graph's; the parts before this one in the page's script
 // (view/html/CMakeLists.txt) give the shared pieces (lib.js), the marks (marks.js), the
 // one time range (time_range.js), the address map (address_map.js, a canvas: no charting
-// library draws arenas of granules) and the flame graphs' trees (range_flame.js).
+// library draws arenas of granules), the flame graphs' trees (range_flame.js) and the views
+// of `report --view` (allocation_views.js).
 (function () {
   'use strict';
   const data = JSON.parse(document.getElementById('cumemtrace-data').textContent);
@@ -54,6 +55,7 @@
     siteBands();
     momentSection();
     tables();
+    window.cumemtraceAllocationViews.draw(app, view().allocations, Math.max(600, app.clientWidth - 20), { table, frames });
   }
 
   // The peak of the chosen device, else the end.

@@ -19,6 +19,8 @@ namespace cumemtrace {
 class ExportFrames {
  public:
   explicit ExportFrames(const Trace& trace) : stacks_(trace) {}
+  // With the symbols `stacks` has (set_symbols: an unsymbolized trace's, resolved in memory).
+  explicit ExportFrames(const Stacks& stacks) : stacks_(stacks) {}
 
   // Innermost first; empty when the event has no stack.
   const std::vector<Frame>& of(uint32_t stack_id, uint32_t python_stack_id);

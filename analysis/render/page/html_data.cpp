@@ -7,6 +7,7 @@
 
 #include "base/escape.h"
 #include "base/json_object.h"
+#include "render/page/allocation_views.h"
 #include "render/page/range_flame.h"
 #include "render/page/site_bands.h"
 #include "stacks/call_site_rule.h"
@@ -249,8 +250,8 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, Page
   };
   Json range_flame = range_flame_json(page.flames, path_of);
 
-  // Its 11 keys and the report's Summary lines, which `html` adds (cli/html_command.cpp).
-  Json out = reserved_object<Json>(12);
+  // Its 12 keys and the report's Summary lines, which `html` adds (cli/html_command.cpp).
+  Json out = reserved_object<Json>(13);
   out["start_ns"] = start;
   out["duration_ns"] = rep.duration_ns;
   out["devices"] = std::move(devices);
@@ -262,6 +263,7 @@ Json html_data(const Trace& trace, const Report& rep, const Stacks& stacks, Page
   out["labels"] = names.labels();
   out["label_folds"] = names.label_folds();
   out["sites"] = names.sites();
+  out["allocations"] = allocation_views_json(page.allocations, ViewContext{stacks, opt.top, opt.frames});
   return out;
 }
 

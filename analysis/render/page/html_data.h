@@ -1,8 +1,8 @@
 // The data behind `cumemtrace html` (docs/html-report.md), as the page reads it: what
 // reports/timeline/page_model.h computed beyond the report (the decimated timelines, the
 // moments' address maps and flame graphs, the flame graph over a time range), its stacks
-// named and interned, with the trace's marks and NVML readings and the caching allocator's
-// figures from the report.
+// named and interned, with the trace's marks and NVML readings, the caching allocator's
+// figures from the report, and the views of `report --view` (page/allocation_views.h).
 #pragma once
 
 #include <nlohmann/json.hpp>

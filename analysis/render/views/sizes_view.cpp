@@ -11,12 +11,6 @@
 namespace cumemtrace {
 namespace {
 
-// 2^k in its unit, exactly: "512 B", "1 KiB", "64 MiB".
-std::string power_of_two(unsigned k) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  return std::to_string(uint64_t(1) << (k % 10)) + " " + units[std::min(k / 10, 6u)];
-}
-
 constexpr size_t kBar = 40;  // '#' of the bucket with the most allocations
 
 }  // namespace
@@ -32,7 +26,7 @@ void write_sizes_view(std::ostream& out, const AllocationStats& st, const ViewCo
   uint64_t most = 0;
   for (const auto& b : st.sizes) most = std::max(most, b.allocations);
   for (const auto& b : st.sizes) {
-    std::string range = power_of_two(b.log2) + " to " + (b.log2 < 63 ? power_of_two(b.log2 + 1) : "16 EiB");
+    std::string range = size_range(b.log2);
     range.resize(std::max<size_t>(range.size(), 22), ' ');
     std::string n = std::to_string(b.allocations);
     n = std::string(n.size() < 10 ? 10 - n.size() : 0, ' ') + n;

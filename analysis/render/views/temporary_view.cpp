@@ -1,8 +1,6 @@
 // `report --view temporary`: heaptrack's temporary allocations (allocation_stats.h), for
 // device memory: the call sites that allocate only to free before allocating again, each
 // a driver call (and often a synchronisation) a kept buffer would save.
-#include <algorithm>
-
 #include "base/plural.h"
 #include "base/units.h"
 #include "render/views/views.h"
@@ -12,12 +10,7 @@ namespace cumemtrace {
 void write_temporary_view(std::ostream& out, const AllocationStats& st, const ViewContext& ctx) {
   out << "Temporary allocations, freed before any other allocation was made (device memory: " << st.temporary << " of "
       << count_of(st.allocations, "allocation") << ")\n";
-  std::vector<const SiteAllocations*> rows;
-  for (const auto& s : st.sites)
-    if (s.temporary) rows.push_back(&s);
-  std::stable_sort(rows.begin(), rows.end(), [](const SiteAllocations* a, const SiteAllocations* b) {
-    return a->temporary != b->temporary ? a->temporary > b->temporary : a->temporary_bytes > b->temporary_bytes;
-  });
+  const std::vector<const SiteAllocations*> rows = ranked_by_temporary(st);
   if (rows.empty()) out << "  none\n";
   for (size_t i = 0; i < rows.size() && i < ctx.top; ++i) {
     const SiteAllocations& s = *rows[i];

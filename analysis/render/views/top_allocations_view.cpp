@@ -1,7 +1,5 @@
 // `report --view top-allocations`: heaptrack's "most allocations" ranking, for device
 // memory: the call sites that call the allocator most often, whatever they hold.
-#include <algorithm>
-
 #include "base/plural.h"
 #include "base/units.h"
 #include "render/views/views.h"
@@ -11,12 +9,7 @@ namespace cumemtrace {
 void write_top_allocations_view(std::ostream& out, const AllocationStats& st, const ViewContext& ctx) {
   out << "Call sites by number of allocations (device memory: " << count_of(st.allocations, "allocation") << ", "
       << iec_exact(st.bytes) << " in all)\n";
-  std::vector<const SiteAllocations*> rows;
-  for (const auto& s : st.sites) rows.push_back(&s);
-  // Most allocations first; of as many, the most bytes; then first seen first (stable).
-  std::stable_sort(rows.begin(), rows.end(), [](const SiteAllocations* a, const SiteAllocations* b) {
-    return a->allocations != b->allocations ? a->allocations > b->allocations : a->bytes > b->bytes;
-  });
+  const std::vector<const SiteAllocations*> rows = ranked_by_allocations(st);
   if (rows.empty()) out << "  none\n";
   for (size_t i = 0; i < rows.size() && i < ctx.top; ++i) {
     const SiteAllocations& s = *rows[i];

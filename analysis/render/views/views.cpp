@@ -1,5 +1,7 @@
 #include "render/views/views.h"
 
+#include <algorithm>
+
 #include "render/report_parts.h"
 #include "stacks/python_stacks.h"
 
@@ -18,6 +20,20 @@ const View* find_view(std::string_view name) {
   for (const View& v : all_views())
     if (v.name == name) return &v;
   return nullptr;
+}
+
+namespace {
+
+// 2^k in its unit, exactly: "512 B", "1 KiB", "64 MiB".
+std::string power_of_two(unsigned k) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  return std::to_string(uint64_t(1) << (k % 10)) + " " + units[std::min(k / 10, 6u)];
+}
+
+}  // namespace
+
+std::string size_range(unsigned log2) {
+  return power_of_two(log2) + " to " + (log2 < 63 ? power_of_two(log2 + 1) : "16 EiB");
 }
 
 std::string view_site_name(const SiteAllocations& s, const ViewContext& ctx) {

@@ -37,6 +37,10 @@ const std::vector<View>& all_views();
 // The view called `name`, or nullptr.
 const View* find_view(std::string_view name);
 
+// A size bucket's range (allocation_stats.h SizeBucket), its bounds exactly in their unit:
+// "512 B to 1 KiB", from the first up to (not including) the second.
+std::string size_range(unsigned log2);
+
 // The site in one line, as the report's tables name it (report_parts.h site_name).
 std::string view_site_name(const SiteAllocations& s, const ViewContext& ctx);
 // The site's stack, as the report's tables show them: its innermost Python

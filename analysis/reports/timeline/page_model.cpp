@@ -165,12 +165,14 @@ PageModel page_model(const Trace& trace, const EventSource& events, const Report
     step();
     if (tl.buckets().size() != closed) flames.timeline_bucket(device, tl.buckets().back());
   };
+  AllocationScan allocations(stacks);
   auto next_stop = stops.begin();  // the events come in index order, each once
   events.scan([&](const Event& e, size_t i) {
     if ((i & 0xfff) == 0) progress("replaying", i, n);
     flames.event(i);
     r.apply(e, i);
     bands.observe(e);
+    allocations.observe(e);
     auto dit = r.devices().find(e.device);
     if (dit != r.devices().end() && e.device >= 0) {
       const DeviceState& s = dit->second;
@@ -201,6 +203,7 @@ PageModel page_model(const Trace& trace, const EventSource& events, const Report
   r.stop_watching();
   for (auto& entry : page.timelines) closing(entry.first, entry.second, [&] { entry.second.close(); });
   flames.finish();
+  page.allocations = allocations.finish();
   return page;
 }
 

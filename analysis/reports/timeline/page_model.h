@@ -27,6 +27,7 @@
 #include "reports/report.h"
 #include "reports/timeline/range_flame.h"
 #include "reports/timeline/site_bands.h"
+#include "reports/views/allocation_stats.h"
 #include "stacks/stacks.h"
 
 namespace cumemtrace {
@@ -37,6 +38,8 @@ struct HtmlDataOptions {
   size_t failed_moments = 16;    // the first failed allocations get a moment each
   size_t alloc_budget = 300000;  // allocations drawn over all spaced moments together
   size_t max_marks = 5000;       // marks (steps) drawn as rules; the rest are counted
+  size_t top = 10;               // the allocation views' rows and children a node (`html --top`)
+  size_t frames = 6;             // ... their stacks' frames, the callers tree's depth (`html --frames`)
 };
 
 // One reading of a device after an event.
@@ -118,6 +121,9 @@ struct PageModel {
   uint64_t first = 0, last = 0;
   RangeFlame flames{1, 0, 0};
   std::optional<SiteBands> bands;
+  // What `report --view` shows (allocation_stats.h), from the same scan: the page's trees,
+  // its rankings by number of allocations and by temporary ones, its size histogram.
+  AllocationStats allocations;
 };
 
 // The page of `trace` with its events read from `events` (event_source.h: a trace read in

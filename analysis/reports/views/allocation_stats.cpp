@@ -1,5 +1,7 @@
 #include "reports/views/allocation_stats.h"
 
+#include <algorithm>
+
 #include "reports/allocation_events.h"
 
 namespace cumemtrace {
@@ -48,6 +50,25 @@ AllocationStats AllocationScan::finish() {
       stats_.sizes.back().log2 = k;
     }
   return std::move(stats_);
+}
+
+std::vector<const SiteAllocations*> ranked_by_allocations(const AllocationStats& st) {
+  std::vector<const SiteAllocations*> rows;
+  for (const auto& s : st.sites) rows.push_back(&s);
+  std::stable_sort(rows.begin(), rows.end(), [](const SiteAllocations* a, const SiteAllocations* b) {
+    return a->allocations != b->allocations ? a->allocations > b->allocations : a->bytes > b->bytes;
+  });
+  return rows;
+}
+
+std::vector<const SiteAllocations*> ranked_by_temporary(const AllocationStats& st) {
+  std::vector<const SiteAllocations*> rows;
+  for (const auto& s : st.sites)
+    if (s.temporary) rows.push_back(&s);
+  std::stable_sort(rows.begin(), rows.end(), [](const SiteAllocations* a, const SiteAllocations* b) {
+    return a->temporary != b->temporary ? a->temporary > b->temporary : a->temporary_bytes > b->temporary_bytes;
+  });
+  return rows;
 }
 
 }  // namespace cumemtrace

@@ -76,4 +76,10 @@ class AllocationScan {
 // The bucket of a size: floor(log2(size)), 0 for 0 and 1.
 unsigned size_bucket(uint64_t size);
 
+// The rankings every view of them shows (the text views and the page), all their rows:
+// by number of allocations (of as many, the most bytes; then the first seen first), and
+// the sites with temporary allocations by how many (of as many, the most of their bytes).
+std::vector<const SiteAllocations*> ranked_by_allocations(const AllocationStats& st);
+std::vector<const SiteAllocations*> ranked_by_temporary(const AllocationStats& st);
+
 }  // namespace cumemtrace

@@ -6,6 +6,7 @@
 #include "base/plural.h"
 #include "base/units.h"
 #include "read/record_names.h"
+#include "render/category_view.h"
 
 namespace cumemtrace {
 namespace {

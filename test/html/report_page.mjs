@@ -172,15 +172,27 @@ try {
     check(bands.samples > 0 && bands.bad === -1, 'its bands sum to the tracked bytes at every sample', bands);
     check(bands.firstAtPeak === GiB && bands.label.includes('runtime_frag.cpp'),
       'at the peak its first band is the 1 GiB spacer, named by its call site', bands);
-    const click = await page.evaluate((i) => {
-      const u = window.cumemtraceView.bands.plot;
-      u.over.scrollIntoView({ block: 'center' });
-      const r = u.over.getBoundingClientRect();
-      return { x: r.left + u.valToPos(u.data[0][i], 'x'), y: r.top + u.valToPos(1 << 29, 'y') };  // half the spacer
-    }, bands.peakAt);
-    await page.mouse.click(click.x, click.y);
-    const shown = await page.evaluate(() => ({ k: window.cumemtraceView.bandClicked,
-      text: document.getElementById('band-stack').textContent }));
+    // Scroll, let layout settle, then click where the band is; under load (CI, 2 cores) a click
+    // computed before the scroll had landed hit nothing once, so the point is checked to be on
+    // the plot before clicking, and a miss is tried again with fresh coordinates.
+    const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    let shown = { text: '' };
+    for (let attempt = 0; attempt < 3 && shown.k === undefined; ++attempt) {
+      await page.evaluate(() => window.cumemtraceView.bands.plot.over.scrollIntoView({ block: 'center' }));
+      await settle();
+      const click = await page.evaluate((i) => {
+        const u = window.cumemtraceView.bands.plot;
+        const r = u.over.getBoundingClientRect();
+        const x = r.left + u.valToPos(u.data[0][i], 'x'), y = r.top + u.valToPos(1 << 29, 'y');  // half the spacer
+        return { x, y, onPlot: document.elementFromPoint(x, y) === u.over };
+      }, bands.peakAt);
+      shown.click = click;
+      if (!click.onPlot) continue;
+      await page.mouse.click(click.x, click.y);
+      shown = await page.evaluate(() => ({ k: window.cumemtraceView.bandClicked,
+        text: document.getElementById('band-stack').textContent }));
+      shown.click = click;
+    }
     check(shown.k === 0 && shown.text.includes('runtime_frag.cpp') && shown.text.includes('1,073,741,824 B'),
       'a click on the band shows its site, bytes and stack', shown);
   }

@@ -24,18 +24,19 @@ void FoldedStacks::add(const Trace& t, const EventSource& events, uint64_t at_ns
   std::vector<FoldedFrame> prefix;
   if (name_process && t.process)
     prefix.push_back(
-        {t.process->rank >= 0 ? "rank " + std::to_string(t.process->rank) : "pid " + std::to_string(t.process->pid)});
+        {t.process->rank >= 0 ? "rank " + std::to_string(t.process->rank) : "pid " + std::to_string(t.process->pid), "",
+         0});
   ExportFrames frames(t);
   StackProfile live;
   add_live_at(live, events, t.granule(), at_ns);
   for (const auto& [key, figures] : live) {
     const auto& [d, stack_id, python_stack_id] = key;
     std::vector<FoldedFrame> stack = prefix;
-    stack.push_back({"cuda:" + std::to_string(d)});
+    stack.push_back({"cuda:" + std::to_string(d), "", 0});
     const auto& fs = frames.of(stack_id, python_stack_id);
     for (auto f = fs.rbegin(); f != fs.rend(); ++f)
       stack.push_back({clean(describe(*f, FrameStyle::kExport)), f->file, f->line});
-    if (fs.empty()) stack.push_back({"[no stack]"});
+    if (fs.empty()) stack.push_back({"[no stack]", "", 0});
     std::string line;
     for (const FoldedFrame& f : stack) line += (line.empty() ? "" : ";") + f.name;
     FoldedStack& s = lines_[line];

@@ -4,6 +4,7 @@
 #include "base/units.h"
 #include "render/report/sections.h"
 #include "render/report_parts.h"
+#include "stacks/call_site_rule.h"
 
 namespace cumemtrace {
 namespace {
@@ -18,15 +19,20 @@ json frag(const FragmentationFigures& f) {
           {"gap_ratio", f.gap_ratio()},   {"external_fragmentation", f.external_fragmentation()}};
 }
 
+// `startup`: one of libc's start-up frames (call_site_rule.h), which the text views leave out
+// and the page folds; the JSON keeps them, marked, so that each reader need not know the rule.
 json frames(const std::vector<Frame>& fs) {
   json a = json::array();
-  for (const auto& f : fs) {
+  const size_t first_startup = fs.size() - libc_startup_frames(fs);
+  for (size_t i = 0; i < fs.size(); ++i) {
+    const Frame& f = fs[i];
     a.push_back({{"ip", hex(f.ip)},
                  {"module", f.module.empty() ? json(nullptr) : json(f.module)},
                  {"offset", f.module.empty() ? json(nullptr) : json(hex(f.offset))},
                  {"function", f.function.empty() ? json(nullptr) : json(f.function)},
                  {"file", f.file.empty() ? json(nullptr) : json(f.file)},
-                 {"line", f.line ? json(f.line) : json(nullptr)}});
+                 {"line", f.line ? json(f.line) : json(nullptr)},
+                 {"startup", i >= first_startup}});
   }
   return a;
 }
@@ -55,8 +61,11 @@ json by_kind_json(const uint64_t (&v)[format::kKindCount], bool skip_zero) {
 // Native and Python frames in one stack (python_stacks.h, merge_stacks).
 json merged_frames_json(const std::vector<Frame>& fs) {
   json a = json::array();
-  for (const auto& f : fs) {
+  const size_t first_startup = fs.size() - libc_startup_frames(fs);
+  for (size_t i = 0; i < fs.size(); ++i) {
+    const Frame& f = fs[i];
     json o = f.python ? python_frames({f})[0] : frames({f})[0];
+    if (!f.python) o["startup"] = i >= first_startup;
     o["python"] = f.python;
     a.push_back(std::move(o));
   }

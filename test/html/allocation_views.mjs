@@ -121,6 +121,11 @@ try {
     ['3', '1', '64.0 MiB (67,108,864 B)', 'alloc at helper_sites.c:26', topRows[2] && topRows[2][4]]]) &&
     /^forward/.test(topRows[0][4]) && /^keep_history/.test(topRows[1][4]) && /^load_weights/.test(topRows[2][4]),
   'call sites by number of allocations: forward\'s 5, keep_history\'s 5, load_weights\'s 1, each with its stack', topRows);
+  // Each ranked stack ends at main: libc's start-up frames below it are folded, as in the
+  // text views (before: __libc_start_call_main, __libc_start_main and _start ended each).
+  const lastFrames = v.top.map((r) => r[4].trim().split('\n').pop());
+  check(lastFrames.length === 3 && lastFrames.every((l) => /^main at \S*\/helper_sites\.c:\d+ \(helper_sites\)$/.test(l)),
+    'the ranked stacks end at main: libc\'s start-up frames folded', lastFrames);
   check(v.temporaryTitle === 'Temporary allocations, freed before any other allocation was made: 0 of 11 allocations' &&
     v.temporaryBox === 'none', 'no allocation of helper_sites is temporary', [v.temporaryTitle, v.temporaryBox]);
   // Sizes: 8 MiB × 5 in 2^23, none in 2^24, 32 MiB × 5 in 2^25, 64 MiB × 1 in 2^26.

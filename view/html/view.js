@@ -413,11 +413,12 @@
     return t;
   }
   // A call site's stack in a table: at most --frames Python frames (the JSON keeps them all)
-  // before its native frames (already at most --frames), then how many were left out.
+  // before its native frames (already at most --frames, libc's start-up frames folded as the
+  // text views fold them), then how many were left out.
   function frames(s) {
     const max = data.frames || Infinity;
     const py = s.python_frames || [];
-    const shown = [...py.slice(0, max), ...(s.frames || [])].map(frameText);
+    const shown = [...py.slice(0, max), ...(s.frames || []).filter((f) => !f.startup)].map(frameText);
     if (py.length > max) shown.splice(max, 0, '... ' + (py.length - max) + ' more Python frames (--frames)');
     return el('pre', { class: 'stack', text: shown.join('\n') || '(no stack recorded)' });
   }

@@ -70,7 +70,9 @@ class Names {
     auto it = site_index_.find(key);
     if (it != site_index_.end()) return it->second;
     Json fr = Json::array();
-    for (const Frame& f : from_user_frame(stack_id, python_stack_id, 8)) fr.push_back(label(f));
+    std::vector<Frame> fs = from_user_frame(stack_id, python_stack_id, 8);
+    fs.resize(fs.size() - libc_startup_frames(fs));  // as the text views show a stack
+    for (const Frame& f : fs) fr.push_back(label(f));
     sites_.push_back(Json{{"library", printable(cs.library)}, {"frames", fr}});
     return site_index_.emplace(key, uint32_t(sites_.size() - 1)).first->second;
   }

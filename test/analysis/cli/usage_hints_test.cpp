@@ -4,7 +4,9 @@
 // `html` says what it wrote, counts are in the singular for one, and libc's start-up frames
 // stay out of printed stacks.
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "catch.h"
 #include "reports/report.h"
@@ -246,6 +248,25 @@ TEST_CASE("libc's start-up frames are left out of printed stacks and folded on t
   // JSON keeps every frame.
   auto j = shell(kCli + " report --json " + d.path + "/t.trace 2>/dev/null");
   CHECK(j.out.find("\"__libc_start_call_main\"") != std::string::npos);
+}
+
+TEST_CASE("report --json marks libc's start-up frames, named or not, so that the page folds them too") {
+  for (const bool named_start : {true, false}) {
+    INFO("_start named: " << named_start);
+    TempDir d;
+    startup_trace(d.path + "/t.trace", named_start);
+    auto r = shell(kCli + " report --json " + d.path + "/t.trace 2>/dev/null");
+    REQUIRE(r.status == 0);
+    const auto site = nlohmann::json::parse(r.out)["devices"][0]["top_call_sites"][0];
+    std::vector<std::string> marked;
+    for (const auto& f : site["frames"])
+      marked.push_back((f["function"].is_null() ? "?" : f["function"].get<std::string>()) +
+                       (f["startup"].get<bool>() ? " startup" : ""));
+    // Innermost first: the program's two frames, then libc's three (a stripped _start has no name).
+    CHECK(marked == std::vector<std::string>{"alloc_buffers", "main", "__libc_start_call_main startup",
+                                             "__libc_start_main@@GLIBC_2.34 startup",
+                                             named_start ? "_start startup" : "? startup"});
+  }
 }
 
 TEST_CASE("live's help says it queries a written trace, which memray's users would take for its live mode") {

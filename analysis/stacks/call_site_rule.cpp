@@ -89,6 +89,15 @@ size_t libc_startup_frames(const std::vector<Frame>& native) {
   const size_t n = native.size();
   size_t k = n >= 2 && !native[n - 1].python && native[n - 1].function.empty() && is_start_main(native[n - 2]) ? 1 : 0;
   while (k < n && is_libc_startup(native[n - 1 - k])) ++k;
+  // glibc 2.34 on calls main through __libc_start_call_main, a static function: where libc has
+  // no symbol table (Ubuntu 24.04's), that frame is unnamed, in libc, right inside
+  // __libc_start_main.
+  if (k && k < n && is_start_main(native[n - k])) {
+    const Frame& f = native[n - 1 - k];
+    const std::string_view m = f.module;
+    const std::string_view base = m.substr(m.rfind('/') + 1);
+    if (!f.python && f.function.empty() && starts(base, "libc.so")) ++k;
+  }
   return k;
 }
 

@@ -55,7 +55,9 @@ bool is_dispatch_or_interpreter(const Frame& f);
 bool is_libc_startup(const Frame& f);
 // How many of a native stack's outermost frames (innermost first) are libc's start-up: those
 // above, and an outermost frame with no name outside `__libc_start_main`, which only `_start`
-// calls (a stripped program's `_start`: `prog+0x26d1`). Text stacks and trees leave them out.
+// calls (a stripped program's `_start`: `prog+0x26d1`), and a frame with no name in libc right
+// inside `__libc_start_main` (`__libc_start_call_main` where libc has no symbol table, as
+// Ubuntu 24.04's). Text stacks and trees leave them out.
 size_t libc_startup_frames(const std::vector<Frame>& native);
 // A native frame no user acts on: CUDA's or the tracer's, an allocator's, framework
 // dispatch's or the interpreter's, libc's start-up. The page's flame graph folds these,

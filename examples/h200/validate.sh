@@ -112,8 +112,9 @@ say "cumemtrace validation: out $OUT, scratch $WORK, budget ${BUDGET}s"
 step nvidia-smi 20 "$WORK/gpu.csv" nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used \
   --format=csv,noheader
 cat "$WORK/gpu.csv" >>"$LOG" 2>/dev/null
-if [[ ! -x $CLI || ! -f $top/build/lib/libcumemtrace.so ]]; then
-  say "MISSING: $CLI or build/lib/libcumemtrace.so: every traced step will fail (copy them from the build machine)"
+# The CLI preloads the library beside it: <dir of the CLI>/../lib (docs/cli.md, `run`).
+if [[ ! -x $CLI || ! -f $(dirname "$CLI")/../lib/libcumemtrace.so ]]; then
+  say "MISSING: $CLI or $(dirname "$CLI")/../lib/libcumemtrace.so: every traced step will fail (copy them from the build machine)"
 fi
 unset PYTORCH_CUDA_ALLOC_CONF
 

@@ -30,8 +30,10 @@ void put_bytes(const std::string& path, const std::string& bytes) { std::ofstrea
 
 // One 1 MiB allocation from alloc_buffers, called by main, under libc's three start-up
 // frames (the stack's nodes from the outermost, _start, to the innermost), live at the End.
-// Without `named_start` the program is stripped: its _start has no symbol.
-void startup_trace(const std::string& path, bool named_start = true) {
+// Without `named_start` the program is stripped: its _start has no symbol. Without
+// `named_call_main` libc has no symbol table (Ubuntu 24.04's): __libc_start_call_main, a static
+// function, has no name.
+void startup_trace(const std::string& path, bool named_start = true, bool named_call_main = true) {
   TraceBuilder b;
   b.process().device(0, 1ull << 30);
   b.module(0, 0x400000, 0x500000, "/usr/bin/prog");
@@ -40,8 +42,8 @@ void startup_trace(const std::string& path, bool named_start = true) {
   b.stack(4, 3, 0x400100).stack(5, 4, 0x400200);
   if (named_start) b.symbol(0x400010, "_start", "", 0);
   b.symbol(0x7f0000000100, "__libc_start_main@@GLIBC_2.34", "", 0);
-  b.symbol(0x7f0000000200, "__libc_start_call_main", "", 0).symbol(0x400100, "main", "prog.c", 30);
-  b.symbol(0x400200, "alloc_buffers", "prog.c", 12);
+  if (named_call_main) b.symbol(0x7f0000000200, "__libc_start_call_main", "", 0);
+  b.symbol(0x400100, "main", "prog.c", 30).symbol(0x400200, "alloc_buffers", "prog.c", 12);
   b.alloc(10, 0x7000000000, 1 << 20, 5).end(20);
   b.write(path);
 }
@@ -267,6 +269,32 @@ TEST_CASE("report --json marks libc's start-up frames, named or not, so that the
                                              "__libc_start_main@@GLIBC_2.34 startup",
                                              named_start ? "_start startup" : "? startup"});
   }
+}
+
+TEST_CASE("an unnamed frame in libc right inside __libc_start_main is start-up too (libc without a symbol table)") {
+  TempDir d;
+  startup_trace(d.path + "/t.trace", true, false);
+  auto text = shell(kCli + " report " + d.path + "/t.trace 2>/dev/null");
+  INFO(text.out);
+  // Before: libc's unnamed frame was printed after main, as on Ubuntu 24.04's glibc.
+  CHECK(text.out.find(kUserFramesOnly) != std::string::npos);
+  auto j = shell(kCli + " report --json " + d.path + "/t.trace 2>/dev/null");
+  const auto frames = nlohmann::json::parse(j.out)["devices"][0]["top_call_sites"][0]["frames"];
+  REQUIRE(frames.size() == 5);
+  CHECK(frames[1]["function"] == "main");
+  CHECK_FALSE(frames[1]["startup"].get<bool>());
+  CHECK(frames[2]["function"].is_null());
+  CHECK(frames[2]["startup"].get<bool>());
+  // An unnamed frame of another library there is the program's own: not folded.
+  Frame start, start_main, unnamed, prog_main;
+  start.function = "_start";
+  start_main.function = "__libc_start_main";
+  unnamed.module = "/usr/lib/x86_64-linux-gnu/libfoo.so.1";
+  prog_main.function = "main";
+  CHECK(libc_startup_frames({prog_main, unnamed, start_main, start}) == 2);
+  unnamed.module = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  CHECK(libc_startup_frames({prog_main, unnamed, start_main, start}) == 3);
+  CHECK(libc_startup_frames({unnamed, start_main, start}) == 3);
 }
 
 TEST_CASE("live's help says it queries a written trace, which memray's users would take for its live mode") {

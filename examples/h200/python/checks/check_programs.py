@@ -206,9 +206,9 @@ def check_oom(args):
     add("stack names the program's functions", any("allocate_weights" in n for n in names)
         and any("load_model" in n for n in names), f"frames: {res['frames']}")
     gib = 1 << 30
-    add("tracked live bytes at failure include the 1 GiB held", f["tracked_live_device_bytes"] >= gib,
-        f"tracked_live_device_bytes {f['tracked_live_device_bytes']:,} (exactly 1 GiB: "
-        f"{f['tracked_live_device_bytes'] == gib})")
+    add("live bytes at failure include the 1 GiB held", f["requested_live_device_bytes"] >= gib,
+        f"requested_live_device_bytes {f['requested_live_device_bytes']:,} (exactly 1 GiB: "
+        f"{f['requested_live_device_bytes'] == gib})")
     add("NVML free/total known at failure", f.get("device_free") is not None and f.get("device_total") is not None,
         f"device_free {f.get('device_free')}, device_total {f.get('device_total')}, snapshot {f.get('snapshot')}")
     add("error is out of memory", f.get("result") in (2,),

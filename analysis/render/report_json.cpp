@@ -21,27 +21,31 @@ json frag(const FragmentationFigures& f) {
 
 // `startup`: one of libc's start-up frames (call_site_rule.h), which the text views leave out
 // and the page folds; the JSON keeps them, marked, so that each reader need not know the rule.
+json native_frame(const Frame& f, bool startup) {
+  return {{"ip", hex(f.ip)},
+          {"module", f.module.empty() ? json(nullptr) : json(f.module)},
+          {"offset", f.module.empty() ? json(nullptr) : json(hex(f.offset))},
+          {"function", f.function.empty() ? json(nullptr) : json(f.function)},
+          {"file", f.file.empty() ? json(nullptr) : json(f.file)},
+          {"line", f.line ? json(f.line) : json(nullptr)},
+          {"startup", startup}};
+}
+
+json python_frame(const Frame& f) {
+  return {{"file", f.file}, {"function", f.function}, {"line", f.line ? json(f.line) : json(nullptr)}};
+}
+
 json frames(const std::vector<Frame>& fs) {
   json a = json::array();
   const size_t first_startup = fs.size() - libc_startup_frames(fs);
-  for (size_t i = 0; i < fs.size(); ++i) {
-    const Frame& f = fs[i];
-    a.push_back({{"ip", hex(f.ip)},
-                 {"module", f.module.empty() ? json(nullptr) : json(f.module)},
-                 {"offset", f.module.empty() ? json(nullptr) : json(hex(f.offset))},
-                 {"function", f.function.empty() ? json(nullptr) : json(f.function)},
-                 {"file", f.file.empty() ? json(nullptr) : json(f.file)},
-                 {"line", f.line ? json(f.line) : json(nullptr)},
-                 {"startup", i >= first_startup}});
-  }
+  for (size_t i = 0; i < fs.size(); ++i) a.push_back(native_frame(fs[i], i >= first_startup));
   return a;
 }
 
 // Python frames (trace 1.6), innermost first: where in the program's own code.
 json python_frames(const std::vector<Frame>& fs) {
   json a = json::array();
-  for (const auto& f : fs)
-    a.push_back({{"file", f.file}, {"function", f.function}, {"line", f.line ? json(f.line) : json(nullptr)}});
+  for (const auto& f : fs) a.push_back(python_frame(f));
   return a;
 }
 
@@ -64,8 +68,7 @@ json merged_frames_json(const std::vector<Frame>& fs) {
   const size_t first_startup = fs.size() - libc_startup_frames(fs);
   for (size_t i = 0; i < fs.size(); ++i) {
     const Frame& f = fs[i];
-    json o = f.python ? python_frames({f})[0] : frames({f})[0];
-    if (!f.python) o["startup"] = i >= first_startup;
+    json o = f.python ? python_frame(f) : native_frame(f, i >= first_startup);
     o["python"] = f.python;
     a.push_back(std::move(o));
   }

@@ -94,9 +94,7 @@ size_t libc_startup_frames(const std::vector<Frame>& native) {
   // __libc_start_main.
   if (k && k < n && is_start_main(native[n - k])) {
     const Frame& f = native[n - 1 - k];
-    const std::string_view m = f.module;
-    const std::string_view base = m.substr(m.rfind('/') + 1);
-    if (!f.python && f.function.empty() && starts(base, "libc.so")) ++k;
+    if (!f.python && f.function.empty() && starts(f.module, "libc.so")) ++k;
   }
   return k;
 }

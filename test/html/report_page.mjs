@@ -151,6 +151,10 @@ try {
   check(series[3] === 'process' && series[4] === 'process' && series[1] === 'y',
     'context and NVML on their own scale, tracked bytes on the left one', series);
 
+  // Two animation frames: what the page draws after a scroll or a zoom (under load, a frame or
+  // more after the call that caused it).
+  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
   // The stacked timeline of live bytes by call site (issue 27 §1): at every sample the bands
   // and "other" sum to the tracked bytes; at the peak the first band is the 1 GiB spacer
   // (the site holding most there), and clicking it shows its stack in runtime_frag.cpp.
@@ -175,26 +179,23 @@ try {
     // Scroll, let layout settle, then click where the band is; under load (CI, 2 cores) a click
     // computed before the scroll had landed hit nothing once, so the point is checked to be on
     // the plot before clicking, and a miss is tried again with fresh coordinates.
-    const settle = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    let shown = { text: '' };
+    let shown = { text: '' }, click = null;
     for (let attempt = 0; attempt < 3 && shown.k === undefined; ++attempt) {
       await page.evaluate(() => window.cumemtraceView.bands.plot.over.scrollIntoView({ block: 'center' }));
-      await settle();
-      const click = await page.evaluate((i) => {
+      await frames();
+      click = await page.evaluate((i) => {
         const u = window.cumemtraceView.bands.plot;
         const r = u.over.getBoundingClientRect();
         const x = r.left + u.valToPos(u.data[0][i], 'x'), y = r.top + u.valToPos(1 << 29, 'y');  // half the spacer
         return { x, y, onPlot: document.elementFromPoint(x, y) === u.over };
       }, bands.peakAt);
-      shown.click = click;
       if (!click.onPlot) continue;
       await page.mouse.click(click.x, click.y);
       shown = await page.evaluate(() => ({ k: window.cumemtraceView.bandClicked,
         text: document.getElementById('band-stack').textContent }));
-      shown.click = click;
     }
     check(shown.k === 0 && shown.text.includes('runtime_frag.cpp') && shown.text.includes('1,073,741,824 B'),
-      'a click on the band shows its site, bytes and stack', shown);
+      'a click on the band shows its site, bytes and stack', { ...shown, click });
   }
 
   // The timeline's peak marker: at the report's peak time, and the timeline there shows the peak.
@@ -203,7 +204,6 @@ try {
   check(marker.t === peak_ns, 'peak marker at the peak time', marker.t);
   // Under load the marker moves and the legend follows the cursor a frame or more later
   // (html_report_page failed so, twice, while other builds ran): wait for each.
-  const frames = () => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   await page.evaluate((t) => {
     window.cumemtraceView.plot.setScale('x', { min: t / 1e9 - 1e-6, max: t / 1e9 + 1e-6 });  // as a drag-zoom would
   }, peak_ns);

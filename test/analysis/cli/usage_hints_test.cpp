@@ -289,10 +289,10 @@ TEST_CASE("an unnamed frame in libc right inside __libc_start_main is start-up t
   Frame start, start_main, unnamed, prog_main;
   start.function = "_start";
   start_main.function = "__libc_start_main";
-  unnamed.module = "/usr/lib/x86_64-linux-gnu/libfoo.so.1";
+  unnamed.module = "libfoo.so.1";  // a basename, as Frame keeps it
   prog_main.function = "main";
   CHECK(libc_startup_frames({prog_main, unnamed, start_main, start}) == 2);
-  unnamed.module = "/usr/lib/x86_64-linux-gnu/libc.so.6";
+  unnamed.module = "libc.so.6";
   CHECK(libc_startup_frames({prog_main, unnamed, start_main, start}) == 3);
   CHECK(libc_startup_frames({unnamed, start_main, start}) == 3);
 }
